@@ -1,0 +1,3 @@
+from memtrove.cli import main
+
+main()

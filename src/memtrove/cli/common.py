@@ -1,0 +1,65 @@
+"""What every command shares: the vault it works on, one-line errors, output helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from memtrove.config import Settings
+from memtrove.errors import MemtroveError
+from memtrove.vault import Vault
+
+__all__ = ["CliState", "console", "fail", "open_vault", "print_json", "state"]
+
+console = Console(highlight=False, soft_wrap=True)
+error_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class CliState:
+    settings: Settings
+
+
+def state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState(Settings.from_env())
+    return root.obj
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``memtrove: error: message`` on stderr; return the Exit to raise."""
+    text = " ".join(str(message).split())
+    print(f"memtrove: error: {text}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn memtrove's errors into one line on stderr and exit status 1."""
+    try:
+        yield
+    except MemtroveError as error:
+        raise fail(str(error)) from None
+
+
+@contextlib.contextmanager
+def open_vault(ctx: typer.Context) -> Iterator[Vault]:
+    settings = state(ctx).settings
+    with user_errors():
+        vault = Vault.open(settings.vault_path, config_dir=settings.config_dir)
+        try:
+            yield vault
+        finally:
+            vault.close()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

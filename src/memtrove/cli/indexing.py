@@ -1,0 +1,138 @@
+"""``memtrove init|bootstrap|update|status|path``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from memtrove.cli.common import console, open_vault, print_json, state
+from memtrove.results import UpdateReport
+from memtrove.vault import Vault
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("bootstrap")(bootstrap)
+    app.command("update")(update)
+    app.command("status")(status)
+    app.command("path")(path)
+
+
+def init(ctx: typer.Context) -> None:
+    """Create the vault (and apply its schema) if it does not exist yet."""
+    with open_vault(ctx) as vault:
+        console.print(f"vault ready: {vault.path}")
+        console.print(f"config: {vault.config_file}")
+    console.print("next: memtrove collection add <folder>  then  memtrove update")
+
+
+def bootstrap(
+    ctx: typer.Context,
+    folder: Path = typer.Argument(..., help="Folder of markdown to index."),
+    name: str | None = typer.Option(None, "--name", help="Collection name."),
+) -> None:
+    """Create the vault, add FOLDER as a collection (reused if already added) and index it."""
+    with open_vault(ctx) as vault:
+        resolved = folder.expanduser().resolve()
+        existing = next(
+            (c for c in vault.collections() if c.path == resolved and (name in (None, c.name))),
+            None,
+        )
+        if existing is None:
+            existing = vault.add_collection(folder, name=name)
+            console.print(f"added collection {existing.name}: {existing.path}")
+        else:
+            console.print(f"collection {existing.name} already covers {existing.path}")
+        report = _run_update(vault, [existing.name])
+    _print_report(report)
+
+
+def update(
+    ctx: typer.Context,
+    collection: list[str] | None = typer.Option(
+        None, "--collection", "-c", help="Only this collection (repeatable)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Index what changed in every collection: +added ~updated =unchanged -removed."""
+    with open_vault(ctx) as vault:
+        report = _run_update(vault, collection or None, show_progress=not as_json)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_report(report)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]:
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    columns = (
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
+    with Progress(*columns, transient=True, console=None) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(done: int, total: int, current: str) -> None:
+            bar.update(task, completed=done, total=total, description=current[-40:])
+
+        yield advance
+
+
+def _run_update(
+    vault: Vault, collections: list[str] | None, *, show_progress: bool = True
+) -> UpdateReport:
+    with _progress(show_progress) as progress:
+        return vault.update(collections, progress=progress)
+
+
+def _print_report(report: UpdateReport) -> None:
+    console.print(f"{report.summary}  ({report.elapsed_seconds:.2f}s)")
+    for issue in report.skipped:
+        console.print(f"skipped {issue}")
+    for issue in report.notices:
+        console.print(f"note {issue}")
+    for warning in report.warnings:
+        print(f"memtrove: warning: {warning}", file=sys.stderr)
+
+
+def status(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
+    """Vault path, size, schema, document counts per collection and content type."""
+    with open_vault(ctx) as vault:
+        info = vault.status()
+    if as_json:
+        print_json(info.to_dict())
+        return
+    console.print(f"vault       {info.path} ({info.size_bytes / 1_048_576:.1f} MiB)")
+    console.print(f"schema      {', '.join(info.schema)}")
+    console.print(
+        f"documents   {info.documents} active, {info.inactive_documents} inactive, "
+        f"{info.fragments} fragments"
+    )
+    if info.last_modified_at:
+        console.print(f"newest      {info.last_modified_at}")
+    if info.content_types:
+        types = ", ".join(f"{name} {count}" for name, count in info.content_types.items())
+        console.print(f"types       {types}")
+    for c in info.collections:
+        missing = "" if c.path_exists else "  (folder missing)"
+        console.print(f"collection  {c.name}: {c.documents} docs  {c.path}  {c.pattern}{missing}")
+    if not info.collections:
+        console.print("collection  none yet: memtrove collection add <folder>")
+
+
+def path(ctx: typer.Context) -> None:
+    """Print the vault file's path."""
+    typer.echo(str(state(ctx).settings.vault_path))

@@ -1,0 +1,202 @@
+"""Settings: where the vault and config live, and the collections in ``config.yaml``.
+
+Only entry points (the CLI, ``Vault.open`` without a path, later the servers and hooks) read
+the environment here; everything below them takes plain arguments.
+
+Environment:
+    MEMTROVE_VAULT       vault file (default ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
+    MEMTROVE_CONFIG_DIR  config folder (default ``$XDG_CONFIG_HOME/memtrove``)
+
+``config.yaml`` keeps collections under ``collections:``; other top-level keys are preserved
+when memtrove rewrites the file (atomically, under a lock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memtrove.errors import (
+    CollectionError,
+    CollectionExistsError,
+    CollectionNotFoundError,
+    ConfigError,
+)
+from memtrove.results import Collection
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "DEFAULT_PATTERN",
+    "CollectionConfig",
+    "Settings",
+    "collection_name_for",
+    "validate_collection_name",
+]
+
+CONFIG_FILE_NAME = "config.yaml"
+DEFAULT_PATTERN = "**/*.md"
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def _xdg(variable: str, fallback: str, env: Mapping[str, str]) -> Path:
+    value = env.get(variable, "").strip()
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(env.get("HOME") or Path.home()) / fallback
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved paths for one process."""
+
+    vault_path: Path
+    config_dir: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_dir / CONFIG_FILE_NAME
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        vault: str | Path | None = None,
+        config_dir: str | Path | None = None,
+    ) -> Settings:
+        env = os.environ if env is None else env
+        vault_value = vault or env.get("MEMTROVE_VAULT", "").strip()
+        if vault_value:
+            vault_path = Path(vault_value).expanduser()
+        else:
+            vault_path = _xdg("XDG_CACHE_HOME", ".cache", env) / "memtrove" / "vault.sqlite"
+        config_value = config_dir or env.get("MEMTROVE_CONFIG_DIR", "").strip()
+        if config_value:
+            config_path = Path(config_value).expanduser()
+        else:
+            config_path = _xdg("XDG_CONFIG_HOME", ".config", env) / "memtrove"
+        return cls(vault_path=vault_path.absolute(), config_dir=config_path.absolute())
+
+
+def collection_name_for(path: Path) -> str:
+    """Default collection name: the folder's name, lowercased, other characters as '-'."""
+    name = re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")
+    return name[:64] or "notes"
+
+
+def validate_collection_name(name: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise CollectionError(
+            f"invalid collection name {name!r}: use 1-64 of a-z, 0-9, '-', '_' "
+            "(starting with a letter or digit)"
+        )
+    return name
+
+
+class CollectionConfig:
+    """The ``collections:`` section of ``config.yaml``."""
+
+    def __init__(self, config_file: Path) -> None:
+        self.config_file = config_file
+
+    def load(self) -> list[Collection]:
+        data = self._read()
+        raw = data.get("collections") or {}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{self.config_file}: 'collections' must be a mapping of names")
+        collections: list[Collection] = []
+        for name, entry in raw.items():
+            if isinstance(entry, str):
+                entry = {"path": entry}
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                raise ConfigError(f"{self.config_file}: collection {name!r} needs a 'path'")
+            pattern = entry.get("pattern") or DEFAULT_PATTERN
+            if not isinstance(pattern, str):
+                raise ConfigError(f"{self.config_file}: collection {name!r} has a bad 'pattern'")
+            path = Path(os.path.expandvars(entry["path"])).expanduser()
+            collections.append(Collection(name=str(name), path=path, pattern=pattern))
+        return collections
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            text = self.config_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"cannot read {self.config_file}: {error}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            detail = " ".join(str(error).split())[:200]
+            raise ConfigError(f"{self.config_file} is not valid YAML: {detail}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.config_file} must hold a mapping at the top level")
+        return data
+
+    @contextlib.contextmanager
+    def editing(self) -> Iterator[dict[str, Any]]:
+        """Read-modify-write the whole file under an exclusive lock; written atomically."""
+        self.config_file.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.config_file.with_name(self.config_file.name + ".lock")
+        with open(lock_path, "a+") as lock:
+            _lock_file(lock)
+            data = self._read()
+            yield data
+            _write_atomic(
+                self.config_file, yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+            )
+
+    def add(self, collection: Collection) -> None:
+        with self.editing() as data:
+            section = data.get("collections")
+            if not isinstance(section, dict):
+                section = {}
+            if collection.name in section:
+                raise CollectionExistsError(f"collection {collection.name!r} already exists")
+            section[collection.name] = {"path": str(collection.path), "pattern": collection.pattern}
+            data["collections"] = section
+
+    def remove(self, name: str) -> Collection:
+        with self.editing() as data:
+            section = data.get("collections")
+            if not isinstance(section, dict) or name not in section:
+                raise CollectionNotFoundError(f"no collection named {name!r}")
+            entry = section.pop(name)
+            data["collections"] = section
+        path = entry.get("path", "") if isinstance(entry, dict) else str(entry)
+        pattern = (
+            entry.get("pattern", DEFAULT_PATTERN) if isinstance(entry, dict) else DEFAULT_PATTERN
+        )
+        return Collection(name=name, path=Path(path), pattern=pattern)
+
+
+def _lock_file(handle: Any) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory locks, best effort
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    descriptor, temporary = tempfile.mkstemp(prefix=".config-", suffix=".yaml", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

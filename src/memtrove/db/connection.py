@@ -1,0 +1,136 @@
+"""Opening the vault file: driver, PRAGMAs, sqlite-vec, and write transactions.
+
+One driver everywhere (``sqlean.py``, a DB-API drop-in bundling a recent SQLite with FTS5
+and extension loading), so the same code runs where the system SQLite cannot load
+extensions. Connections run in autocommit mode; writes go through :func:`write_transaction`,
+which takes the write lock up front (``BEGIN IMMEDIATE``) so a transaction never has to
+upgrade a stale read snapshot, the one case SQLite's busy handler cannot wait out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlean
+import sqlite_vec
+
+from memtrove.errors import ExtensionError, VaultBusyError, VaultOpenError
+
+__all__ = [
+    "DEFAULT_BUSY_TIMEOUT_MS",
+    "Connection",
+    "DatabaseError",
+    "OperationalError",
+    "is_locked_error",
+    "open_connection",
+    "write_transaction",
+]
+
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+# How long write_transaction keeps retrying BEGIN IMMEDIATE on top of busy_timeout.
+_LOCK_RETRY_SECONDS = 30.0
+
+if TYPE_CHECKING:  # sqlean.py mirrors the standard library's sqlite3 module exactly
+    from sqlite3 import Connection, DatabaseError, OperationalError
+else:
+    Connection = sqlean.Connection
+    OperationalError = sqlean.OperationalError
+    DatabaseError = sqlean.DatabaseError
+
+
+def is_locked_error(error: BaseException) -> bool:
+    """True for SQLite's 'database is locked' / 'busy' failures."""
+    text = str(error).lower()
+    return isinstance(error, OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _retry_locked(action: Any, deadline: float) -> Any:
+    """Run ``action()``, retrying lock failures with jittered backoff until ``deadline``."""
+    delay = 0.02
+    while True:
+        try:
+            return action()
+        except OperationalError as error:
+            if not is_locked_error(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay + random.random() * delay)
+            delay = min(delay * 2, 0.5)
+
+
+def open_connection(path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Connection:
+    """Open ``path`` with the vault PRAGMAs and sqlite-vec loaded.
+
+    busy_timeout is set first, so that every later statement (switching to WAL included)
+    waits for other processes instead of failing at once.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise VaultOpenError(f"cannot create the vault folder {path.parent}: {error}") from None
+    try:
+        connection: Connection = sqlean.connect(
+            str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+    except DatabaseError as error:
+        raise VaultOpenError(f"cannot open vault {path}: {error}") from None
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+        mode = _retry_locked(
+            lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone()[0], deadline
+        )
+        if str(mode).lower() != "wal":
+            raise VaultOpenError(f"cannot switch vault {path} to WAL mode (got {mode!r})")
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA synchronous = NORMAL")
+    except DatabaseError as error:
+        connection.close()
+        if is_locked_error(error):
+            raise VaultBusyError(f"vault {path} stayed locked by another process") from None
+        raise VaultOpenError(f"cannot open vault {path}: {error}") from None
+    _load_sqlite_vec(connection, path)
+    return connection
+
+
+def _load_sqlite_vec(connection: Connection, path: Path) -> None:
+    try:
+        connection.enable_load_extension(True)
+        sqlite_vec.load(connection)
+        connection.enable_load_extension(False)
+        connection.execute("SELECT vec_version()").fetchone()
+    except Exception as error:
+        connection.close()
+        raise ExtensionError(f"cannot load sqlite-vec into vault {path}: {error}") from None
+
+
+@contextlib.contextmanager
+def write_transaction(connection: Connection) -> Iterator[Connection]:
+    """A ``BEGIN IMMEDIATE`` transaction, committed on success and rolled back on error.
+
+    Taking the lock can wait past busy_timeout: BEGIN is retried until a 30 s deadline, which
+    is safe because nothing has been done yet. Past that the caller gets VaultBusyError.
+    """
+    deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+    try:
+        _retry_locked(lambda: connection.execute("BEGIN IMMEDIATE"), deadline)
+    except OperationalError as error:
+        if is_locked_error(error):
+            raise VaultBusyError("the vault stayed locked by another process; try again") from None
+        raise
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    else:
+        try:
+            _retry_locked(lambda: connection.execute("COMMIT"), deadline)
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise

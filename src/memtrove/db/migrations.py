@@ -1,0 +1,75 @@
+"""Named, transactional migrations, applied when a vault opens.
+
+Each migration runs in its own ``BEGIN IMMEDIATE`` transaction together with the row that
+records it in ``schema_migrations``, so a crash leaves it either applied and recorded or not
+applied at all. Two processes opening a fresh vault at once both try; the second re-reads the
+record inside its transaction and skips. A vault whose record names a migration this version
+does not know was written by a newer memtrove and is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.schema import MIGRATIONS
+from memtrove.errors import SchemaTooNewError
+
+__all__ = ["applied_migrations", "migrate"]
+
+Migration = tuple[str, Sequence[str]]
+
+_RECORD_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    name TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+def applied_migrations(connection: Connection) -> list[str]:
+    """Names recorded in the vault, oldest first (empty for a new file)."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    rows = connection.execute("SELECT name FROM schema_migrations ORDER BY rowid").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(
+    connection: Connection, migrations: Sequence[Migration] = MIGRATIONS, *, label: str = "vault"
+) -> list[str]:
+    """Apply every pending migration in order; return the names applied now."""
+    known = [name for name, _ in migrations]
+    applied = applied_migrations(connection)
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise SchemaTooNewError(
+            f"{label} was written by a newer memtrove (unknown schema migration "
+            f"{unknown[-1]!r}); upgrade memtrove to open it"
+        )
+    if len(applied) == len(known):
+        return []
+    done: list[str] = []
+    for name, statements in migrations:
+        if name in applied:
+            continue
+        with write_transaction(connection):
+            connection.execute(_RECORD_TABLE)
+            already = connection.execute(
+                "SELECT 1 FROM schema_migrations WHERE name = ?", (name,)
+            ).fetchone()
+            if already:
+                continue
+            for statement in statements:
+                connection.execute(statement)
+            connection.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+            connection.execute(f"PRAGMA user_version = {known.index(name) + 1}")
+        done.append(name)
+    return done

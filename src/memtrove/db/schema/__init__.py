@@ -1,0 +1,16 @@
+"""The vault's schema, one module per migration, applied in this order.
+
+Never edit a migration once it has shipped: add a new one. Each module defines ``NAME`` and
+``STATEMENTS`` (run in one transaction with the record of the migration).
+"""
+
+from __future__ import annotations
+
+from memtrove.db.schema import m001_core, m002_fragments
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (m001_core.NAME, m001_core.STATEMENTS),
+    (m002_fragments.NAME, m002_fragments.STATEMENTS),
+)

@@ -1,0 +1,101 @@
+"""The exceptions memtrove raises.
+
+Every error a user can cause derives from :class:`MemtroveError`, carries a one-line
+message fit to print as is, and an HTTP-style ``status`` for the REST interface::
+
+    MemtroveError (500)
+    ├── ConfigError (400)                  unreadable or invalid config.yaml / settings
+    ├── CollectionError (400)
+    │   ├── CollectionNotFoundError (404)  no collection of that name
+    │   └── CollectionExistsError (409)    name already taken
+    ├── DocumentNotFoundError (404)        docid or collection/path unknown
+    ├── AmbiguousReferenceError (409)      a short docid that names several documents
+    ├── InvalidQueryError (400)            a search request that cannot be run
+    └── VaultError (500)
+        ├── VaultOpenError (500)           the file cannot be opened as a vault
+        ├── SchemaTooNewError (409)        written by a newer memtrove
+        ├── ExtensionError (500)           sqlite-vec cannot be loaded
+        └── VaultBusyError (503)           the vault stayed locked past every retry
+
+Interfaces convert these to their own shape (exit code, tool error, JSON body) at the
+edge; nothing below the interfaces catches and re-words them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousReferenceError",
+    "CollectionError",
+    "CollectionExistsError",
+    "CollectionNotFoundError",
+    "ConfigError",
+    "DocumentNotFoundError",
+    "ExtensionError",
+    "InvalidQueryError",
+    "MemtroveError",
+    "SchemaTooNewError",
+    "VaultBusyError",
+    "VaultError",
+    "VaultOpenError",
+]
+
+
+class MemtroveError(Exception):
+    """Base class: a failure memtrove can explain in one line."""
+
+    status: int = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(MemtroveError):
+    status = 400
+
+
+class CollectionError(MemtroveError):
+    status = 400
+
+
+class CollectionNotFoundError(CollectionError):
+    status = 404
+
+
+class CollectionExistsError(CollectionError):
+    status = 409
+
+
+class DocumentNotFoundError(MemtroveError):
+    status = 404
+
+
+class AmbiguousReferenceError(MemtroveError):
+    status = 409
+
+
+class InvalidQueryError(MemtroveError):
+    status = 400
+
+
+class VaultError(MemtroveError):
+    status = 500
+
+
+class VaultOpenError(VaultError):
+    status = 500
+
+
+class SchemaTooNewError(VaultError):
+    status = 409
+
+
+class ExtensionError(VaultError):
+    status = 500
+
+
+class VaultBusyError(VaultError):
+    status = 503

@@ -1,0 +1,1 @@
+"""Indexing: collections -> documents -> fragments."""

@@ -1,0 +1,433 @@
+"""Incremental indexing of collections into the vault.
+
+One pass per collection:
+
+1. walk the folder (stat only) and compare each file's size and mtime with what the vault
+   recorded: an unchanged file costs a stat, never a read;
+2. read, parse and classify the changed and new files outside any transaction, then write
+   them in batches, one short ``BEGIN IMMEDIATE`` transaction each, re-reading each row
+   inside the transaction so two concurrent updates never trip over each other;
+3. a new path whose body matches a document that disappeared in the same pass is a rename:
+   the row moves, keeping its id, history, pin and counters;
+4. documents whose files are gone are deactivated (never deleted), except those under a
+   folder that could not be listed or whose file could not be read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.index.classify import classify_content_type, confidence_baseline, quality_score
+from memtrove.index.markdown import ParsedMarkdown, parse_markdown, split_fragments
+from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, scan_collection
+from memtrove.results import Collection, FileIssue, UpdateReport
+from memtrove.text import iso_from_timestamp, now_iso, parse_iso_datetime, segment_cjk
+
+__all__ = ["DEFAULT_BATCH_SIZE", "ProgressCallback", "deactivate_collection", "update_collections"]
+
+DEFAULT_BATCH_SIZE = 200
+ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    hash: str
+    size: int | None
+    mtime_ns: int | None
+    active: bool
+
+
+@dataclass
+class _Prepared:
+    file: FileEntry
+    text: str
+    hash: str
+    parsed: ParsedMarkdown
+    title: str
+    content_type: str
+    quality: float
+    authored_at: str | None
+    tags: str | None
+    notices: list[str] = field(default_factory=list)
+
+
+def update_collections(
+    connection: Connection,
+    collections: Sequence[Collection],
+    *,
+    progress: ProgressCallback | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> UpdateReport:
+    """Bring every collection's documents in line with its folder; see the module doc."""
+    started = time.monotonic()
+    report = UpdateReport()
+    for collection in collections:
+        _update_one(connection, collection, report, progress, max(1, batch_size))
+    _build_missing_fragments(connection)
+    report.elapsed_seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def deactivate_collection(connection: Connection, name: str) -> int:
+    """Deactivate every document of a collection (used when it is removed)."""
+    with write_transaction(connection):
+        ids = [
+            int(row[0])
+            for row in connection.execute(
+                "SELECT id FROM documents WHERE collection = ? AND active = 1", (name,)
+            )
+        ]
+        _deactivate(connection, ids)
+    return len(ids)
+
+
+def _update_one(
+    connection: Connection,
+    collection: Collection,
+    report: UpdateReport,
+    progress: ProgressCallback | None,
+    batch_size: int,
+) -> None:
+    scan = scan_collection(collection.path, collection.pattern)
+    if scan.root_missing:
+        report.warnings.append(
+            f"collection {collection.name!r}: folder {collection.path} does not exist; "
+            "its documents are kept as they were"
+        )
+        return
+    for path, reason in scan.skipped:
+        report.skipped.append(FileIssue(collection.name, path, reason))
+    existing = _existing_rows(connection, collection.name)
+    kept = set(scan.unreadable_files)
+    seen = {file.path for file in scan.files} | kept
+    kept_dirs = tuple(prefix + "/" for prefix in scan.unreadable_dirs if prefix)
+    root_unreadable = "" in scan.unreadable_dirs
+
+    to_read: list[FileEntry] = []
+    for file in scan.files:
+        row = existing.get(file.path)
+        if row and row.active and row.size == file.size and row.mtime_ns == file.mtime_ns:
+            report.unchanged += 1
+        else:
+            to_read.append(file)
+    missing: dict[str, _Row] = {
+        path: row
+        for path, row in existing.items()
+        if row.active
+        and path not in seen
+        and not root_unreadable
+        and not path.startswith(kept_dirs)
+    }
+    missing_by_hash: dict[str, list[str]] = {}
+    for path, row in missing.items():
+        missing_by_hash.setdefault(row.hash, []).append(path)
+
+    total = len(to_read)
+    done = 0
+    for start in range(0, total, batch_size):
+        batch = to_read[start : start + batch_size]
+        prepared: list[_Prepared] = []
+        for file in batch:
+            item = _prepare(collection, file, report, kept)
+            if item is not None:
+                prepared.append(item)
+        if prepared:
+            _write_batch(connection, collection.name, prepared, missing, missing_by_hash, report)
+        done += len(batch)
+        if progress is not None:
+            progress(done, total, batch[-1].path)
+    # Files skipped by policy (too large, binary, now a symlink) leave the index; files that
+    # could not be read keep their documents.
+    gone = [row.id for path, row in missing.items() if path not in kept]
+    if gone:
+        with write_transaction(connection):
+            report.removed += _deactivate(connection, gone)
+
+
+def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
+    rows = connection.execute(
+        "SELECT path, id, hash, file_size, file_mtime_ns, active FROM documents "
+        "WHERE collection = ?",
+        (collection,),
+    )
+    return {str(r[0]): _Row(int(r[1]), str(r[2]), r[3], r[4], bool(r[5])) for r in rows}
+
+
+def _prepare(
+    collection: Collection, file: FileEntry, report: UpdateReport, kept: set[str]
+) -> _Prepared | None:
+    try:
+        with open(file.absolute, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        kept.add(file.path)
+        reason = error.strerror or type(error).__name__
+        report.skipped.append(FileIssue(collection.name, file.path, f"not readable: {reason}"))
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        report.skipped.append(FileIssue(collection.name, file.path, "larger than 5 MB"))
+        return None
+    if b"\x00" in data[:8192]:
+        report.skipped.append(FileIssue(collection.name, file.path, "binary file"))
+        return None
+    notices: list[str] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        notices.append("invalid UTF-8 (undecodable bytes replaced with U+FFFD)")
+    text = text.removeprefix("\ufeff")
+    parsed = parse_markdown(text)
+    if parsed.frontmatter_error:
+        notices.append(parsed.frontmatter_error + " (indexed as plain text)")
+    frontmatter = parsed.frontmatter
+    title = _title(frontmatter, parsed, file.path)
+    body = parsed.body
+    content_type = classify_content_type(file.path, title, body, frontmatter)
+    for notice in notices:
+        report.notices.append(FileIssue(collection.name, file.path, notice))
+    return _Prepared(
+        file=file,
+        text=text,
+        hash=hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest(),
+        parsed=parsed,
+        title=title,
+        content_type=content_type,
+        quality=quality_score(body, bool(parsed.frontmatter_span)),
+        authored_at=_authored_at(frontmatter),
+        tags=_tags(frontmatter),
+        notices=notices,
+    )
+
+
+def _title(frontmatter: dict[str, Any], parsed: ParsedMarkdown, path: str) -> str:
+    declared = frontmatter.get("title")
+    if isinstance(declared, (str, int, float)) and str(declared).strip():
+        return " ".join(str(declared).split())[:300]
+    if parsed.first_heading:
+        return parsed.first_heading
+    return PurePosixPath(path).stem or path
+
+
+def _authored_at(frontmatter: dict[str, Any]) -> str | None:
+    for key in ("authored_at", "authored", "date", "created", "created_at"):
+        if key in frontmatter:
+            value = parse_iso_datetime(frontmatter[key])
+            if value:
+                return value
+    return None
+
+
+def _tags(frontmatter: dict[str, Any]) -> str | None:
+    raw = frontmatter.get("tags")
+    if isinstance(raw, str):
+        items: Iterable[object] = raw.replace(",", " ").split()
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        return None
+    tags = [str(item).strip()[:100] for item in items if isinstance(item, (str, int, float))]
+    tags = [tag for tag in tags if tag][:50]
+    return json.dumps(tags, ensure_ascii=False) if tags else None
+
+
+def _write_batch(
+    connection: Connection,
+    collection: str,
+    prepared: list[_Prepared],
+    missing: dict[str, _Row],
+    missing_by_hash: dict[str, list[str]],
+    report: UpdateReport,
+) -> None:
+    now = now_iso()
+    with write_transaction(connection):
+        for item in prepared:
+            row = connection.execute(
+                "SELECT id, hash, active FROM documents WHERE collection = ? AND path = ?",
+                (collection, item.file.path),
+            ).fetchone()
+            _store_content(connection, item)
+            if row is None:
+                moved = _take_renamed(connection, collection, item.hash, missing, missing_by_hash)
+                if moved is not None:
+                    _write_document(connection, moved, item, collection, now, revision=False)
+                    report.renamed += 1
+                else:
+                    _insert_document(connection, collection, item, now)
+                    report.added += 1
+                continue
+            doc_id, old_hash, active = int(row[0]), str(row[1]), bool(row[2])
+            if old_hash == item.hash and active:
+                connection.execute(
+                    "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
+                    (item.file.size, item.file.mtime_ns, doc_id),
+                )
+                report.unchanged += 1
+                continue
+            _write_document(
+                connection, doc_id, item, collection, now, revision=old_hash != item.hash
+            )
+            if active:
+                report.updated += 1
+            else:
+                report.added += 1
+
+
+def _take_renamed(
+    connection: Connection,
+    collection: str,
+    body_hash: str,
+    missing: dict[str, _Row],
+    missing_by_hash: dict[str, list[str]],
+) -> int | None:
+    """The id of a vanished document with this body, claimed for its new path."""
+    candidates = missing_by_hash.get(body_hash)
+    while candidates:
+        old_path = candidates.pop()
+        row = missing.pop(old_path, None)
+        if row is None:
+            continue
+        still_there = connection.execute(
+            "SELECT 1 FROM documents WHERE id = ? AND hash = ? AND active = 1", (row.id, body_hash)
+        ).fetchone()
+        if still_there:
+            return row.id
+    return None
+
+
+def _store_content(connection: Connection, item: _Prepared) -> None:
+    inserted = connection.execute(
+        "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
+        (item.hash, item.text, now_iso()),
+    ).rowcount
+    if inserted:
+        _insert_fragments(connection, item.hash, item.parsed, item.title)
+
+
+def _insert_fragments(
+    connection: Connection, body_hash: str, parsed: ParsedMarkdown, title: str
+) -> None:
+    connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
+    connection.executemany(
+        "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (body_hash, f.seq, f.fragment_type, f.label, f.start, f.end)
+            for f in split_fragments(parsed, title)
+        ],
+    )
+
+
+def _insert_document(connection: Connection, collection: str, item: _Prepared, now: str) -> None:
+    cursor = connection.execute(
+        "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
+        "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
+        "body_length, file_size, file_mtime_ns) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+        (
+            collection,
+            item.file.path,
+            item.title,
+            item.hash,
+            item.hash[:6],
+            item.content_type,
+            item.quality,
+            confidence_baseline(item.content_type),
+            now,
+            iso_from_timestamp(item.file.mtime_ns / 1e9),
+            item.authored_at,
+            item.tags,
+            len(item.parsed.body),
+            item.file.size,
+            item.file.mtime_ns,
+        ),
+    )
+    _index_text(connection, int(cursor.lastrowid or 0), collection, item)
+
+
+def _write_document(
+    connection: Connection,
+    doc_id: int,
+    item: _Prepared,
+    collection: str,
+    now: str,
+    *,
+    revision: bool,
+) -> None:
+    """Point an existing row (same path, or a renamed file) at the item's body."""
+    old = connection.execute(
+        "SELECT content_type, confidence FROM documents WHERE id = ?", (doc_id,)
+    ).fetchone()
+    confidence = float(old[1])
+    if str(old[0]) != item.content_type:
+        confidence = confidence_baseline(item.content_type)
+    connection.execute(
+        "UPDATE documents SET path = ?, title = ?, hash = ?, docid = ?, content_type = ?, "
+        "quality_score = ?, confidence = ?, modified_at = ?, authored_at = ?, active = 1, "
+        "tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
+        "revision_count = revision_count + ? WHERE id = ?",
+        (
+            item.file.path,
+            item.title,
+            item.hash,
+            item.hash[:6],
+            item.content_type,
+            item.quality,
+            confidence,
+            iso_from_timestamp(item.file.mtime_ns / 1e9),
+            item.authored_at,
+            item.tags,
+            len(item.parsed.body),
+            item.file.size,
+            item.file.mtime_ns,
+            1 if revision else 0,
+            doc_id,
+        ),
+    )
+    connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    _index_text(connection, doc_id, collection, item)
+
+
+def _index_text(connection: Connection, doc_id: int, collection: str, item: _Prepared) -> None:
+    connection.execute(
+        "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+        (
+            doc_id,
+            f"{collection}/{item.file.path}",
+            segment_cjk(item.title),
+            segment_cjk(item.parsed.body),
+        ),
+    )
+
+
+def _deactivate(connection: Connection, ids: Sequence[int]) -> int:
+    count = 0
+    for doc_id in ids:
+        changed = connection.execute(
+            "UPDATE documents SET active = 0 WHERE id = ? AND active = 1", (doc_id,)
+        ).rowcount
+        if changed:
+            connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+            count += 1
+    return count
+
+
+def _build_missing_fragments(connection: Connection) -> None:
+    """Give fragments to bodies that have none (vaults indexed before fragments existed)."""
+    rows = connection.execute(
+        "SELECT c.hash, c.doc, MIN(d.title) FROM content c JOIN documents d ON d.hash = c.hash "
+        "WHERE d.active = 1 AND NOT EXISTS (SELECT 1 FROM fragments f WHERE f.hash = c.hash) "
+        "GROUP BY c.hash"
+    ).fetchall()
+    for start in range(0, len(rows), DEFAULT_BATCH_SIZE):
+        with write_transaction(connection):
+            for body_hash, text, title in rows[start : start + DEFAULT_BATCH_SIZE]:
+                _insert_fragments(connection, str(body_hash), parse_markdown(str(text)), str(title))

@@ -1,0 +1,257 @@
+"""Reading one markdown file: frontmatter, title, headings and fragments.
+
+Fragments are character ranges into the stored text (``content.doc``), so they cost a few
+integers each and always agree with the body they come from:
+
+- ``full``: the body (after the frontmatter), up to 500,000 characters, always first;
+- ``frontmatter``: the YAML block, when there is one;
+- ``section``: from each heading to the next, long ones cut at paragraph breaks;
+- ``list``: each run of list items;
+- ``code``: each fenced code block.
+
+Bodies under 200 characters keep only ``full``; other fragments run 50-2,000 characters and
+a document has at most 500.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "Fragment",
+    "ParsedMarkdown",
+    "parse_markdown",
+    "split_fragments",
+]
+
+FULL_LIMIT = 500_000
+SPLIT_THRESHOLD = 200
+FRAGMENT_MIN = 50
+FRAGMENT_MAX = 2_000
+MAX_FRAGMENTS = 500
+
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FENCE_OPEN = re.compile(r"^---[ \t]*\r?\n")
+_FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    seq: int
+    fragment_type: str
+    label: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ParsedMarkdown:
+    """What the indexer needs from one file's text."""
+
+    text: str
+    body_start: int
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    frontmatter_span: tuple[int, int] | None = None
+    frontmatter_error: str | None = None
+    first_heading: str | None = None
+
+    @property
+    def body(self) -> str:
+        return self.text[self.body_start :]
+
+
+def parse_markdown(text: str) -> ParsedMarkdown:
+    """Split off YAML frontmatter; malformed frontmatter leaves the whole text as body."""
+    frontmatter: dict[str, Any] = {}
+    span: tuple[int, int] | None = None
+    error: str | None = None
+    body_start = 0
+    opening = _FENCE_OPEN.match(text)
+    if opening:
+        closing = _FENCE_CLOSE.search(text, opening.end())
+        if closing:
+            yaml_text = text[opening.end() : closing.start()]
+            try:
+                loaded = yaml.load(yaml_text, Loader=_SafeLoader)
+            except yaml.YAMLError as exc:
+                error = "malformed frontmatter: " + _first_line(str(exc))
+            except (RecursionError, ValueError, TypeError) as exc:
+                error = f"malformed frontmatter: {type(exc).__name__}"
+            else:
+                if loaded is None or isinstance(loaded, dict):
+                    frontmatter = {str(key): value for key, value in (loaded or {}).items()}
+                    span = (opening.end(), closing.start())
+                    body_start = closing.end()
+                    if text.startswith("\n", body_start):
+                        body_start += 1
+                    elif text.startswith("\r\n", body_start):
+                        body_start += 2
+                else:
+                    error = "malformed frontmatter: expected key: value pairs"
+    return ParsedMarkdown(
+        text=text,
+        body_start=body_start,
+        frontmatter=frontmatter,
+        frontmatter_span=span,
+        frontmatter_error=error,
+        first_heading=_first_h1(text, body_start),
+    )
+
+
+def _first_line(message: str) -> str:
+    return " ".join(message.split())[:160]
+
+
+def _lines(text: str, start: int) -> list[tuple[int, str]]:
+    """(offset, line without newline) for every line of ``text[start:]``."""
+    result: list[tuple[int, str]] = []
+    offset = start
+    for line in text[start:].splitlines(keepends=True):
+        result.append((offset, line.rstrip("\r\n")))
+        offset += len(line)
+    return result
+
+
+def _first_h1(text: str, start: int) -> str | None:
+    in_code = False
+    for _, line in _lines(text, start):
+        if _CODE_FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 1:
+            title = match.group(2).strip()
+            if title:
+                return title[:300]
+    return None
+
+
+def split_fragments(parsed: ParsedMarkdown, title: str) -> list[Fragment]:
+    """The fragments of a parsed document, ``full`` first, in document order after it."""
+    text = parsed.text
+    body_start = parsed.body_start
+    body_end = min(len(text), body_start + FULL_LIMIT)
+    pieces: list[tuple[str, str, int, int]] = [("full", title, body_start, body_end)]
+    if len(text) - body_start >= SPLIT_THRESHOLD:
+        if parsed.frontmatter_span:
+            start, end = parsed.frontmatter_span
+            if end - start >= FRAGMENT_MIN:
+                pieces.append(("frontmatter", title, start, min(end, start + FRAGMENT_MAX)))
+        pieces.extend(_structural_pieces(text, body_start, title))
+    fragments: list[Fragment] = []
+    for kind, label, start, end in pieces[:MAX_FRAGMENTS]:
+        fragments.append(Fragment(len(fragments), kind, label[:200], start, end))
+    return fragments
+
+
+def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str, str, int, int]]:
+    lines = _lines(text, body_start)
+    sections: list[tuple[str, int]] = []  # (label, start offset)
+    lists: list[tuple[str, int, int]] = []
+    codes: list[tuple[str, int, int]] = []
+    heading = title
+    fence: str | None = None
+    code_start = 0
+    code_label = ""
+    list_start: int | None = None
+    list_end = 0
+    for offset, line in lines:
+        end = offset + len(line)
+        fence_match = _CODE_FENCE.match(line)
+        if fence is not None:
+            if (
+                fence_match
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+            ):
+                codes.append((code_label, code_start, end))
+                fence = None
+            continue
+        if fence_match:
+            fence, code_start = fence_match.group(1), offset
+            code_label = f"{heading} ({fence_match.group(2)})" if fence_match.group(2) else heading
+            list_start = _close_list(lists, heading, list_start, list_end)
+            continue
+        heading_match = _HEADING.match(line)
+        if heading_match:
+            list_start = _close_list(lists, heading, list_start, list_end)
+            heading = heading_match.group(2).strip() or heading
+            sections.append((heading, offset))
+            continue
+        if _LIST_ITEM.match(line):
+            if list_start is None:
+                list_start = offset
+            list_end = end
+        elif list_start is not None and line.strip() and line[:1] in " \t":
+            list_end = end  # continuation of the current item
+        elif list_start is not None and line.strip():
+            list_start = _close_list(lists, heading, list_start, list_end)
+    if fence is not None:
+        codes.append((code_label, code_start, len(text)))
+    _close_list(lists, heading, list_start, list_end)
+
+    pieces: list[tuple[str, str, int, int]] = []
+    if not sections or sections[0][1] > body_start:
+        sections.insert(0, (title, body_start))
+    for index, (label, start) in enumerate(sections):
+        end = sections[index + 1][1] if index + 1 < len(sections) else len(text)
+        if len(sections) == 1 and end - start <= FRAGMENT_MAX:
+            break  # one short section would only repeat `full`
+        for piece_start, piece_end in _cut(text, start, end):
+            pieces.append(("section", label, piece_start, piece_end))
+    for label, start, end in lists:
+        for piece_start, piece_end in _cut(text, start, end):
+            pieces.append(("list", label, piece_start, piece_end))
+    for label, start, end in codes:
+        for piece_start, piece_end in _cut(text, start, end):
+            pieces.append(("code", label, piece_start, piece_end))
+    pieces.sort(key=lambda piece: (piece[2], piece[0]))
+    return pieces
+
+
+def _close_list(
+    lists: list[tuple[str, int, int]], heading: str, start: int | None, end: int
+) -> int | None:
+    """Record the open list run, if any; returns None, the new 'no open list' state."""
+    if start is not None:
+        lists.append((heading, start, end))
+    return None
+
+
+def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` into pieces of 50-2,000 characters at paragraph breaks."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end - start < FRAGMENT_MIN:
+        return []
+    pieces: list[tuple[int, int]] = []
+    while end - start > FRAGMENT_MAX:
+        window_end = start + FRAGMENT_MAX
+        cut = text.rfind("\n\n", start + FRAGMENT_MAX // 2, window_end)
+        if cut < 0:
+            cut = text.rfind("\n", start + FRAGMENT_MAX // 2, window_end)
+        if cut < 0:
+            cut = text.rfind(" ", start + FRAGMENT_MAX // 2, window_end)
+        if cut < 0:
+            cut = window_end
+        pieces.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end - start >= FRAGMENT_MIN:
+        pieces.append((start, end))
+    elif pieces and end > start:
+        previous_start, _ = pieces[-1]
+        pieces[-1] = (previous_start, end)
+    return pieces

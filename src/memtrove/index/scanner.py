@@ -1,0 +1,191 @@
+"""Walking a collection's folder: which files its pattern takes, and which it must not.
+
+Never followed: symbolic links (to files or folders). Never entered: the folders the spec
+excludes and any folder whose name starts with a dot. Files larger than 5 MB are skipped
+from their size alone, without being read. A folder that cannot be listed is reported, and
+the indexer keeps every document under it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = [
+    "EXCLUDED_DIRS",
+    "MAX_FILE_BYTES",
+    "FileEntry",
+    "ScanResult",
+    "compile_pattern",
+    "scan_collection",
+]
+
+EXCLUDED_DIRS = frozenset(
+    {
+        "_PRIVATE",
+        ".memtrove",
+        ".clawmem",
+        ".git",
+        ".obsidian",
+        ".logseq",
+        ".foam",
+        ".dendron",
+        ".trash",
+        ".stversions",
+        "node_modules",
+        ".cache",
+        "vendor",
+        "dist",
+        "build",
+        "gits",
+        "scraped",
+    }
+)
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # relative, with forward slashes
+    absolute: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class ScanResult:
+    files: list[FileEntry] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+    unreadable_dirs: list[str] = field(default_factory=list)  # relative, "" for the root
+    unreadable_files: list[str] = field(default_factory=list)
+    root_missing: bool = False
+
+
+def is_excluded_dir(name: str) -> bool:
+    return name in EXCLUDED_DIRS or name.startswith(".")
+
+
+@lru_cache(maxsize=64)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Translate a glob (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) to a regex on paths."""
+    return re.compile(_translate(pattern.strip().lstrip("/") or "**/*.md") + r"\Z", re.S)
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    index = 0
+    length = len(pattern)
+    while index < length:
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            out.append("(?:[^/]*/)*")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif char == "*":
+            out.append("[^/]*")
+            index += 1
+        elif char == "?":
+            out.append("[^/]")
+            index += 1
+        elif char == "[":
+            close = pattern.find(
+                "]", index + 2 if pattern[index + 1 : index + 2] in "!^" else index + 1
+            )
+            if close < 0:
+                out.append(re.escape(char))
+                index += 1
+                continue
+            body = pattern[index + 1 : close]
+            if body[:1] in ("!", "^"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            index = close + 1
+        elif char == "{":
+            close = _matching_brace(pattern, index)
+            if close < 0:
+                out.append(re.escape(char))
+                index += 1
+                continue
+            options = _split_options(pattern[index + 1 : close])
+            out.append("(?:" + "|".join(_translate(option) for option in options) + ")")
+            index = close + 1
+        else:
+            out.append(re.escape(char))
+            index += 1
+    return "".join(out)
+
+
+def _matching_brace(pattern: str, start: int) -> int:
+    depth = 0
+    for index in range(start, len(pattern)):
+        if pattern[index] == "{":
+            depth += 1
+        elif pattern[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _split_options(body: str) -> list[str]:
+    options: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in body:
+        if char == "," and depth == 0:
+            options.append("".join(current))
+            current = []
+            continue
+        depth += char == "{"
+        depth -= char == "}"
+        current.append(char)
+    options.append("".join(current))
+    return options
+
+
+def scan_collection(root: Path, pattern: str) -> ScanResult:
+    """Every file under ``root`` that ``pattern`` takes, with its size and mtime."""
+    result = ScanResult()
+    matcher = compile_pattern(pattern)
+    if not root.is_dir():
+        result.root_missing = True
+        return result
+    stack: list[tuple[str, str]] = [(str(root), "")]
+    while stack:
+        directory, relative = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as error:
+            result.unreadable_dirs.append(relative)
+            result.skipped.append((relative or ".", f"folder not readable: {error.strerror}"))
+            continue
+        for entry in entries:
+            name = entry.name
+            child = f"{relative}/{name}" if relative else name
+            try:
+                if entry.is_symlink():
+                    if matcher.match(child):
+                        result.skipped.append((child, "symbolic link (not followed)"))
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_excluded_dir(name):
+                        stack.append((entry.path, child))
+                    continue
+                if not entry.is_file(follow_symlinks=False) or not matcher.match(child):
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except OSError as error:
+                result.unreadable_files.append(child)
+                result.skipped.append((child, f"not readable: {error.strerror}"))
+                continue
+            if stat.st_size > MAX_FILE_BYTES:
+                result.skipped.append((child, f"larger than 5 MB ({stat.st_size:,} bytes)"))
+                continue
+            result.files.append(FileEntry(child, entry.path, stat.st_size, stat.st_mtime_ns))
+    result.files.sort(key=lambda file: file.path)
+    return result

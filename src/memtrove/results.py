@@ -1,0 +1,162 @@
+"""The values memtrove's operations return: plain frozen dataclasses, JSON-ready."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Collection",
+    "CollectionStatus",
+    "Document",
+    "DocumentSummary",
+    "FileIssue",
+    "SearchResult",
+    "UpdateReport",
+    "VaultStatus",
+]
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A named folder of markdown that the vault indexes."""
+
+    name: str
+    path: Path
+    pattern: str = "**/*.md"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "path": str(self.path), "pattern": self.pattern}
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file that was skipped, or indexed with a caveat, and why."""
+
+    collection: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.collection}/{self.path}: {self.reason}"
+
+
+@dataclass
+class UpdateReport:
+    """What one ``update`` did: ``+added ~updated =unchanged -removed``, and every problem."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    renamed: int = 0
+    skipped: list[FileIssue] = field(default_factory=list)
+    notices: list[FileIssue] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    elapsed_seconds: float = 0.0
+
+    @property
+    def summary(self) -> str:
+        text = f"+{self.added} ~{self.updated} ={self.unchanged} -{self.removed}"
+        if self.renamed:
+            text += f" ({self.renamed} renamed)"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["summary"] = self.summary
+        return data
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One ranked document. ``score`` is in [0, 1]; higher is better."""
+
+    docid: str
+    collection: str
+    path: str
+    title: str
+    score: float
+    snippet: str
+    content_type: str
+    modified_at: str
+    doc_id: int = field(default=0, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON shape (``--json``, REST, MCP)."""
+        return {
+            "docid": self.docid,
+            "collection": self.collection,
+            "path": self.path,
+            "title": self.title,
+            "score": round(self.score, 6),
+            "snippet": self.snippet,
+            "content_type": self.content_type,
+            "modified_at": self.modified_at,
+        }
+
+
+@dataclass(frozen=True)
+class DocumentSummary:
+    docid: str
+    collection: str
+    path: str
+    title: str
+    content_type: str
+    modified_at: str
+    confidence: float
+    access_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole indexed document, its stored text and metadata."""
+
+    doc_id: int
+    docid: str
+    collection: str
+    path: str
+    title: str
+    hash: str
+    content_type: str
+    quality_score: float
+    confidence: float
+    pinned: bool
+    snoozed_until: str | None
+    created_at: str
+    modified_at: str
+    authored_at: str | None
+    active: bool
+    body: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CollectionStatus:
+    name: str
+    path: str
+    pattern: str
+    documents: int
+    path_exists: bool
+
+
+@dataclass(frozen=True)
+class VaultStatus:
+    path: str
+    size_bytes: int
+    schema: list[str]
+    documents: int
+    inactive_documents: int
+    fragments: int
+    collections: list[CollectionStatus]
+    content_types: dict[str, int]
+    last_modified_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,1 @@
+"""Retrieval: keyword search, snippets, and (later) vectors, fusion, reranking and scoring."""

@@ -1,0 +1,112 @@
+"""Text helpers shared by the indexer and the searchers: words, CJK segmentation, time.
+
+SQLite's ``unicode61`` tokenizer keeps a run of Chinese, Japanese or Korean characters as
+one token, so a word inside a sentence could never match. Both sides therefore put spaces
+between CJK characters: the indexer before text reaches FTS5, the query builder when it
+turns CJK runs into phrases of single characters (bigram phrases for longer runs). This
+finds two-character words, which a trigram index cannot.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import UTC, date, datetime
+
+__all__ = [
+    "STOPWORDS",
+    "is_cjk",
+    "iso_from_timestamp",
+    "now_iso",
+    "parse_iso_datetime",
+    "segment_cjk",
+    "to_iso",
+    "words",
+]
+
+# Han (with extensions and compatibility), Hiragana, Katakana, Hangul syllables and jamo,
+# Bopomofo, CJK punctuation is excluded on purpose (it separates tokens).
+_CJK_RANGES = (
+    "\u1100-\u11ff"
+    "\u3040-\u309f"
+    "\u30a0-\u30ff"
+    "\u3100-\u312f"
+    "\u3130-\u318f"
+    "\u31f0-\u31ff"
+    "\u3400-\u4dbf"
+    "\u4e00-\u9fff"
+    "\uac00-\ud7af"
+    "\uf900-\ufaff"
+    "\uff66-\uff9f"
+    "\U00020000-\U0002fa1f"
+)
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+
+# A word: letters, digits and combining marks (so Devanagari or Thai vowel signs stay inside
+# their word, as they do for unicode61). \w covers letters and digits but not every mark.
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff\u1ab0-\u1aff])+")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each else few for
+    from further had has have having he her here hers herself him himself his how i if in into
+    is it its itself just me more most my myself no nor not now of off on once only or other
+    ought our ours ourselves out over own same shall she should so some such than that the
+    their theirs them themselves then there these they this those through to too under until
+    up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves s t d ll m re ve don doesn didn isn aren wasn weren won wouldn
+    shouldn couldn hasn haven hadn let lets us ever get got
+    """.split()
+)
+
+
+def is_cjk(character: str) -> bool:
+    return bool(_CJK_CHAR.match(character))
+
+
+def segment_cjk(text: str) -> str:
+    """Surround every CJK character with spaces so FTS5 indexes each one as a token."""
+    if not _CJK_CHAR.search(text):
+        return text
+    return _CJK_RUN.sub(lambda match: " " + " ".join(match.group(0)) + " ", text)
+
+
+def words(text: str) -> list[str]:
+    """Lowercased words of ``text`` (no CJK splitting; see :func:`segment_cjk`)."""
+    return [unicodedata.normalize("NFKC", word).lower() for word in _WORD.findall(text)]
+
+
+def now_iso() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return to_iso(datetime.now(UTC))
+
+
+def to_iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso_from_timestamp(seconds: float) -> str:
+    return to_iso(datetime.fromtimestamp(seconds, UTC))
+
+
+def parse_iso_datetime(value: object) -> str | None:
+    """Normalise a date, datetime or ISO-8601 string to UTC ISO; None when unparseable."""
+    if isinstance(value, datetime):
+        return to_iso(value)
+    if isinstance(value, date):
+        return to_iso(datetime(value.year, value.month, value.day, tzinfo=UTC))
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or len(text) > 64:
+        return None
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        return to_iso(datetime.fromisoformat(text))
+    except ValueError:
+        return None

@@ -1,0 +1,291 @@
+"""The Vault facade: every interface (CLI, MCP, REST, hooks) calls memtrove through here.
+
+::
+
+    with memtrove.Vault.open() as vault:
+        vault.add_collection("~/notes")
+        vault.update()
+        for result in vault.search("refresh token rotation"):
+            print(result.score, result.title)
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from memtrove.config import (
+    DEFAULT_PATTERN,
+    CollectionConfig,
+    Settings,
+    collection_name_for,
+    validate_collection_name,
+)
+from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, open_connection
+from memtrove.db.migrations import applied_migrations, migrate
+from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQueryError
+from memtrove.index.classify import CONTENT_TYPES
+from memtrove.index.documents import (
+    collection_counts,
+    content_type_counts,
+    document_rows,
+    get_document,
+    list_documents,
+)
+from memtrove.index.indexer import ProgressCallback, deactivate_collection, update_collections
+from memtrove.results import (
+    Collection,
+    CollectionStatus,
+    Document,
+    DocumentSummary,
+    SearchResult,
+    UpdateReport,
+    VaultStatus,
+)
+from memtrove.retrieval.fts import parse_query, search_fts
+from memtrove.retrieval.snippets import make_snippet
+from memtrove.text import parse_iso_datetime
+
+__all__ = ["Vault"]
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+MAX_LIMIT = 1000
+
+
+class Vault:
+    """One SQLite vault file plus the collections configured for it."""
+
+    def __init__(self, connection: Connection, path: Path, collections: CollectionConfig) -> None:
+        self._connection = connection
+        self.path = path
+        self._collections = collections
+        self._lock = threading.RLock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        config_dir: str | Path | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> Vault:
+        """Open (creating if needed) and migrate a vault.
+
+        ``path`` defaults to ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
+        ``config_dir`` (for ``config.yaml``) to ``MEMTROVE_CONFIG_DIR`` or
+        ``$XDG_CONFIG_HOME/memtrove``.
+        """
+        settings = Settings.from_env(vault=path, config_dir=config_dir)
+        connection = open_connection(settings.vault_path, busy_timeout_ms)
+        try:
+            migrate(connection, label=f"vault {settings.vault_path}")
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, settings.vault_path, CollectionConfig(settings.config_file))
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def config_file(self) -> Path:
+        return self._collections.config_file
+
+    # -- collections -------------------------------------------------------------------------
+
+    def collections(self) -> list[Collection]:
+        return self._collections.load()
+
+    def add_collection(
+        self, path: str | Path, name: str | None = None, pattern: str = DEFAULT_PATTERN
+    ) -> Collection:
+        """Register a folder; it is indexed by the next :meth:`update`."""
+        folder = Path(path).expanduser()
+        if not folder.exists():
+            raise CollectionError(f"collection path {folder} does not exist")
+        if not folder.is_dir():
+            raise CollectionError(f"collection path {folder} is not a folder")
+        if not pattern.strip():
+            raise CollectionError("collection pattern must not be empty")
+        collection = Collection(
+            name=validate_collection_name(
+                name if name is not None else collection_name_for(folder.resolve())
+            ),
+            path=folder.resolve(),
+            pattern=pattern.strip(),
+        )
+        self._collections.add(collection)
+        return collection
+
+    def remove_collection(self, name: str) -> Collection:
+        """Forget a collection and deactivate its documents (their text stays in the vault)."""
+        removed = self._collections.remove(name)
+        with self._lock:
+            deactivate_collection(self._connection, name)
+        return removed
+
+    # -- indexing ----------------------------------------------------------------------------
+
+    def update(
+        self, collections: Sequence[str] | None = None, *, progress: ProgressCallback | None = None
+    ) -> UpdateReport:
+        """Re-scan collections (all by default) and index what changed."""
+        configured = self.collections()
+        if collections:
+            known = {collection.name for collection in configured}
+            for name in collections:
+                if name not in known:
+                    raise CollectionNotFoundError(f"no collection named {name!r}")
+            configured = [c for c in configured if c.name in set(collections)]
+        with self._lock:
+            return update_collections(self._connection, configured, progress=progress)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        collections: Sequence[str] | None = None,
+        content_types: Sequence[str] | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        min_score: float = 0.0,
+    ) -> list[SearchResult]:
+        """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``."""
+        if not isinstance(query, str):
+            raise InvalidQueryError("the query must be text")
+        limit = _check_limit(limit)
+        types = _check_content_types(content_types)
+        since_iso = _check_date("since", since)
+        until_iso = _check_date("until", until, end_of_day=True)
+        parsed = parse_query(query)
+        with self._lock:
+            hits = search_fts(
+                self._connection,
+                parsed,
+                limit=limit,
+                collections=list(collections) if collections else None,
+                content_types=types,
+                since=since_iso,
+                until=until_iso,
+            )
+            rows = document_rows(self._connection, [hit.doc_id for hit in hits])
+        results: list[SearchResult] = []
+        for hit in hits:
+            if hit.score < min_score or hit.doc_id not in rows:
+                continue
+            row = rows[hit.doc_id]
+            body = _FRONTMATTER.sub("", str(row["text"]), count=1)
+            snippet, _ = make_snippet(body, parsed.highlight)
+            results.append(
+                SearchResult(
+                    docid=str(row["docid"]),
+                    collection=str(row["collection"]),
+                    path=str(row["path"]),
+                    title=str(row["title"]),
+                    score=hit.score,
+                    snippet=snippet,
+                    content_type=str(row["content_type"]),
+                    modified_at=str(row["modified_at"]),
+                    doc_id=hit.doc_id,
+                )
+            )
+        return results
+
+    def get(self, ref: str) -> Document:
+        """A document by ``#docid``, bare docid, or ``collection/path``."""
+        with self._lock:
+            return get_document(self._connection, ref)
+
+    def list(self, limit: int = 10, collection: str | None = None) -> list[DocumentSummary]:
+        """The most recently modified active documents."""
+        with self._lock:
+            return list_documents(self._connection, _check_limit(limit), collection)
+
+    def status(self) -> VaultStatus:
+        with self._lock:
+            connection = self._connection
+            counts = collection_counts(connection)
+            types = content_type_counts(connection)
+            active, inactive, last = connection.execute(
+                "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), MAX(modified_at) "
+                "FROM documents"
+            ).fetchone()
+            fragments = connection.execute(
+                "SELECT COUNT(*) FROM fragments f JOIN "
+                "(SELECT DISTINCT hash FROM documents WHERE active = 1) d ON d.hash = f.hash"
+            ).fetchone()[0]
+            schema = applied_migrations(connection)
+        size = sum(
+            candidate.stat().st_size
+            for candidate in (self.path, Path(f"{self.path}-wal"))
+            if candidate.exists()
+        )
+        return VaultStatus(
+            path=str(self.path),
+            size_bytes=size,
+            schema=schema,
+            documents=int(active),
+            inactive_documents=int(inactive),
+            fragments=int(fragments),
+            collections=[
+                CollectionStatus(
+                    name=c.name,
+                    path=str(c.path),
+                    pattern=c.pattern,
+                    documents=counts.get(c.name, 0),
+                    path_exists=c.path.is_dir(),
+                )
+                for c in self.collections()
+            ],
+            content_types=types,
+            last_modified_at=last,
+        )
+
+
+def _check_limit(limit: int) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InvalidQueryError(f"limit must be a positive integer, got {limit!r}")
+    return min(limit, MAX_LIMIT)
+
+
+def _check_content_types(content_types: Sequence[str] | None) -> list[str] | None:
+    if not content_types:
+        return None
+    unknown = [name for name in content_types if name not in CONTENT_TYPES]
+    if unknown:
+        raise InvalidQueryError(
+            f"unknown content type {unknown[0]!r}; known: {', '.join(CONTENT_TYPES)}"
+        )
+    return list(content_types)
+
+
+def _check_date(name: str, value: str | None, *, end_of_day: bool = False) -> str | None:
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        text += "T23:59:59Z"
+    parsed = parse_iso_datetime(text)
+    if parsed is None:
+        raise InvalidQueryError(f"{name} must be an ISO date such as 2026-01-31, got {value!r}")
+    return parsed

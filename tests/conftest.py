@@ -1,0 +1,59 @@
+"""Hermetic tests: HOME, XDG folders and MEMTROVE_* point into each test's tmp_path."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memtrove import Vault
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "vault"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    for name in ("MEMTROVE_VAULT", "MEMTROVE_CONFIG_DIR", "MEMTROVE_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """An empty folder for a test's markdown files."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    opened = Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def example_copy(tmp_path: Path) -> Path:
+    """A writable copy of examples/vault."""
+    target = tmp_path / "example"
+    shutil.copytree(EXAMPLES, target)
+    return target
+
+
+def write(folder: Path, relative: str, text: str | bytes) -> Path:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
