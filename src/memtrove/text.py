@@ -86,7 +86,13 @@ def now_iso() -> str:
 def to_iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = moment.astimezone(UTC)
+    # Not strftime("%Y"): glibc does not zero-pad years before 1000 ("999-01-01"), which
+    # would neither parse back nor sort with the other timestamps.
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
 
 
 def iso_from_timestamp(seconds: float) -> str:
@@ -95,10 +101,14 @@ def iso_from_timestamp(seconds: float) -> str:
 
 def parse_iso_datetime(value: object) -> str | None:
     """Normalise a date, datetime or ISO-8601 string to UTC ISO; None when unparseable."""
-    if isinstance(value, datetime):
-        return to_iso(value)
-    if isinstance(value, date):
-        return to_iso(datetime(value.year, value.month, value.day, tzinfo=UTC))
+    # OverflowError: a moment near year 1 or 9999 whose UTC equivalent leaves datetime's range.
+    try:
+        if isinstance(value, datetime):
+            return to_iso(value)
+        if isinstance(value, date):
+            return to_iso(datetime(value.year, value.month, value.day, tzinfo=UTC))
+    except OverflowError:
+        return None
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -108,5 +118,5 @@ def parse_iso_datetime(value: object) -> str | None:
         text = text[:-1] + "+00:00"
     try:
         return to_iso(datetime.fromisoformat(text))
-    except ValueError:
+    except (ValueError, OverflowError):
         return None

@@ -54,8 +54,9 @@ def get_document(connection: Connection, reference: str) -> Document:
     else:
         rows = connection.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
-            "WHERE d.docid = ? AND d.hash LIKE ? AND d.active = 1 ORDER BY d.modified_at DESC",
-            (parsed[:6], parsed + "%"),
+            "WHERE d.docid = ? AND (length(?) = 6 OR d.hash LIKE ?) AND d.active = 1 "
+            "ORDER BY d.modified_at DESC",
+            (parsed[:6], parsed, parsed + "%"),
         ).fetchall()
     if not rows:
         raise DocumentNotFoundError(f"no document {reference!r} in the vault")

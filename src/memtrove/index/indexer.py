@@ -139,6 +139,8 @@ def _update_one(
             item = _prepare(collection, file, report, kept)
             if item is not None:
                 prepared.append(item)
+            elif file.path not in kept and file.path in existing:
+                missing[file.path] = existing[file.path]  # now binary or too large
         if prepared:
             _write_batch(connection, collection.name, prepared, missing, missing_by_hash, report)
         done += len(batch)
@@ -146,7 +148,7 @@ def _update_one(
             progress(done, total, batch[-1].path)
     # Files skipped by policy (too large, binary, now a symlink) leave the index; files that
     # could not be read keep their documents.
-    gone = [row.id for path, row in missing.items() if path not in kept]
+    gone = [row.id for path, row in missing.items() if path not in kept and row.active]
     if gone:
         with write_transaction(connection):
             report.removed += _deactivate(connection, gone)

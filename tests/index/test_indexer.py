@@ -1,0 +1,286 @@
+from __future__ import annotations
+
+import builtins
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtrove import Vault
+from tests.conftest import write
+
+DECISION = """---
+title: Use PostgreSQL for metadata
+type: decision
+date: 2026-03-15
+tags: [database, storage]
+---
+# ADR 1
+
+## Context
+We compared SQLite and PostgreSQL for concurrent writers.
+
+## Decision
+We decided on PostgreSQL because of concurrent writes.
+"""
+
+
+def _rows(vault: Vault) -> dict[str, tuple[Any, ...]]:
+    rows = vault._connection.execute(
+        "SELECT path, id, active, hash, revision_count, pinned FROM documents"
+    ).fetchall()
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+def test_add_update_counts_and_metadata(vault: Vault, notes: Path) -> None:
+    write(notes, "decisions/pg.md", DECISION)
+    write(notes, "a.md", "# Alpha\n\nalpha words here")
+    write(notes, "nested/deep/b.md", "no heading at all, just beta words")
+    write(notes, "skip.txt", "not markdown")
+    vault.add_collection(notes, name="notes")
+    report = vault.update()
+    assert (report.added, report.updated, report.unchanged, report.removed) == (3, 0, 0, 0)
+    assert report.summary == "+3 ~0 =0 -0"
+    document = vault.get("notes/decisions/pg.md")
+    assert document.title == "Use PostgreSQL for metadata"
+    assert document.content_type == "decision"
+    assert document.confidence == 0.85
+    assert document.authored_at == "2026-03-15T00:00:00Z"
+    assert document.quality_score >= 0.5
+    assert document.docid == document.hash[:6]
+    assert vault.get("notes/a.md").title == "Alpha"
+    assert vault.get("notes/nested/deep/b.md").title == "b"
+    assert vault.get("#" + document.docid).path == "decisions/pg.md"
+
+
+def test_unchanged_files_cost_a_stat_not_a_read(
+    vault: Vault, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(20):
+        write(notes, f"n{index}.md", f"# Note {index}\n\nbody {index}")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).startswith(str(notes)):
+            opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spying_open)
+    report = vault.update()
+    assert report.unchanged == 20 and report.added == report.updated == 0
+    assert opened == []
+    write(notes, "n3.md", "# Note 3\n\nchanged body")
+    report = vault.update()
+    assert (report.updated, report.unchanged) == (1, 19)
+    assert opened == [str(notes / "n3.md")]
+
+
+def test_touched_but_identical_file_is_unchanged(vault: Vault, notes: Path) -> None:
+    path = write(notes, "a.md", "# A\n\nsame")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    os.utime(path, ns=(1, 1))
+    report = vault.update()
+    assert (report.unchanged, report.updated) == (1, 0)
+
+
+def test_modified_file_is_updated_and_counts_a_revision(vault: Vault, notes: Path) -> None:
+    write(notes, "a.md", "# A\n\nfirst version about kittens")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    before = _rows(vault)["a.md"]
+    write(notes, "a.md", "# A\n\nsecond version about puppies, longer now")
+    report = vault.update()
+    after = _rows(vault)["a.md"]
+    assert report.updated == 1
+    assert after[0] == before[0] and after[3] == before[3] + 1
+    assert [r.path for r in vault.search("puppies")] == ["a.md"]
+    assert vault.search("kittens") == []
+    # the earlier body is still stored, addressed by its hash
+    old = vault._connection.execute("SELECT doc FROM content WHERE hash = ?", (before[2],))
+    assert "kittens" in old.fetchone()[0]
+
+
+def test_deleted_file_is_deactivated_not_deleted_and_comes_back(vault: Vault, notes: Path) -> None:
+    path = write(notes, "gone.md", "# Gone\n\nephemeral walrus")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    path.unlink()
+    report = vault.update()
+    assert report.removed == 1
+    assert _rows(vault)["gone.md"][1] == 0
+    assert vault.search("walrus") == []
+    write(notes, "gone.md", "# Gone\n\nephemeral walrus")
+    report = vault.update()
+    assert report.added == 1
+    assert [r.path for r in vault.search("walrus")] == ["gone.md"]
+
+
+def test_rename_keeps_the_document_row_and_its_history(vault: Vault, notes: Path) -> None:
+    write(notes, "old-name.md", "# Tapir facts\n\nThe tapir is a large herbivore.")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    old_id = _rows(vault)["old-name.md"][0]
+    vault._connection.execute(
+        "UPDATE documents SET pinned = 1, access_count = 7 WHERE id = ?", (old_id,)
+    )
+    (notes / "renamed").mkdir()
+    os.rename(notes / "old-name.md", notes / "renamed" / "new-name.md")
+    report = vault.update()
+    assert (report.renamed, report.added, report.removed) == (1, 0, 0)
+    rows = _rows(vault)
+    assert "old-name.md" not in rows
+    assert rows["renamed/new-name.md"][0] == old_id and rows["renamed/new-name.md"][4] == 1
+    assert [r.path for r in vault.search("tapir")] == ["renamed/new-name.md"]
+
+
+def test_bad_files_are_skipped_or_noted_with_a_reason(vault: Vault, notes: Path) -> None:
+    write(notes, "binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR" + bytes(range(256)))
+    big = notes / "big.md"
+    with big.open("wb") as handle:
+        handle.truncate(5 * 1024 * 1024 + 1)
+    write(notes, "latin1.md", "# Caf\xe9\n\nna\xefve bytes".encode("latin-1"))
+    write(notes, "badfm.md", "---\ntitle: [unclosed\n---\n# Real title\n\nbody text okapi")
+    write(notes, "listfm.md", "---\n- a\n- b\n---\nbody text ocelot")
+    write(notes, "good.md", "# Good\n\nfine")
+    vault.add_collection(notes, name="notes")
+    report = vault.update()
+    skipped = {issue.path: issue.reason for issue in report.skipped}
+    notices = {issue.path: issue.reason for issue in report.notices}
+    assert skipped["binary.md"] == "binary file"
+    assert skipped["big.md"].startswith("larger than 5 MB")
+    assert "invalid UTF-8" in notices["latin1.md"]
+    assert "malformed frontmatter" in notices["badfm.md"]
+    assert "malformed frontmatter" in notices["listfm.md"]
+    assert report.added == 4
+    assert vault.get("notes/latin1.md").body.startswith("# Caf\ufffd")
+    assert vault.get("notes/badfm.md").title == "Real title"
+    assert [r.path for r in vault.search("okapi")] == ["badfm.md"]
+    assert [r.path for r in vault.search("ocelot")] == ["listfm.md"]
+
+
+def test_file_that_turns_binary_leaves_the_index(vault: Vault, notes: Path) -> None:
+    write(notes, "a.md", "# A\n\nquokka")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    write(notes, "a.md", b"\x00\x01\x02 quokka")
+    report = vault.update()
+    assert report.removed == 1 and report.skipped[0].reason == "binary file"
+    assert vault.search("quokka") == []
+
+
+def test_read_error_never_deactivates_a_document(
+    vault: Vault, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(notes, "locked.md", "# Locked\n\nnarwhal")
+    write(notes, "other.md", "# Other\n\nfine")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    write(notes, "locked.md", "# Locked\n\nnarwhal, edited")  # changed, so it must be read
+    real_open = builtins.open
+
+    def failing_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", failing_open)
+    report = vault.update()
+    assert report.removed == 0
+    assert {i.path: i.reason for i in report.skipped} == {
+        "locked.md": "not readable: Permission denied"
+    }
+    assert [r.path for r in vault.search("narwhal")] == ["locked.md"]
+
+
+def test_unlistable_folder_keeps_its_documents(
+    vault: Vault, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(notes, "private/inner.md", "# Inner\n\nplatypus")
+    write(notes, "top.md", "# Top\n\nfine")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    real_scandir = os.scandir
+
+    def failing_scandir(path: Any) -> Any:
+        if str(path).endswith("private"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", failing_scandir)
+    report = vault.update()
+    assert report.removed == 0
+    assert any("folder not readable" in issue.reason for issue in report.skipped)
+    assert [r.path for r in vault.search("platypus")] == ["private/inner.md"]
+
+
+def test_missing_collection_folder_warns_and_keeps_documents(vault: Vault, notes: Path) -> None:
+    write(notes, "a.md", "# A\n\nwombat")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    notes.rename(notes.with_name("moved-away"))
+    report = vault.update()
+    assert report.removed == 0
+    assert report.warnings and "does not exist" in report.warnings[0]
+    assert [r.path for r in vault.search("wombat")] == ["a.md"]
+
+
+def test_private_and_excluded_folders_are_never_indexed(vault: Vault, example_copy: Path) -> None:
+    write(example_copy, "node_modules/pkg/readme.md", "# Pkg\n\nconfidential zebra")
+    write(example_copy, ".obsidian/cache.md", "# Cache\n\nconfidential zebra")
+    vault.add_collection(example_copy, name="demo")
+    report = vault.update()
+    assert report.added >= 25
+    assert vault.search("confidential zebra") == []
+    assert vault.search('"confidential-zebra"') == []
+    paths = {d.path for d in vault.list(1000)}
+    assert not any("_PRIVATE" in path or "node_modules" in path for path in paths)
+
+
+def test_symlinks_are_not_followed(vault: Vault, notes: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "secret.md", "# Secret\n\naardvark")
+    (notes / "linked").symlink_to(outside, target_is_directory=True)
+    (notes / "file-link.md").symlink_to(outside / "secret.md")
+    write(notes, "real.md", "# Real\n\nfine")
+    vault.add_collection(notes, name="notes")
+    report = vault.update()
+    assert report.added == 1
+    assert vault.search("aardvark") == []
+    assert any(i.path == "file-link.md" and "symbolic link" in i.reason for i in report.skipped)
+
+
+def test_batches_and_progress(vault: Vault, notes: Path) -> None:
+    for index in range(450):
+        write(notes, f"n{index:03}.md", f"# Note {index}\n\nshared lemur {index}")
+    vault.add_collection(notes, name="notes")
+    calls: list[tuple[int, int]] = []
+    report = vault.update(progress=lambda done, total, _: calls.append((done, total)))
+    assert report.added == 450
+    assert calls[-1] == (450, 450) and len(calls) == 3
+    assert len(vault.search("lemur", limit=1000)) == 450
+
+
+def test_identical_bodies_share_content_and_fragments(vault: Vault, notes: Path) -> None:
+    text = "# Twin\n\n" + "identical body about axolotls. " * 20
+    write(notes, "one.md", text)
+    write(notes, "two.md", text)
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    connection = vault._connection
+    assert connection.execute("SELECT COUNT(*) FROM content").fetchone()[0] == 1
+    assert len(vault.search("axolotls")) == 2
+    assert vault.get("notes/two.md").body == text
+
+
+def test_remove_collection_deactivates_its_documents(vault: Vault, notes: Path) -> None:
+    write(notes, "a.md", "# A\n\nmarmoset")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    vault.remove_collection("notes")
+    assert vault.search("marmoset") == []
+    assert vault.collections() == []

@@ -1,0 +1,68 @@
+"""The import direction of DESIGN.md, checked by walking every module's imports."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memtrove"
+
+INTERFACES = {"cli", "mcp", "api", "hooks", "__main__"}
+FACADE = {"vault", "__init__"}
+DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine"}
+STORAGE = {"db", "models"}
+FOUNDATION = {"errors", "results", "text", "config"}
+LAYER = {
+    **dict.fromkeys(INTERFACES, 4),
+    **dict.fromkeys(FACADE, 3),
+    **dict.fromkeys(DOMAIN, 2),
+    **dict.fromkeys(STORAGE, 1),
+    **dict.fromkeys(FOUNDATION, 0),
+}
+INTERFACE_LIBRARIES = {"typer", "rich", "click", "mcp", "fastapi", "uvicorn", "starlette"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _part(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0].removesuffix(".py")
+
+
+def test_every_module_has_a_layer() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        assert _part(path) in LAYER, f"{path} is not placed in DESIGN.md's layers"
+
+
+def test_imports_point_downwards() -> None:
+    problems: list[str] = []
+    for path in PACKAGE.rglob("*.py"):
+        source = _part(path)
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top == "memtrove" and "." in name:
+                target = name.split(".")[1]
+                if target == source:
+                    continue
+                if LAYER[target] > LAYER[source] or (LAYER[target] == LAYER[source] == 1):
+                    problems.append(f"{path.relative_to(PACKAGE)} imports {name}")
+                if target == "config" and LAYER[source] < 3:
+                    problems.append(f"{path.relative_to(PACKAGE)} reads settings ({name})")
+            if top in INTERFACE_LIBRARIES and LAYER[source] < 4:
+                problems.append(f"{path.relative_to(PACKAGE)} imports {top}")
+    assert problems == []
+
+
+def test_modules_stay_small() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").count("\n")
+        assert lines <= 600, f"{path.relative_to(PACKAGE)} has {lines} lines"
