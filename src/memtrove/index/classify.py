@@ -115,8 +115,9 @@ _SPEAKER_LINE = re.compile(r"^\s*\**(user|assistant|human|ai|claude)\**\s*:", re
 _LINK = re.compile(r"\[[^\]\n]+\]\([^)\n]+\)|\[\[[^\]\n]+\]\]")
 _PATH_TOKEN = re.compile(r"[a-z0-9]+")
 
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s+\S", re.M)
-_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S", re.M)
+# [ \t], not \s: a bare "#" or "-" line must not borrow the next line's first character.
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
+_LIST_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S", re.M)
 _DECISION_WORDS = re.compile(
     r"\b(decided|decision|chose|chosen|choose|tradeoffs?|trade-offs?|rationale|agreed|"
     r"we will|went with|opted|instead of|because)\b",

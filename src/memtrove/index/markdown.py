@@ -37,7 +37,8 @@ MAX_FRAGMENTS = 500
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FENCE_OPEN = re.compile(r"^---[ \t]*\r?\n")
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# A closing run of #s only counts after a space or tab (CommonMark): "# Learning C#" keeps its #.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 
@@ -119,13 +120,21 @@ def _lines(text: str, start: int) -> list[tuple[int, str]]:
     return result
 
 
+def _closes_fence(match: re.Match[str] | None, fence: str) -> bool:
+    """Whether a fence line closes the block opened by ``fence``: same character, as long."""
+    return match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+
+
 def _first_h1(text: str, start: int) -> str | None:
-    in_code = False
+    fence: str | None = None
     for _, line in _lines(text, start):
-        if _CODE_FENCE.match(line):
-            in_code = not in_code
+        fence_match = _CODE_FENCE.match(line)
+        if fence is not None:
+            if _closes_fence(fence_match, fence):
+                fence = None
             continue
-        if in_code:
+        if fence_match:
+            fence = fence_match.group(1)
             continue
         match = _HEADING.match(line)
         if match and len(match.group(1)) == 1:
@@ -168,11 +177,7 @@ def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str
         end = offset + len(line)
         fence_match = _CODE_FENCE.match(line)
         if fence is not None:
-            if (
-                fence_match
-                and fence_match.group(1)[0] == fence[0]
-                and len(fence_match.group(1)) >= len(fence)
-            ):
+            if _closes_fence(fence_match, fence):
                 codes.append((code_label, code_start, end))
                 fence = None
             continue
@@ -252,6 +257,19 @@ def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
     if end - start >= FRAGMENT_MIN:
         pieces.append((start, end))
     elif pieces and end > start:
-        previous_start, _ = pieces[-1]
-        pieces[-1] = (previous_start, end)
+        # Too short to stand alone: join the tail to the previous piece, or, when that would
+        # pass the maximum, cut the two again so that each gets at least the minimum.
+        previous_start, _ = pieces.pop()
+        if end - previous_start <= FRAGMENT_MAX:
+            pieces.append((previous_start, end))
+        else:
+            lowest, highest = previous_start + FRAGMENT_MIN, end - FRAGMENT_MIN - 1
+            cut = max(text.rfind("\n", lowest, highest), text.rfind(" ", lowest, highest))
+            if cut < 0:
+                pieces.extend([(previous_start, end - FRAGMENT_MIN), (end - FRAGMENT_MIN, end)])
+            else:
+                piece_end = cut
+                while piece_end - previous_start > FRAGMENT_MIN and text[piece_end - 1].isspace():
+                    piece_end -= 1
+                pieces.extend([(previous_start, piece_end), (cut + 1, end)])
     return pieces

@@ -93,17 +93,12 @@ def _translate(pattern: str) -> str:
             out.append("[^/]")
             index += 1
         elif char == "[":
-            close = pattern.find(
-                "]", index + 2 if pattern[index + 1 : index + 2] in "!^" else index + 1
-            )
-            if close < 0:
+            translated, close = _bracket(pattern, index)
+            if translated is None:
                 out.append(re.escape(char))
                 index += 1
                 continue
-            body = pattern[index + 1 : close]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            out.append(translated)
             index = close + 1
         elif char == "{":
             close = _matching_brace(pattern, index)
@@ -118,6 +113,40 @@ def _translate(pattern: str) -> str:
             out.append(re.escape(char))
             index += 1
     return "".join(out)
+
+
+def _bracket(pattern: str, start: int) -> tuple[str | None, int]:
+    """A ``[...]`` class at ``start`` as a regex class and the index of its ``]``.
+
+    As in fnmatch, a ``]`` right after ``[`` (or ``[!``) is a member, not the end. A class
+    that does not close or that regex cannot take (a reversed range such as ``[z-a]``) gives
+    None: the ``[`` is then a literal character. A negated class never matches ``/``.
+    """
+    index = start + 1
+    negated = pattern[index : index + 1] in ("!", "^")
+    if negated:
+        index += 1
+    first = index
+    if pattern[index : index + 1] == "]":
+        index += 1
+    close = pattern.find("]", index)
+    if close < 0:
+        return None, start
+    body = pattern[first:close]
+    # A `-` is a range only between two other members; elsewhere, and doubled (which regex
+    # would read as a set operation), it is a plain `-`.
+    members = "".join(
+        "-"
+        if c == "-" and 0 < i < len(body) - 1 and body[i - 1] != "-" and body[i + 1] != "-"
+        else re.escape(c)
+        for i, c in enumerate(body)
+    )
+    translated = "[^/" + members + "]" if negated else "[" + members + "]"
+    try:
+        re.compile(translated)
+    except re.error:
+        return None, start
+    return translated, close
 
 
 def _matching_brace(pattern: str, start: int) -> int:

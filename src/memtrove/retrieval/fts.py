@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import snowballstemmer
 
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.errors import InvalidQueryError
@@ -32,12 +34,17 @@ __all__ = [
     "normalize_bm25",
     "parse_query",
     "search_fts",
+    "select_terms",
 ]
 
 # bm25() weights for (filepath, title, body): a match in the path or title says more about
 # what a document is than one more mention in its body.
 FIELD_WEIGHTS = (10.0, 4.0, 1.0)
 MAX_TERMS = 48
+MAX_SELECTED_TERMS = 10
+MAX_LOOKUPS = 20
+COMMON_FRACTION = 0.5
+_STEMMER = snowballstemmer.stemmer("porter")  # the algorithm of FTS5's porter tokenizer
 MAX_QUERY_CHARS = 20_000
 
 _QUOTED = re.compile(r'"([^"]*)"')
@@ -150,17 +157,66 @@ def build_match(parsed: ParsedQuery) -> str | None:
     optional = [_quote(segment_cjk(term).strip()) for term in parsed.terms]
     optional += [_quote(prefix) + "*" for prefix in parsed.prefixes]
     required = [_quote(segment_cjk(phrase).strip()) for phrase in parsed.phrases]
-    parts: list[str] = []
-    if required:
-        parts.append(" AND ".join(required))
-    if optional:
-        parts.append("(" + " OR ".join(optional) + ")")
-    expression = " AND ".join(parts) if required else parts[0]
+    if required and optional:
+        # Phrases are required; the bare terms only add to the ranking (the OR-group is
+        # always satisfied by the phrases themselves).
+        expression = " AND ".join(required) + " AND (" + " OR ".join(required + optional) + ")"
+    elif required:
+        expression = " AND ".join(required)
+    else:
+        expression = "(" + " OR ".join(optional) + ")"
     if parsed.excluded:
         expression = (
             f"({expression}) NOT (" + " OR ".join(_quote(word) for word in parsed.excluded) + ")"
         )
     return expression
+
+
+def _document_count(connection: Connection) -> int:
+    """Rows in the full-text index (FTS5 keeps the total in its averages record)."""
+    row = connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()
+    return int(row[0])
+
+
+def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
+    """Keep a long query's most telling terms, by document frequency.
+
+    Terms found in more than half the documents score nothing under FTS5's BM25 (their IDF
+    is clamped to almost zero) but cost time on every matching row; terms found nowhere
+    cannot match. Dropping both leaves the ranking as it was and makes common-word
+    questions fast; a query then keeps at most its ``MAX_SELECTED_TERMS`` rarest terms. A
+    single-term query is left as it is.
+    """
+    if len(parsed.terms) < 2:
+        return parsed
+    # Look up at most MAX_LOOKUPS words, longest first (length tracks rarity well enough);
+    # the rest of a very long prompt is dropped.
+    words_only = sorted((term for term in parsed.terms if " " not in term), key=len, reverse=True)[
+        :MAX_LOOKUPS
+    ]
+    stems = dict(zip(words_only, _STEMMER.stemWords(words_only), strict=True))
+    frequency: dict[str, int] = {}
+    for stem in set(stems.values()):  # one indexed lookup each; IN would scan the vocabulary
+        row = connection.execute("SELECT doc FROM documents_vocab WHERE term = ?", (stem,))
+        found = row.fetchone()
+        frequency[stem] = int(found[0]) if found else 0
+    total = _document_count(connection)
+    ranked: list[tuple[float, int, str]] = []
+    for position, term in enumerate(parsed.terms):
+        if " " in term:
+            ranked.append((0.0, position, term))  # CJK pair: keep, it is rarely common
+            continue
+        if term not in stems:
+            continue
+        count = int(frequency.get(stems[term], 0))
+        if count == 0:
+            continue
+        ranked.append((count / max(total, 1), position, term))
+    useful = [entry for entry in ranked if entry[0] <= COMMON_FRACTION]
+    if not useful:
+        useful = sorted(ranked)[:3]  # only common words: search the least common ones
+    kept = sorted(sorted(useful)[:MAX_SELECTED_TERMS], key=lambda entry: entry[1])
+    return replace(parsed, terms=tuple(term for _, _, term in kept))
 
 
 def search_fts(
@@ -172,38 +228,50 @@ def search_fts(
     content_types: Sequence[str] | None = None,
     since: str | None = None,
     until: str | None = None,
-    include_inactive: bool = False,
 ) -> list[FtsHit]:
-    """Active documents matching ``query``, best BM25 first."""
+    """Active documents matching ``query``, best BM25 first.
+
+    Only searchable documents have rows in ``documents_fts``, so without filters the search
+    never touches ``documents``; FTS5 then sorts by rank itself, the fastest path it has.
+    """
     parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
-    match = build_match(parsed)
-    if match is None or limit <= 0:
+    if limit <= 0 or parsed.empty:
         return []
-    path_weight, title_weight, body_weight = FIELD_WEIGHTS
-    sql = [
-        f"SELECT d.id, bm25(documents_fts, {path_weight}, {title_weight}, {body_weight}) AS rank "
-        "FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid "
-        "WHERE documents_fts MATCH ?"
-    ]
-    params: list[object] = [match]
-    if not include_inactive:
-        sql.append("AND d.active = 1 AND d.invalidated_at IS NULL")
+    parsed = select_terms(connection, parsed)
+    match = build_match(parsed)
+    if match is None:
+        return []
+    ranking = "bm25({}, {}, {})".format(*FIELD_WEIGHTS)
+    filters: list[str] = []
+    params: list[object] = [match, ranking]
     if collections:
-        sql.append(f"AND d.collection IN ({','.join('?' * len(collections))})")
+        filters.append(f"d.collection IN ({','.join('?' * len(collections))})")
         params.extend(collections)
     if content_types:
-        sql.append(f"AND d.content_type IN ({','.join('?' * len(content_types))})")
+        filters.append(f"d.content_type IN ({','.join('?' * len(content_types))})")
         params.extend(content_types)
     if since:
-        sql.append("AND COALESCE(d.authored_at, d.modified_at) >= ?")
+        filters.append("COALESCE(d.authored_at, d.modified_at) >= ?")
         params.append(since)
     if until:
-        sql.append("AND COALESCE(d.authored_at, d.modified_at) <= ?")
+        filters.append("COALESCE(d.authored_at, d.modified_at) <= ?")
         params.append(until)
-    sql.append("ORDER BY rank LIMIT ?")
+    if filters:
+        sql = (
+            "SELECT documents_fts.rowid, documents_fts.rank FROM documents_fts "
+            "JOIN documents d ON d.id = documents_fts.rowid "
+            "WHERE documents_fts MATCH ? AND documents_fts.rank MATCH ? AND "
+            + " AND ".join(filters)
+            + " ORDER BY documents_fts.rank LIMIT ?"
+        )
+    else:
+        sql = (
+            "SELECT rowid, rank FROM documents_fts WHERE documents_fts MATCH ? "
+            "AND rank MATCH ? ORDER BY rank LIMIT ?"
+        )
     params.append(int(limit))
     try:
-        rows = connection.execute(" ".join(sql), params).fetchall()
+        rows = connection.execute(sql, params).fetchall()
     except OperationalError as error:
         if "fts5" in str(error).lower() or "syntax" in str(error).lower():
             raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 
-from memtrove.text import words
+from memtrove.text import is_cjk
 
 __all__ = ["make_snippet"]
 
@@ -19,25 +20,46 @@ def _stem(word: str) -> str:
     return word
 
 
-def _line_score(line: str, stems: set[str], literal: Sequence[str]) -> int:
-    found = {stem for stem in (_stem(word) for word in words(line)) if stem in stems}
-    lowered = line.lower()
-    return len(found) * 2 + sum(1 for text in literal if text in lowered)
+_SCAN_LIMIT = 200_000
+
+
+def _best_line(lines: list[str], stems: set[str], literal: Sequence[str]) -> int:
+    """Index of the line with the most distinct query stems (x2) plus CJK literal hits.
+
+    One regex pass over the text: a stem matches at the start of a word, so ``token``
+    finds ``tokens``; CJK literals match anywhere.
+    """
+    alternatives = [r"\b" + re.escape(stem) for stem in sorted(stems, key=len, reverse=True)]
+    alternatives += [re.escape(text) for text in literal if text]
+    if not alternatives:
+        return -1
+    pattern = re.compile("|".join(alternatives), re.IGNORECASE)
+    starts: list[int] = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    text = "\n".join(lines)[:_SCAN_LIMIT]
+    found: dict[int, set[str]] = {}
+    for match in pattern.finditer(text):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        found.setdefault(index, set()).add(match.group(0).lower())
+    best_index, best_score = -1, 0
+    for index in sorted(found):
+        hits = found[index]
+        score = sum(1 if any(is_cjk(ch) for ch in hit) else 2 for hit in hits)
+        if score > best_score:
+            best_index, best_score = index, score
+    return best_index
 
 
 def make_snippet(body: str, terms: Sequence[str], max_chars: int = 240) -> tuple[str, int]:
     """The best-matching passage of ``body`` (at most ``max_chars``) and its 1-based line."""
-    stems = {_stem(term) for term in terms if " " not in term}
+    stems = {_stem(term) for term in terms if term and " " not in term}
     # CJK terms arrive as space-separated characters; match them as raw substrings.
     literal = [term.replace(" ", "") for term in terms if " " in term]
     lines = body.splitlines()
-    best_index, best_score = -1, 0
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        score = _line_score(line, stems, literal)
-        if score > best_score:
-            best_index, best_score = index, score
+    best_index = _best_line(lines, stems, literal)
     if best_index < 0:
         best_index = next((i for i, line in enumerate(lines) if line.strip()), 0)
     window: list[str] = []

@@ -6,11 +6,12 @@ Never edit a migration once it has shipped: add a new one. Each module defines `
 
 from __future__ import annotations
 
-from memtrove.db.schema import m001_core, m002_fragments
+from memtrove.db.schema import m001_core, m002_fragments, m003_fts_vocab
 
 __all__ = ["MIGRATIONS"]
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m001_core.NAME, m001_core.STATEMENTS),
     (m002_fragments.NAME, m002_fragments.STATEMENTS),
+    (m003_fts_vocab.NAME, m003_fts_vocab.STATEMENTS),
 )
