@@ -11,6 +11,10 @@ import pytest
 from memtrove import Vault
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "vault"
+# The documented JSON shape of one search result (README, `search --json`).
+RESULT_FIELDS = {
+    "docid", "collection", "path", "title", "score", "snippet", "content_type", "modified_at"
+}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from memtrove import (
     InvalidQueryError,
     Vault,
 )
-from tests.conftest import EXAMPLES, write
+from tests.conftest import EXAMPLES, RESULT_FIELDS, write
 
 
 def test_public_api_is_curated() -> None:
@@ -99,16 +99,7 @@ def test_search_ranks_and_scores(demo: Vault) -> None:
     assert all(0 < r.score < 1 for r in results)
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
     assert results[0].snippet and len(results[0].snippet) <= 241
-    assert set(results[0].to_dict()) == {
-        "docid",
-        "collection",
-        "path",
-        "title",
-        "score",
-        "snippet",
-        "content_type",
-        "modified_at",
-    }
+    assert set(results[0].to_dict()) == RESULT_FIELDS
 
 
 def test_natural_language_question_does_not_need_every_word(demo: Vault) -> None:

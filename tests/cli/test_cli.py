@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memtrove.cli import app
-from tests.conftest import EXAMPLES, write
+from tests.conftest import EXAMPLES, RESULT_FIELDS, write
 
 
 @pytest.fixture
@@ -43,16 +43,7 @@ def test_bootstrap_search_get_list_status(cli: CliRunner) -> None:
     assert payload["query"] == "refresh token rotation"
     assert len(payload["results"]) == 3
     first = payload["results"][0]
-    assert set(first) == {
-        "docid",
-        "collection",
-        "path",
-        "title",
-        "score",
-        "snippet",
-        "content_type",
-        "modified_at",
-    }
+    assert set(first) == RESULT_FIELDS
     human = run(cli, "search", "refresh token rotation", "-n", "2")
     assert first["path"] in human and " 1. " in human
 

@@ -256,7 +256,7 @@ def _write_batch(
                 "SELECT id, hash, active FROM documents WHERE collection = ? AND path = ?",
                 (collection, item.file.path),
             ).fetchone()
-            _store_content(connection, item)
+            _store_content(connection, item, now)
             if row is None:
                 moved = _take_renamed(connection, collection, item.hash, missing, missing_by_hash)
                 if moved is not None:
@@ -305,10 +305,10 @@ def _take_renamed(
     return None
 
 
-def _store_content(connection: Connection, item: _Prepared) -> None:
+def _store_content(connection: Connection, item: _Prepared, now: str) -> None:
     inserted = connection.execute(
         "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
-        (item.hash, item.text, now_iso()),
+        (item.hash, item.text, now),
     ).rowcount
     if inserted:
         _insert_fragments(connection, item.hash, item.parsed, item.title)
