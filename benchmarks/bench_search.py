@@ -12,11 +12,13 @@ Builds (or reuses) two indexes of the generated corpus of ``--size`` notes (defa
 Then it runs the same ``--queries`` generated queries (default 200: single words, keyword
 lists, natural-language questions, quoted phrases, operators and punctuation, identifiers,
 CJK, 500+ character prompts) through each side, after ``--warmup`` untimed queries (the
-first 20 of the list), timing every call with ``time.perf_counter``:
+first 20 of the list), timing every call with ``time.perf_counter``. All queries run in
+``--repeats`` rounds (default 3) and each query counts with its median, so a moment of
+machine noise does not land on one query class:
 
 memtrove
-    ``vault.search(query, limit=10)``: query parsing, the FTS5 query with weighted BM25
-    joined to ``documents``, the document rows, and a snippet per hit.
+    ``vault.search(query, limit=10)``: query parsing, term selection, the FTS5 query with
+    weighted BM25, the document rows, and a snippet per hit.
 baseline
     the query lowercased, its ``[^\\W_]+`` words quoted and OR-ed, then
     ``SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY rank LIMIT 10`` and one query
@@ -154,55 +156,61 @@ def open_baseline_for(size: int, folder: Path) -> Connection:
     return connection
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def run_memtrove(
-    vault: Vault, queries: list[str], warmup: int, limit: int
+    vault: Vault, queries: list[str], warmup: int, limit: int, repeats: int
 ) -> tuple[list[float], list[int], list[str]]:
     for query in queries[:warmup]:
         vault.search(query, limit=limit)
-    seconds: list[float] = []
-    hits: list[int] = []
+    rounds: list[list[float]] = [[] for _ in queries]
+    hits: list[int] = [0] * len(queries)
     errors: list[str] = []
-    for query in queries:
-        started = time.perf_counter()
-        try:
-            found = len(vault.search(query, limit=limit))
-        except Exception as error:  # report, do not stop: a failing query is a finding
-            found = 0
-            errors.append(f"{query!r}: {type(error).__name__}: {error}")
-        seconds.append(time.perf_counter() - started)
-        hits.append(found)
-    return seconds, hits, errors
+    for round_number in range(repeats):
+        for index, query in enumerate(queries):
+            started = time.perf_counter()
+            try:
+                hits[index] = len(vault.search(query, limit=limit))
+            except Exception as error:  # report, do not stop: a failing query is a finding
+                if round_number == 0:
+                    errors.append(f"{query!r}: {type(error).__name__}: {error}")
+            rounds[index].append(time.perf_counter() - started)
+    return [_median(times) for times in rounds], hits, errors
 
 
 def run_baseline(
-    connection: Connection, queries: list[str], warmup: int, limit: int
+    connection: Connection, queries: list[str], warmup: int, limit: int, repeats: int
 ) -> tuple[list[float], list[int]]:
     for query in queries[:warmup]:
         baseline_search(connection, query, limit)
-    seconds: list[float] = []
-    hits: list[int] = []
-    for query in queries:
-        started = time.perf_counter()
-        found = len(baseline_search(connection, query, limit))
-        seconds.append(time.perf_counter() - started)
-        hits.append(found)
-    return seconds, hits
+    rounds: list[list[float]] = [[] for _ in queries]
+    hits: list[int] = [0] * len(queries)
+    for _ in range(repeats):
+        for index, query in enumerate(queries):
+            started = time.perf_counter()
+            hits[index] = len(baseline_search(connection, query, limit))
+            rounds[index].append(time.perf_counter() - started)
+    return [_median(times) for times in rounds], hits
 
 
-def benchmark(size: int, count: int, warmup: int, limit: int) -> Report:
+def benchmark(size: int, count: int, warmup: int, limit: int, repeats: int = 3) -> Report:
     folder = corpus_dir(size)
     log(f"corpus {folder} ...")
     generate_corpus(folder, size)
-    labelled = generate_labelled_queries(count)
+    labelled = generate_labelled_queries(count, corpus=folder)
     queries = [text for _, text in labelled]
     vault = open_vault(size, folder)
     try:
-        m_seconds, m_hits, errors = run_memtrove(vault, queries, warmup, limit)
+        m_seconds, m_hits, errors = run_memtrove(vault, queries, warmup, limit, repeats)
     finally:
         vault.close()
     connection = open_baseline_for(size, folder)
     try:
-        b_seconds, b_hits = run_baseline(connection, queries, warmup, limit)
+        b_seconds, b_hits = run_baseline(connection, queries, warmup, limit, repeats)
     finally:
         connection.close()
     memtrove = Latency.of(m_seconds)
@@ -295,11 +303,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="timed queries (default 200)")
     parser.add_argument("--warmup", type=int, default=20, help="warm-up queries (default 20)")
     parser.add_argument("--limit", type=int, default=10, help="results per query (default 10)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed rounds; each query's median (default 3)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    if args.size < 1 or args.queries < 1 or args.warmup < 0 or args.limit < 1:
-        parser.error("--size, --queries and --limit must be positive, --warmup not negative")
-    report = benchmark(args.size, args.queries, args.warmup, args.limit)
+    if min(args.size, args.queries, args.limit, args.repeats) < 1 or args.warmup < 0:
+        parser.error(
+            "--size, --queries, --limit, --repeats must be positive, --warmup not negative"
+        )
+    report = benchmark(args.size, args.queries, args.warmup, args.limit, args.repeats)
     print(
         json.dumps(asdict(report), indent=2, ensure_ascii=False) if args.json else markdown(report)
     )

@@ -46,7 +46,7 @@ from memtrove.results import (
     VaultStatus,
 )
 from memtrove.retrieval.fts import parse_query, search_fts
-from memtrove.retrieval.snippets import make_snippet
+from memtrove.retrieval.snippets import Highlighter, make_snippet
 from memtrove.text import parse_iso_datetime
 
 __all__ = ["Vault"]
@@ -190,12 +190,13 @@ class Vault:
             )
             rows = document_rows(self._connection, [hit.doc_id for hit in hits])
         results: list[SearchResult] = []
+        highlighter = Highlighter(parsed.highlight)
         for hit in hits:
             if hit.score < min_score or hit.doc_id not in rows:
                 continue
             row = rows[hit.doc_id]
             body = _FRONTMATTER.sub("", str(row["text"]), count=1)
-            snippet, _ = make_snippet(body, parsed.highlight)
+            snippet, _ = make_snippet(body, highlighter)
             results.append(
                 SearchResult(
                     docid=str(row["docid"]),

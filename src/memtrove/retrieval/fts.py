@@ -46,6 +46,8 @@ MAX_LOOKUPS = 20
 COMMON_FRACTION = 0.5
 _STEMMER = snowballstemmer.stemmer("porter")  # the algorithm of FTS5's porter tokenizer
 MAX_QUERY_CHARS = 20_000
+# Shorter prefixes expand to thousands of terms (slow, and rarely meant): they search as words.
+MIN_PREFIX = 3
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _TOKEN = re.compile(r"(?<![\w])-?[^\s\"]+")
@@ -130,7 +132,7 @@ def parse_query(query: str) -> ParsedQuery:
                 else:
                     terms.extend(" ".join(run[i : i + 2]) for i in range(len(run) - 1))
             for piece in plain:
-                if prefix and len(piece) >= 2:
+                if prefix and len(piece) >= MIN_PREFIX:
                     prefixes.append(piece)
                 else:
                     terms.append(piece)
@@ -173,8 +175,12 @@ def build_match(parsed: ParsedQuery) -> str | None:
 
 
 def _document_count(connection: Connection) -> int:
-    """Rows in the full-text index (FTS5 keeps the total in its averages record)."""
-    row = connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()
+    """Rows in the full-text index: the N of BM25's IDF.
+
+    Counted on FTS5's ``docsize`` shadow table (one small row per indexed document), which
+    SQLite counts from its b-tree in microseconds; counting ``documents`` takes a scan.
+    """
+    row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
     return int(row[0])
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Sequence
 
-from memtrove.text import is_cjk
-
-__all__ = ["make_snippet"]
+__all__ = ["Highlighter", "make_snippet"]
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "es", "ed", "ly", "s")
 
@@ -23,43 +20,46 @@ def _stem(word: str) -> str:
 _SCAN_LIMIT = 200_000
 
 
-def _best_line(lines: list[str], stems: set[str], literal: Sequence[str]) -> int:
-    """Index of the line with the most distinct query stems (x2) plus CJK literal hits.
+class Highlighter:
+    """A query's terms, compiled once per search and applied to every hit.
 
-    One regex pass over the text: a stem matches at the start of a word, so ``token``
-    finds ``tokens``; CJK literals match anywhere.
+    A stem matches at the start of a word, so ``token`` finds ``tokens``; CJK terms (which
+    arrive as space-separated characters) match anywhere, as raw text.
     """
-    alternatives = [r"\b" + re.escape(stem) for stem in sorted(stems, key=len, reverse=True)]
-    alternatives += [re.escape(text) for text in literal if text]
-    if not alternatives:
-        return -1
-    pattern = re.compile("|".join(alternatives), re.IGNORECASE)
-    starts: list[int] = []
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line) + 1
-    text = "\n".join(lines)[:_SCAN_LIMIT]
-    found: dict[int, set[str]] = {}
-    for match in pattern.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
-        found.setdefault(index, set()).add(match.group(0).lower())
-    best_index, best_score = -1, 0
-    for index in sorted(found):
-        hits = found[index]
-        score = sum(1 if any(is_cjk(ch) for ch in hit) else 2 for hit in hits)
-        if score > best_score:
-            best_index, best_score = index, score
-    return best_index
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        stems = {_stem(term) for term in terms if term and " " not in term}
+        self._literal = {term.replace(" ", "").lower() for term in terms if " " in term}
+        alternatives = [r"\b" + re.escape(stem) for stem in sorted(stems, key=len, reverse=True)]
+        alternatives += [re.escape(text) for text in sorted(self._literal) if text]
+        self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+    def best_line(self, text: str) -> int:
+        """0-based index of the line with the most distinct stems (x2) plus CJK hits; -1."""
+        if self._pattern is None:
+            return -1
+        found: dict[int, set[str]] = {}
+        index = position = 0
+        for match in self._pattern.finditer(text, 0, _SCAN_LIMIT):
+            index += text.count("\n", position, match.start())  # matches come in order
+            position = match.start()
+            found.setdefault(index, set()).add(match.group(0).lower())
+        best_index, best_score = -1, 0
+        for index in sorted(found):
+            score = sum(1 if hit in self._literal else 2 for hit in found[index])
+            if score > best_score:
+                best_index, best_score = index, score
+        return best_index
 
 
-def make_snippet(body: str, terms: Sequence[str], max_chars: int = 240) -> tuple[str, int]:
+def make_snippet(
+    body: str, terms: Sequence[str] | Highlighter, max_chars: int = 240
+) -> tuple[str, int]:
     """The best-matching passage of ``body`` (at most ``max_chars``) and its 1-based line."""
-    stems = {_stem(term) for term in terms if term and " " not in term}
-    # CJK terms arrive as space-separated characters; match them as raw substrings.
-    literal = [term.replace(" ", "") for term in terms if " " in term]
-    lines = body.splitlines()
-    best_index = _best_line(lines, stems, literal)
+    highlighter = terms if isinstance(terms, Highlighter) else Highlighter(terms)
+    text = "\n".join(body.splitlines())
+    lines = text.split("\n")
+    best_index = highlighter.best_line(text)
     if best_index < 0:
         best_index = next((i for i, line in enumerate(lines) if line.strip()), 0)
     window: list[str] = []
