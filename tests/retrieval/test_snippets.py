@@ -138,3 +138,11 @@ def test_snippet_properties(body: str, terms: list[str], max_chars: int) -> None
     assert snippet == snippet.strip()
     assert "\n" not in snippet
     assert 1 <= line <= max(1, len(body.splitlines()))
+
+
+def test_a_compiled_highlighter_gives_the_same_snippet() -> None:
+    from memtrove.retrieval.snippets import Highlighter
+
+    body = "intro line\n\nthe sqlite database is here\n\nsqlite only\n写真のバックアップ"
+    for terms in (["sqlite", "database"], ["写 真"], []):
+        assert make_snippet(body, Highlighter(terms)) == make_snippet(body, terms)

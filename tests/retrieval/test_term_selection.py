@@ -34,3 +34,21 @@ def test_long_prompt_keeps_a_bounded_number_of_terms(vault: Vault, notes: Path) 
     assert 0 < len(kept.terms) <= MAX_SELECTED_TERMS
     assert "filler" not in kept.terms
     assert len(vault.search(prompt, limit=50)) == len(kept.terms)
+
+
+def test_short_prefix_searches_as_a_word() -> None:
+    assert parse_query("ro* loop").terms == ("ro", "loop")
+    assert parse_query("ro*").prefixes == ()
+    assert parse_query("rou*").prefixes == ("rou",)
+
+
+def test_document_count_is_the_number_of_searchable_documents(vault: Vault, notes: Path) -> None:
+    from memtrove.retrieval.fts import _document_count
+
+    for index in range(5):
+        write(notes, f"n{index}.md", f"# Note {index}\n\nbody")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    (notes / "n0.md").unlink()
+    vault.update()
+    assert _document_count(vault._connection) == 4
