@@ -11,6 +11,11 @@ message fit to print as is, and an HTTP-style ``status`` for the REST interface:
     ├── DocumentNotFoundError (404)        docid or collection/path unknown
     ├── AmbiguousReferenceError (409)      a short docid that names several documents
     ├── InvalidQueryError (400)            a search request that cannot be run
+    ├── ModelError (502)                   a model service failed
+    │   ├── ModelUnavailableError (503)    unreachable, or cooling down after a transport error
+    │   └── ModelResponseError (502)       answered, but not sanely (bad JSON, NaN, wrong size)
+    ├── EmbeddingSpaceError (409)          vectors of another model or dimension are stored
+    ├── LeaseHeldError (409)               another process runs the same job (e.g. embedding)
     └── VaultError (500)
         ├── VaultOpenError (500)           the file cannot be opened as a vault
         ├── SchemaTooNewError (409)        written by a newer memtrove
@@ -30,9 +35,14 @@ __all__ = [
     "CollectionNotFoundError",
     "ConfigError",
     "DocumentNotFoundError",
+    "EmbeddingSpaceError",
     "ExtensionError",
     "InvalidQueryError",
+    "LeaseHeldError",
     "MemtroveError",
+    "ModelError",
+    "ModelResponseError",
+    "ModelUnavailableError",
     "SchemaTooNewError",
     "VaultBusyError",
     "VaultError",
@@ -79,6 +89,26 @@ class AmbiguousReferenceError(MemtroveError):
 
 class InvalidQueryError(MemtroveError):
     status = 400
+
+
+class ModelError(MemtroveError):
+    status = 502
+
+
+class ModelUnavailableError(ModelError):
+    status = 503
+
+
+class ModelResponseError(ModelError):
+    status = 502
+
+
+class EmbeddingSpaceError(MemtroveError):
+    status = 409
+
+
+class LeaseHeldError(MemtroveError):
+    status = 409
 
 
 class VaultError(MemtroveError):

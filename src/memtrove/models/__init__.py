@@ -1,0 +1,1 @@
+"""Model backends: embedders, rerankers and LLMs behind small Protocols."""
