@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from memtrove import Vault
+
+pytest_plugins = ["tests.fakes.model_server"]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "vault"
 # The documented JSON shape of one search result (README, `search --json`).
@@ -25,8 +28,9 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    for name in ("MEMTROVE_VAULT", "MEMTROVE_CONFIG_DIR", "MEMTROVE_DEBUG"):
-        monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith("MEMTROVE_"):
+            monkeypatch.delenv(name, raising=False)
     return home
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ __all__ = [
     "DocumentSummary",
     "FileIssue",
     "SearchResult",
+    "SearchResults",
     "UpdateReport",
     "VaultStatus",
 ]
@@ -82,10 +84,11 @@ class SearchResult:
     content_type: str
     modified_at: str
     doc_id: int = field(default=0, compare=False, repr=False)
+    content: str | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The documented JSON shape (``--json``, REST, MCP)."""
-        return {
+        """The documented JSON shape (``--json``, REST, MCP); ``content`` only when asked for."""
+        data: dict[str, Any] = {
             "docid": self.docid,
             "collection": self.collection,
             "path": self.path,
@@ -94,6 +97,39 @@ class SearchResult:
             "snippet": self.snippet,
             "content_type": self.content_type,
             "modified_at": self.modified_at,
+        }
+        if self.content is not None:
+            data["content"] = self.content
+        return data
+
+
+class SearchResults(list[SearchResult]):
+    """Ranked results (a list) plus how they were found.
+
+    ``stages`` names the retrieval stages that ran, in order (``bm25``, ``vector``,
+    ``expansion``, ``rrf``, ``rerank``, ``composite``, ``mmr``, ``bypass``); ``skipped`` maps
+    each stage that did not run to the reason; ``warnings`` are worth showing a user.
+    """
+
+    def __init__(
+        self,
+        results: Iterable[SearchResult] = (),
+        *,
+        stages: Sequence[str] = (),
+        skipped: Mapping[str, str] | None = None,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        super().__init__(results)
+        self.stages = list(stages)
+        self.skipped = dict(skipped or {})
+        self.warnings = list(warnings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [result.to_dict() for result in self],
+            "stages": self.stages,
+            "skipped": self.skipped,
+            "warnings": self.warnings,
         }
 
 

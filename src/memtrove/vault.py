@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -32,20 +33,25 @@ from memtrove.index.documents import (
     collection_counts,
     content_type_counts,
     document_rows,
+    fragment_texts,
     get_document,
     list_documents,
 )
+from memtrove.index.embedding import EmbedProgress, EmbedReport, embed_pending
 from memtrove.index.indexer import ProgressCallback, deactivate_collection, update_collections
+from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
     CollectionStatus,
     Document,
     DocumentSummary,
     SearchResult,
+    SearchResults,
     UpdateReport,
     VaultStatus,
 )
-from memtrove.retrieval.fts import parse_query, search_fts
+from memtrove.retrieval.fts import MAX_QUERY_CHARS, parse_query
+from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking, Retriever
 from memtrove.retrieval.snippets import Highlighter, make_snippet
 from memtrove.text import parse_iso_datetime
 
@@ -58,11 +64,19 @@ MAX_LIMIT = 1000
 class Vault:
     """One SQLite vault file plus the collections configured for it."""
 
-    def __init__(self, connection: Connection, path: Path, collections: CollectionConfig) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        path: Path,
+        collections: CollectionConfig,
+        models: Models | None = None,
+    ) -> None:
         self._connection = connection
         self.path = path
         self._collections = collections
         self._lock = threading.RLock()
+        self.models = models or Models()
+        self._retriever = Retriever(connection, self.models)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -73,13 +87,19 @@ class Vault:
         *,
         config_dir: str | Path | None = None,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        models: ModelSettings | Models | None = None,
     ) -> Vault:
         """Open (creating if needed) and migrate a vault.
 
         ``path`` defaults to ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
         ``config_dir`` (for ``config.yaml``) to ``MEMTROVE_CONFIG_DIR`` or
-        ``$XDG_CONFIG_HOME/memtrove``.
+        ``$XDG_CONFIG_HOME/memtrove``; ``models`` to the ``MEMTROVE_*`` model variables
+        (nothing is loaded or contacted until a stage needs it).
         """
+        if models is None:
+            models = Models(ModelSettings.from_env(os.environ))
+        elif isinstance(models, ModelSettings):
+            models = Models(models)
         settings = Settings.from_env(vault=path, config_dir=config_dir)
         connection = open_connection(settings.vault_path, busy_timeout_ms)
         try:
@@ -87,7 +107,7 @@ class Vault:
         except BaseException:
             connection.close()
             raise
-        return cls(connection, settings.vault_path, CollectionConfig(settings.config_file))
+        return cls(connection, settings.vault_path, CollectionConfig(settings.config_file), models)
 
     def close(self) -> None:
         with self._lock:
@@ -169,45 +189,170 @@ class Vault:
         since: str | None = None,
         until: str | None = None,
         min_score: float = 0.0,
-    ) -> list[SearchResult]:
+    ) -> SearchResults:
         """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``."""
+        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        with self._lock:
+            hits = self._retriever.bm25(query, limit, filters)
+            return self._present(query, Ranking(hits=hits, stages=["bm25"]), min_score)
+
+    def vsearch(
+        self,
+        query: str,
+        limit: int = 10,
+        collections: Sequence[str] | None = None,
+        content_types: Sequence[str] | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        min_score: float = 0.0,
+    ) -> SearchResults:
+        """Vector search: documents ranked by the cosine similarity of their best fragment."""
+        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        if not query.strip():
+            return SearchResults(stages=[])
+        with self._lock:
+            hits = self._retriever.vectors(query, limit, filters)
+            ranking = Ranking(
+                hits=[(doc, score) for doc, score, _ in hits],
+                stages=["vector"],
+                best_seq={doc: seq for doc, _, seq in hits},
+            )
+            return self._present(query, ranking, min_score)
+
+    def hybrid(
+        self,
+        query: str,
+        limit: int = 10,
+        collections: Sequence[str] | None = None,
+        content_types: Sequence[str] | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        min_score: float = 0.0,
+    ) -> SearchResults:
+        """BM25 and vector search fused, with no model server involved."""
+        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        with self._lock:
+            return self._present(query, self._retriever.hybrid(query, limit, filters), min_score)
+
+    def query(
+        self,
+        query: str,
+        limit: int = 10,
+        intent: str | None = None,
+        collections: Sequence[str] | None = None,
+        compact: bool = True,
+        *,
+        content_types: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        min_score: float = 0.0,
+        diverse: bool = True,
+        candidate_limit: int = CANDIDATE_LIMIT,
+    ) -> SearchResults:
+        """The full hybrid pipeline (see :mod:`memtrove.retrieval.pipeline`).
+
+        ``intent`` is a hint about what the query is for; it steers expansion, chunk
+        selection, reranking and snippets, and turns off the BM25 bypass. ``compact=False``
+        adds each document's full text as ``content``. The result's ``stages`` and
+        ``skipped`` say which stages ran.
+        """
+        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        candidate_limit = _check_limit(candidate_limit)
+        intent = intent.strip() or None if isinstance(intent, str) else None
+        with self._lock:
+            ranking = self._retriever.query(
+                query,
+                limit,
+                filters,
+                intent=intent,
+                candidate_limit=candidate_limit,
+                diverse=diverse,
+                co_activation=self._co_activation,
+                texts=self._bodies,
+            )
+            return self._present(query, ranking, min_score, intent=intent, full=not compact)
+
+    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
+        """Give every fragment of every active document a vector (only what is pending).
+
+        Refuses, with the fix in the message, when the stored vectors come from another model
+        or dimension; ``force`` re-embeds everything with the configured embedder.
+        """
+        with self._lock:
+            return embed_pending(
+                self._connection, self.models.embedder, force=force, progress=progress
+            )
+
+    def _check(
+        self,
+        query: str,
+        limit: int,
+        collections: Sequence[str] | None,
+        content_types: Sequence[str] | None,
+        since: str | None,
+        until: str | None,
+    ) -> tuple[str, int, Filters]:
         if not isinstance(query, str):
             raise InvalidQueryError("the query must be text")
-        limit = _check_limit(limit)
-        types = _check_content_types(content_types)
-        since_iso = _check_date("since", since)
-        until_iso = _check_date("until", until, end_of_day=True)
-        parsed = parse_query(query)
-        with self._lock:
-            hits = search_fts(
-                self._connection,
-                parsed,
-                limit=limit,
+        if len(query) > MAX_QUERY_CHARS:
+            query = query[:MAX_QUERY_CHARS]
+        return (
+            query,
+            _check_limit(limit),
+            Filters(
                 collections=list(collections) if collections else None,
-                content_types=types,
-                since=since_iso,
-                until=until_iso,
-            )
-            rows = document_rows(self._connection, [hit.doc_id for hit in hits])
-        results: list[SearchResult] = []
+                content_types=_check_content_types(content_types),
+                since=_check_date("since", since),
+                until=_check_date("until", until, end_of_day=True),
+            ),
+        )
+
+    def _bodies(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = document_rows(self._connection, list(ids))
+        return {doc: _FRONTMATTER.sub("", str(row["text"]), count=1) for doc, row in rows.items()}
+
+    def _co_activation(self, doc_id: int) -> int:
+        return 0  # co-activation counts arrive with session tracking
+
+    def _present(
+        self,
+        query: str,
+        ranking: Ranking,
+        min_score: float,
+        *,
+        intent: str | None = None,
+        full: bool = False,
+    ) -> SearchResults:
+        hits = [(doc, score) for doc, score in ranking.hits if score >= min_score]
+        rows = document_rows(self._connection, [doc for doc, _ in hits])
+        parsed = parse_query(f"{query} {intent}" if intent else query)
         highlighter = Highlighter(parsed.highlight)
-        for hit in hits:
-            if hit.score < min_score or hit.doc_id not in rows:
+        results = SearchResults(
+            stages=ranking.stages, skipped=ranking.skipped, warnings=ranking.warnings
+        )
+        fragments = fragment_texts(self._connection, rows, ranking.best_seq)
+        for doc, score in hits:
+            row = rows.get(doc)
+            if row is None:
                 continue
-            row = rows[hit.doc_id]
             body = _FRONTMATTER.sub("", str(row["text"]), count=1)
             snippet, _ = make_snippet(body, highlighter)
+            if doc in fragments and highlighter.best_line(snippet) < 0:
+                snippet, _ = make_snippet(fragments[doc], highlighter)
             results.append(
                 SearchResult(
                     docid=str(row["docid"]),
                     collection=str(row["collection"]),
                     path=str(row["path"]),
                     title=str(row["title"]),
-                    score=hit.score,
+                    score=score,
                     snippet=snippet,
                     content_type=str(row["content_type"]),
                     modified_at=str(row["modified_at"]),
-                    doc_id=hit.doc_id,
+                    doc_id=doc,
+                    content=body if full else None,
                 )
             )
         return results

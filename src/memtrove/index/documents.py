@@ -14,6 +14,7 @@ __all__ = [
     "collection_counts",
     "content_type_counts",
     "document_rows",
+    "fragment_texts",
     "get_document",
     "list_documents",
     "parse_reference",
@@ -155,3 +156,22 @@ def content_type_counts(connection: Connection) -> dict[str, int]:
         "GROUP BY content_type ORDER BY COUNT(*) DESC"
     )
     return {str(r[0]): int(r[1]) for r in rows}
+
+
+def fragment_texts(
+    connection: Connection, rows: dict[int, dict[str, Any]], best_seq: dict[int, int]
+) -> dict[int, str]:
+    """The text of each document's best-matching fragment (vector hits know which one)."""
+    wanted = [(doc, seq) for doc, seq in best_seq.items() if doc in rows]
+    if not wanted:
+        return {}
+    texts: dict[int, str] = {}
+    for doc, seq in wanted:
+        row = connection.execute(
+            "SELECT f.start_offset, f.end_offset FROM fragments f JOIN documents d "
+            "ON d.hash = f.hash WHERE d.id = ? AND f.seq = ?",
+            (doc, seq),
+        ).fetchone()
+        if row is not None:
+            texts[doc] = str(rows[doc]["text"])[int(row[0]) : int(row[1])]
+    return texts

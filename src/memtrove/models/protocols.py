@@ -1,7 +1,7 @@
 """What memtrove needs from a model, whatever serves it.
 
 Every backend names its *identity*: a stable string that says which model produced a vector
-or a score (``wordllama:l2_supercat``, ``http:<model>@<host>``). Vectors of one identity and
+or a score (``wordllama:l2_supercat``, ``http:<model>``). Vectors of one identity and
 dimension form an *embedding space*; the vault never mixes two spaces.
 
 Implementations validate what they return: vectors are finite, of the advertised dimension and

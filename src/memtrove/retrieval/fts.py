@@ -31,6 +31,7 @@ __all__ = [
     "FtsHit",
     "ParsedQuery",
     "build_match",
+    "document_frequencies",
     "normalize_bm25",
     "parse_query",
     "search_fts",
@@ -184,6 +185,19 @@ def _document_count(connection: Connection) -> int:
     return int(row[0])
 
 
+def document_frequencies(
+    connection: Connection, words: Sequence[str]
+) -> tuple[int, dict[str, int]]:
+    """(documents in the index, how many hold each word's stem) from the FTS5 vocabulary."""
+    stems = dict(zip(words, _STEMMER.stemWords(list(words)), strict=True))
+    frequency: dict[str, int] = {}
+    for stem in set(stems.values()):  # one indexed lookup each; IN would scan the vocabulary
+        row = connection.execute("SELECT doc FROM documents_vocab WHERE term = ?", (stem,))
+        found = row.fetchone()
+        frequency[stem] = int(found[0]) if found else 0
+    return _document_count(connection), {word: frequency[stem] for word, stem in stems.items()}
+
+
 def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
     """Keep a long query's most telling terms, by document frequency.
 
@@ -200,21 +214,15 @@ def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
     words_only = sorted((term for term in parsed.terms if " " not in term), key=len, reverse=True)[
         :MAX_LOOKUPS
     ]
-    stems = dict(zip(words_only, _STEMMER.stemWords(words_only), strict=True))
-    frequency: dict[str, int] = {}
-    for stem in set(stems.values()):  # one indexed lookup each; IN would scan the vocabulary
-        row = connection.execute("SELECT doc FROM documents_vocab WHERE term = ?", (stem,))
-        found = row.fetchone()
-        frequency[stem] = int(found[0]) if found else 0
-    total = _document_count(connection)
+    total, by_word = document_frequencies(connection, words_only)
     ranked: list[tuple[float, int, str]] = []
     for position, term in enumerate(parsed.terms):
         if " " in term:
             ranked.append((0.0, position, term))  # CJK pair: keep, it is rarely common
             continue
-        if term not in stems:
+        if term not in by_word:
             continue
-        count = int(frequency.get(stems[term], 0))
+        count = by_word[term]
         if count == 0:
             continue
         ranked.append((count / max(total, 1), position, term))

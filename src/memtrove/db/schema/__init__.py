@@ -6,7 +6,7 @@ Never edit a migration once it has shipped: add a new one. Each module defines `
 
 from __future__ import annotations
 
-from memtrove.db.schema import m001_core, m002_fragments, m003_fts_vocab
+from memtrove.db.schema import m001_core, m002_fragments, m003_fts_vocab, m004_vectors
 
 __all__ = ["MIGRATIONS"]
 
@@ -14,4 +14,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m001_core.NAME, m001_core.STATEMENTS),
     (m002_fragments.NAME, m002_fragments.STATEMENTS),
     (m003_fts_vocab.NAME, m003_fts_vocab.STATEMENTS),
+    (m004_vectors.NAME, m004_vectors.STATEMENTS),
 )

@@ -1,0 +1,1 @@
+"""Lifecycle: leases for long jobs, and later recall, feedback, decay and consolidation."""

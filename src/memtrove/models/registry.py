@@ -1,0 +1,182 @@
+"""Which models a vault uses, built from plain settings (the entry point reads the environment).
+
+Defaults: the embedded wordllama embedder; no LLM and no reranker. An OpenAI-compatible
+service is used for a role when its URL is set (``MEMTROVE_EMBED_URL``, ``MEMTROVE_LLM_URL``,
+``MEMTROVE_RERANK_URL``); the optional fastembed extra when its model is named and no URL is.
+Backends are built lazily: nothing is loaded or contacted until a stage needs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from memtrove.errors import ConfigError, ModelUnavailableError
+from memtrove.models.protocols import LLM, Embedder, Reranker
+from memtrove.models.wordllama import WordLlamaEmbedder
+
+__all__ = ["ModelSettings", "Models"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _int(env: Mapping[str, str], name: str, default: int | None) -> int | None:
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, not {value!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{name} must be positive, not {number}")
+    return number
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = env.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be true or false, not {value!r}")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Model configuration; every field has an environment variable (see the README)."""
+
+    embed_url: str | None = None
+    embed_model: str = "embedding"
+    embed_api_key: str | None = None
+    embed_dimensions: int | None = None
+    embed_max_chars: int = 6000
+    llm_url: str | None = None
+    llm_model: str = "qwen3"
+    llm_api_key: str | None = None
+    llm_no_think: bool = True
+    rerank_url: str | None = None
+    rerank_model: str = "reranker"
+    rerank_api_key: str | None = None
+    fastembed_model: str | None = None
+    fastembed_reranker: str | None = None
+    disable_fts_bypass: bool = False
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ModelSettings:
+        """Parse ``MEMTROVE_*`` model variables from a mapping (the caller passes os.environ)."""
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        return cls(
+            embed_url=text("MEMTROVE_EMBED_URL"),
+            embed_model=text("MEMTROVE_EMBED_MODEL") or "embedding",
+            embed_api_key=text("MEMTROVE_EMBED_API_KEY"),
+            embed_dimensions=_int(env, "MEMTROVE_EMBED_DIMENSIONS", None),
+            embed_max_chars=_int(env, "MEMTROVE_EMBED_MAX_CHARS", 6000) or 6000,
+            llm_url=text("MEMTROVE_LLM_URL"),
+            llm_model=text("MEMTROVE_LLM_MODEL") or "qwen3",
+            llm_api_key=text("MEMTROVE_LLM_API_KEY"),
+            llm_no_think=_flag(env, "MEMTROVE_LLM_NO_THINK", True),
+            rerank_url=text("MEMTROVE_RERANK_URL"),
+            rerank_model=text("MEMTROVE_RERANK_MODEL") or "reranker",
+            rerank_api_key=text("MEMTROVE_RERANK_API_KEY"),
+            fastembed_model=text("MEMTROVE_FASTEMBED_MODEL"),
+            fastembed_reranker=text("MEMTROVE_FASTEMBED_RERANKER"),
+            disable_fts_bypass=_flag(env, "MEMTROVE_DISABLE_FTS_BYPASS", False),
+        )
+
+
+class Models:
+    """The embedder, reranker and LLM of one vault, each built on first use."""
+
+    def __init__(self, settings: ModelSettings | None = None) -> None:
+        self.settings = settings or ModelSettings()
+        self._lock = threading.RLock()
+        self._embedder: Embedder | None = None
+        self._fallback: Embedder | None = None
+        self._reranker: Reranker | None = None
+        self._llm: LLM | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        """The configured embedder (HTTP, fastembed, or the embedded default)."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self._build_embedder()
+            return self._embedder
+
+    @property
+    def fallback_embedder(self) -> Embedder:
+        """The embedded default, used for queries only when it matches the stored space."""
+        with self._lock:
+            if self._fallback is None:
+                self._fallback = WordLlamaEmbedder()
+            return self._fallback
+
+    def _build_embedder(self) -> Embedder:
+        s = self.settings
+        if s.embed_url:
+            from memtrove.models.openai_compat import HttpEmbedder
+
+            return HttpEmbedder(
+                s.embed_url,
+                model=s.embed_model,
+                api_key=s.embed_api_key,
+                dimensions=s.embed_dimensions,
+                max_chars=s.embed_max_chars,
+            )
+        if s.fastembed_model:
+            from memtrove.models.fastembed_backend import FastEmbedEmbedder
+
+            return FastEmbedEmbedder(s.fastembed_model)
+        return self.fallback_embedder
+
+    @property
+    def has_reranker(self) -> bool:
+        return bool(self.settings.rerank_url or self.settings.fastembed_reranker)
+
+    @property
+    def has_llm(self) -> bool:
+        return bool(self.settings.llm_url)
+
+    @property
+    def reranker(self) -> Reranker:
+        with self._lock:
+            if self._reranker is None:
+                s = self.settings
+                if s.rerank_url:
+                    from memtrove.models.openai_compat import HttpReranker
+
+                    self._reranker = HttpReranker(
+                        s.rerank_url, model=s.rerank_model, api_key=s.rerank_api_key
+                    )
+                elif s.fastembed_reranker:
+                    from memtrove.models.fastembed_backend import FastEmbedReranker
+
+                    self._reranker = FastEmbedReranker(s.fastembed_reranker)
+                else:
+                    raise ModelUnavailableError(
+                        "no reranker is configured (set MEMTROVE_RERANK_URL)"
+                    )
+            return self._reranker
+
+    @property
+    def llm(self) -> LLM:
+        with self._lock:
+            if self._llm is None:
+                s = self.settings
+                if not s.llm_url:
+                    raise ModelUnavailableError("no LLM is configured (set MEMTROVE_LLM_URL)")
+                from memtrove.models.openai_compat import HttpLLM
+
+                self._llm = HttpLLM(
+                    s.llm_url, model=s.llm_model, api_key=s.llm_api_key, no_think=s.llm_no_think
+                )
+            return self._llm

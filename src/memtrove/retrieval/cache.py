@@ -1,0 +1,62 @@
+"""The model-answer cache (``llm_cache``): expansions and rerank scores, keyed by input hash.
+
+Model answers are slow and, for a given model and input, stable enough to reuse. Keys hash
+the model identity, a version tag of the prompt, and the exact input; values are JSON. A
+cache write that meets a locked vault is skipped (the answer is still used), so a busy vault
+never fails a search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from memtrove.db.connection import Connection, is_locked_error
+from memtrove.text import now_iso
+
+__all__ = ["cache_get", "cache_key", "cache_put"]
+
+
+def cache_key(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def cache_get(connection: Connection, key: str) -> Any | None:
+    row = connection.execute("SELECT result FROM llm_cache WHERE hash = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        return json.loads(str(row[0]))
+    except ValueError:
+        return None
+
+
+def cache_put(connection: Connection, entries: dict[str, Any]) -> None:
+    """Store answers in one short transaction; skipped if the vault stays locked."""
+    if not entries:
+        return
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except Exception as error:
+        if is_locked_error(error):
+            return
+        raise
+    try:
+        connection.executemany(
+            "INSERT INTO llm_cache (hash, result, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (hash) DO UPDATE SET result = excluded.result, "
+            "created_at = excluded.created_at",
+            [(key, json.dumps(value), now_iso()) for key, value in entries.items()],
+        )
+        connection.execute("COMMIT")
+    except BaseException as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        if isinstance(error, Exception) and is_locked_error(error):
+            return
+        raise

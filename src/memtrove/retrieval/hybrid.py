@@ -1,0 +1,119 @@
+"""Hybrid fusion of BM25 and vectors that needs no model server, and conversation context.
+
+Measured on the LoCoMo development set (997 questions over five long conversations, one
+document per turn, the embedded wordllama model), R@10:
+
+- BM25 alone .657; rank fusion (RRF, k=60) with wordllama .596: rank fusion lets a weak
+  retriever's guesses displace good keyword hits.
+- Score fusion: ``0.6 * |bm25| / max|bm25| + 0.4 * minmax(cosine)`` over the union of both
+  top-50 lists .692 (alpha .2-.4 within .003 of each other; fitted on either half of the
+  conversations and tested on the other, it never fell below BM25).
+- Conversation context: a turn next to a strong hit is often the answer (the question
+  matches the turn before it). Adding ``0.5 * max(f(prev), f(next)) + 0.3 * max(f(prev2),
+  f(next2))`` of the neighbours' fused scores .778. Neighbours are the adjacent documents of
+  content type ``conversation`` in the same collection, in effective-time order (ties by
+  path); other documents are never affected, since adjacent notes in a notes vault need
+  not be related.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from memtrove.db.connection import Connection
+
+__all__ = [
+    "CONTEXT_SOURCES",
+    "FUSION_ALPHA",
+    "HYBRID_DEPTH",
+    "NEIGHBOUR_WEIGHTS",
+    "conversation_neighbours",
+    "propagate",
+    "score_fusion",
+]
+
+FUSION_ALPHA = 0.4
+HYBRID_DEPTH = 50
+# Only the best fused documents pass context on: a weak hit's neighbour gains at most half
+# of a weak score, which cannot reach the top; 30 sources kept dev R@10 within .001 of all.
+CONTEXT_SOURCES = 30
+NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.5, 0.3)
+CONVERSATION_TYPE = "conversation"
+
+
+def score_fusion(
+    lexical: Sequence[tuple[int, float]],
+    cosine: Mapping[int, float],
+    alpha: float = FUSION_ALPHA,
+) -> dict[int, float]:
+    """``(1 - alpha) * bm25 / max bm25 + alpha * minmax(cosine)`` over both candidate sets.
+
+    A document missing from one channel scores 0 there; with one distinct cosine value the
+    vector channel adds nothing (it cannot tell the candidates apart).
+    """
+    top = max((score for _, score in lexical), default=0.0)
+    fused: dict[int, float] = {}
+    for doc, score in lexical:
+        fused[doc] = (1.0 - alpha) * (score / top if top > 0 else 0.0)
+    if cosine:
+        low, high = min(cosine.values()), max(cosine.values())
+        spread = high - low
+        for doc, similarity in cosine.items():
+            share = alpha * ((similarity - low) / spread) if spread > 0 else 0.0
+            fused[doc] = fused.get(doc, 0.0) + share
+    return fused
+
+
+def conversation_neighbours(
+    connection: Connection, doc_ids: Sequence[int], span: int = len(NEIGHBOUR_WEIGHTS)
+) -> dict[int, list[tuple[int, int]]]:
+    """For each conversation document, its neighbours as ``(distance, doc id)``, both sides.
+
+    Documents of other types get no entry.
+    """
+    if not doc_ids or span <= 0:
+        return {}
+    placeholders = ",".join("?" * len(doc_ids))
+    rows = connection.execute(
+        "SELECT id, collection, COALESCE(authored_at, modified_at), path FROM documents "
+        f"WHERE id IN ({placeholders}) AND active = 1 AND content_type = ?",
+        [*doc_ids, CONVERSATION_TYPE],
+    ).fetchall()
+    neighbours: dict[int, list[tuple[int, int]]] = {}
+    for doc, collection, moment, path in rows:
+        found: list[tuple[int, int]] = []
+        for comparison, order in (("<", "DESC"), (">", "ASC")):
+            side = connection.execute(
+                "SELECT id FROM documents WHERE active = 1 AND collection = ? "
+                f"AND content_type = ? AND COALESCE(authored_at, modified_at) {comparison}= ? "
+                f"AND (COALESCE(authored_at, modified_at), path) {comparison} (?, ?) "
+                f"ORDER BY COALESCE(authored_at, modified_at) {order}, path {order} LIMIT ?",
+                (collection, CONVERSATION_TYPE, moment, moment, path, span),
+            ).fetchall()
+            found.extend((distance, int(row[0])) for distance, row in enumerate(side, start=1))
+        neighbours[int(doc)] = found
+    return neighbours
+
+
+def propagate(
+    scores: Mapping[int, float],
+    neighbours: Mapping[int, Sequence[tuple[int, int]]],
+    weights: Sequence[float] = NEIGHBOUR_WEIGHTS,
+) -> dict[int, float]:
+    """Each document's score plus, per distance, the weighted best score of its neighbours.
+
+    ``neighbours`` maps a scored document to ``(distance, neighbour)`` pairs; the relation
+    is symmetric, so a neighbour outside ``scores`` receives from the scored documents next
+    to it.
+    """
+    best: dict[tuple[int, int], float] = {}
+    for doc, pairs in neighbours.items():
+        source = scores.get(doc, 0.0)
+        for distance, other in pairs:
+            if 1 <= distance <= len(weights) and source > 0:
+                key = (other, distance)
+                best[key] = max(best.get(key, 0.0), source)
+    result = dict(scores)
+    for (doc, distance), value in best.items():
+        result[doc] = result.get(doc, 0.0) + weights[distance - 1] * value
+    return result

@@ -1,0 +1,430 @@
+"""Retrieval over one vault: BM25, vectors, their fusion, and the full ``query`` pipeline.
+
+``query`` runs the stages of the spec, each only when it can:
+
+1. BM25 probe; a strong, clear top hit (>= 0.85, gap >= 0.15, no intent) bypasses
+   expansion, vectors and reranking.
+2. Typed expansion by the LLM: ``lex`` variants go to BM25 only, ``vec``/``hyde`` to vectors
+   only; the original query goes to both with twice the weight.
+3. Reciprocal rank fusion (k = 60) of every list; the top ``candidate_limit`` go on.
+4. Reranking of each candidate's best 4,000-character window (query terms 1.0, intent
+   terms 0.5), blended 0.9 reranker + 0.1 normalised RRF; a degenerate reranker (no score
+   above 1e-4) is ignored with a warning.
+5. Composite scoring (relevance, recency, confidence, quality, pin, length, frequency,
+   co-activation) with the ``query`` weights, or the recency weights for recency questions.
+6. MMR: near-duplicates (bigram Jaccard > 0.6) are demoted below distinct results.
+
+Without an LLM or a reranker their stages are skipped, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memtrove.db.connection import Connection
+from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
+from memtrove.models.protocols import Embedder, Vectors
+from memtrove.models.registry import Models
+from memtrove.retrieval.chunks import select_chunk
+from memtrove.retrieval.expansion import expand_query
+from memtrove.retrieval.fts import document_frequencies, parse_query, search_fts
+from memtrove.retrieval.fusion import blend_rerank, normalize_max, rrf
+from memtrove.retrieval.hybrid import (
+    CONTEXT_SOURCES,
+    HYBRID_DEPTH,
+    conversation_neighbours,
+    propagate,
+    score_fusion,
+)
+from memtrove.retrieval.mmr import demote_similar
+from memtrove.retrieval.rerank import rerank_query, rerank_texts
+from memtrove.retrieval.scoring import (
+    QUERY_WEIGHTS,
+    RECENCY_FIRST_TYPES,
+    ScoringInput,
+    apply_composite,
+    has_recency_intent,
+)
+from memtrove.retrieval.scoring import RECENCY_WEIGHTS as _RECENCY_WEIGHTS
+from memtrove.retrieval.vectors import (
+    document_similarities,
+    format_query_input,
+    search_vectors,
+    stored_space,
+)
+from memtrove.text import STOPWORDS, parse_iso_datetime, words
+
+__all__ = [
+    "BYPASS_GAP",
+    "BYPASS_SCORE",
+    "CANDIDATE_LIMIT",
+    "Filters",
+    "Ranking",
+    "Retriever",
+]
+
+BYPASS_SCORE = 0.85
+BYPASS_GAP = 0.15
+CANDIDATE_LIMIT = 30
+BM25_PROBE = 20
+ORIGINAL_WEIGHT = 2.0
+EXPANSION_WEIGHT = 1.0
+_WARNING_INTERVAL = 60.0
+
+CoActivation = Callable[[int], int]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions every retrieval channel applies."""
+
+    collections: Sequence[str] | None = None
+    content_types: Sequence[str] | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def kwargs(self) -> dict[str, object]:
+        return {
+            "collections": list(self.collections) if self.collections else None,
+            "content_types": list(self.content_types) if self.content_types else None,
+            "since": self.since,
+            "until": self.until,
+        }
+
+
+@dataclass
+class Ranking:
+    """Ranked document ids with scores, and what produced them."""
+
+    hits: list[tuple[int, float]] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    best_seq: dict[int, int] = field(default_factory=dict)
+
+
+_last_warning: dict[str, float] = {}
+
+
+def _rate_limited(key: str, message: str, warnings: list[str]) -> None:
+    """Add ``message`` to the result's warnings at most once a minute per kind, per process.
+
+    The reason a stage was skipped is always in ``Ranking.skipped``; warnings are what an
+    interface prints, so a broken reranker does not flood a busy log.
+    """
+    now = time.monotonic()
+    last = _last_warning.get(key)
+    if last is None or now - last >= _WARNING_INTERVAL:
+        warnings.append(message)
+        _last_warning[key] = now
+
+
+class Retriever:
+    """The retrieval channels of one vault connection and its models."""
+
+    def __init__(self, connection: Connection, models: Models) -> None:
+        self._connection = connection
+        self._models = models
+
+    # -- channels ------------------------------------------------------------------------------
+
+    def bm25(
+        self, query: str, limit: int, filters: Filters, *, raw: bool = False
+    ) -> list[tuple[int, float]]:
+        """(doc id, score) best first; ``raw`` gives ``|bm25|`` instead of the [0, 1] score."""
+        hits = search_fts(self._connection, parse_query(query), limit=limit, **filters.kwargs())  # type: ignore[arg-type]
+        return [(hit.doc_id, abs(hit.bm25) if raw else hit.score) for hit in hits]
+
+    def query_embedder(self) -> Embedder:
+        """The embedder of the stored space: the configured one, else the embedded default.
+
+        Raises :class:`EmbeddingSpaceError` when the vault has no vectors or only vectors
+        of a space no available embedder produces (never mixing spaces).
+        """
+        space = stored_space(self._connection)
+        if space is None:
+            raise EmbeddingSpaceError("the vault has no vectors yet; run `memtrove embed`")
+        primary = self._models.embedder
+        try:
+            matches = (primary.identity, primary.dimensions) == (space.identity, space.dimensions)
+        except ModelUnavailableError:
+            matches = False
+            fallback = self._models.fallback_embedder
+            if (fallback.identity, fallback.dimensions) == (space.identity, space.dimensions):
+                return fallback
+            raise
+        if matches:
+            return primary
+        raise EmbeddingSpaceError(
+            f"the vault's vectors come from {space}, but the configured embedder is "
+            f"{primary.identity} ({primary.dimensions}-d); run `memtrove embed --force` "
+            "to re-embed, or configure the original embedder"
+        )
+
+    def embed_query(self, query: str) -> Vectors:
+        embedder = self.query_embedder()
+        try:
+            return self._query_vector(embedder, query)
+        except ModelUnavailableError:
+            fallback = self._models.fallback_embedder
+            if fallback is embedder or (fallback.identity, fallback.dimensions) != (
+                embedder.identity,
+                embedder.dimensions,
+            ):
+                raise
+            return self._query_vector(fallback, query)
+
+    def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
+        """Static-vector models get an IDF-weighted query (see WordLlamaEmbedder.embed_terms);
+        others embed the query text in their prompt format."""
+        embed_terms = getattr(embedder, "embed_terms", None)
+        if embed_terms is None:
+            return embedder.embed_query(format_query_input(embedder, query))
+        terms = [word for word in words(query) if word not in STOPWORDS]
+        if not terms:
+            return embedder.embed_query(query)
+        total, frequency = document_frequencies(self._connection, list(dict.fromkeys(terms)))
+        weights = [
+            (word, max(0.0, math.log((total - frequency[word] + 0.5) / (frequency[word] + 0.5))))
+            for word in terms
+        ]
+        vector: Vectors = embed_terms(weights)
+        return vector
+
+    def vectors(
+        self, query: str, limit: int, filters: Filters, vector: Vectors | None = None
+    ) -> list[tuple[int, float, int]]:
+        """(doc id, cosine, best fragment seq), best first."""
+        if vector is None:
+            vector = self.embed_query(query)
+        hits = search_vectors(self._connection, vector, limit, **filters.kwargs())  # type: ignore[arg-type]
+        return [(hit.doc_id, hit.score, hit.seq) for hit in hits]
+
+    # -- hybrid --------------------------------------------------------------------------------
+
+    def hybrid(self, query: str, limit: int, filters: Filters) -> Ranking:
+        """BM25 and vectors fused by score, plus conversation context (see retrieval.hybrid).
+
+        Without vectors it is BM25 with conversation context, and ``skipped`` says why.
+        """
+        ranking = Ranking(stages=["bm25"])
+        depth = max(limit, HYBRID_DEPTH)
+        lexical = self.bm25(query, depth, filters, raw=True)
+        cosine: dict[int, float] = {}
+        try:
+            vector = self.embed_query(query)
+            semantic = self.vectors(query, depth, filters, vector=vector)
+        except (EmbeddingSpaceError, ModelError) as error:
+            ranking.skipped["vector"] = str(error)
+        else:
+            ranking.stages.append("vector")
+            ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
+            cosine = {doc: score for doc, score, _ in semantic}
+            missing = [doc for doc, _ in lexical if doc not in cosine]
+            cosine.update(document_similarities(self._connection, vector, missing))
+            for doc in missing:
+                cosine.setdefault(doc, 0.0)
+        fused = score_fusion(lexical, cosine)
+        ranking.stages.append("fusion")
+        sources = sorted(fused, key=lambda doc: -fused[doc])[:CONTEXT_SOURCES]
+        neighbours = conversation_neighbours(self._connection, sources)
+        if neighbours:
+            fused = propagate(fused, neighbours)
+            ranking.stages.append("context")
+        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+        ranking.hits = normalize_max(ordered)[:limit]
+        return ranking
+
+    def _try_vectors(
+        self, query: str, depth: int, filters: Filters, ranking: Ranking
+    ) -> list[tuple[int, float, int]] | None:
+        try:
+            hits = self.vectors(query, depth, filters)
+        except (EmbeddingSpaceError, ModelError) as error:
+            ranking.skipped["vector"] = str(error)
+            return None
+        ranking.stages.append("vector")
+        ranking.best_seq.update({doc: seq for doc, _, seq in hits})
+        return hits
+
+    # -- the full pipeline -----------------------------------------------------------------------
+
+    def query(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        *,
+        intent: str | None = None,
+        candidate_limit: int = CANDIDATE_LIMIT,
+        diverse: bool = True,
+        co_activation: CoActivation | None = None,
+        texts: Callable[[Sequence[int]], dict[int, str]],
+        now: datetime | None = None,
+    ) -> Ranking:
+        """Run the pipeline; ``texts`` returns document bodies for reranking and MMR."""
+        ranking = Ranking()
+        candidates_wanted = max(candidate_limit, limit)
+        probe = self.bm25(query, max(BM25_PROBE, candidates_wanted), filters)
+        ranking.stages.append("bm25")
+        if self._strong_signal(probe, intent):
+            ranking.stages.append("bypass")
+            for stage in ("expansion", "vector", "rerank"):
+                ranking.skipped[stage] = "strong BM25 signal"
+            candidates = probe[:candidates_wanted]
+        else:
+            candidates = self._fused_candidates(
+                query, intent, probe, candidates_wanted, filters, ranking
+            )
+            candidates = self._rerank(query, intent, candidates, texts, ranking)
+        weights = _RECENCY_WEIGHTS if has_recency_intent(query) else QUERY_WEIGHTS
+        scored = apply_composite(
+            self._scoring_inputs(candidates),
+            weights,
+            now or datetime.now(UTC),
+            co_activation=co_activation,
+            recency_first_types=RECENCY_FIRST_TYPES if weights is _RECENCY_WEIGHTS else (),
+        )
+        ranking.stages.append("composite")
+        if diverse and len(scored) > 1:
+            bodies = texts([doc for doc, _ in scored])
+            order = demote_similar([(doc, bodies.get(doc, "")) for doc, _ in scored])
+            by_doc = dict(scored)
+            scored = [(doc, by_doc[doc]) for doc in order]
+            ranking.stages.append("mmr")
+        ranking.hits = scored[:limit]
+        return ranking
+
+    def _strong_signal(self, probe: Sequence[tuple[int, float]], intent: str | None) -> bool:
+        if intent or self._models.settings.disable_fts_bypass or not probe:
+            return False
+        top = probe[0][1]
+        second = probe[1][1] if len(probe) > 1 else 0.0
+        return top >= BYPASS_SCORE and top - second >= BYPASS_GAP
+
+    def _fused_candidates(
+        self,
+        query: str,
+        intent: str | None,
+        probe: list[tuple[int, float]],
+        depth: int,
+        filters: Filters,
+        ranking: Ranking,
+    ) -> list[tuple[int, float]]:
+        lists: list[tuple[Sequence[int], float]] = [([doc for doc, _ in probe], ORIGINAL_WEIGHT)]
+        semantic = self._try_vectors(query, depth, filters, ranking)
+        if semantic is not None:
+            lists.append(([doc for doc, _, _ in semantic], ORIGINAL_WEIGHT))
+        if self._models.has_llm:
+            try:
+                variants = expand_query(self._connection, self._models.llm, query, intent)
+            except ModelError as error:
+                ranking.skipped["expansion"] = str(error)
+                _rate_limited("expansion", f"query expansion failed: {error}", ranking.warnings)
+                variants = []
+            else:
+                ranking.stages.append("expansion")
+            for variant in variants:
+                if variant.kind == "lex":
+                    hits = self.bm25(variant.text, depth, filters)
+                    lists.append(([doc for doc, _ in hits], EXPANSION_WEIGHT))
+                elif semantic is not None:
+                    try:
+                        vector_hits = self.vectors(variant.text, depth, filters)
+                    except (EmbeddingSpaceError, ModelError):
+                        continue
+                    lists.append(([doc for doc, _, _ in vector_hits], EXPANSION_WEIGHT))
+        else:
+            ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
+        ranking.stages.append("rrf")
+        return rrf(lists)[:depth]
+
+    def _rerank(
+        self,
+        query: str,
+        intent: str | None,
+        candidates: list[tuple[int, float]],
+        texts: Callable[[Sequence[int]], dict[int, str]],
+        ranking: Ranking,
+    ) -> list[tuple[int, float]]:
+        plain = normalize_max(candidates)
+        if not self._models.has_reranker:
+            ranking.skipped["rerank"] = "no reranker configured (MEMTROVE_RERANK_URL)"
+            return plain
+        if not candidates:
+            return plain
+        bodies = texts([doc for doc, _ in candidates])
+        chunks = {doc: select_chunk(bodies.get(doc, ""), query, intent) for doc, _ in candidates}
+        try:
+            scores = rerank_texts(
+                self._connection, self._models.reranker, rerank_query(query, intent), chunks
+            )
+        except ModelError as error:
+            ranking.skipped["rerank"] = str(error)
+            _rate_limited(
+                "rerank", f"reranking failed, kept the fused order: {error}", ranking.warnings
+            )
+            return plain
+        blended = blend_rerank(plain, scores)
+        if blended.degenerate:
+            ranking.skipped["rerank"] = "the reranker's scores are degenerate (all near zero)"
+            _rate_limited(
+                "rerank-degenerate",
+                "the reranker returned only near-zero scores; kept the fused order "
+                "(check it with `memtrove rerank-health`)",
+                ranking.warnings,
+            )
+            return blended.ranked
+        ranking.stages.append("rerank")
+        return blended.ranked
+
+    def _scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
+        if not candidates:
+            return []
+        scores = dict(candidates)
+        placeholders = ",".join("?" * len(scores))
+        rows = self._connection.execute(
+            "SELECT id, content_type, COALESCE(authored_at, modified_at), quality_score, "
+            "confidence, pinned, access_count, last_accessed_at, body_length, revision_count, "
+            f"duplicate_count FROM documents WHERE id IN ({placeholders})",
+            list(scores),
+        ).fetchall()
+        by_id = {int(row[0]): row for row in rows}
+        inputs: list[ScoringInput[int]] = []
+        for doc, score in candidates:
+            row = by_id.get(doc)
+            if row is None:
+                continue
+            inputs.append(
+                ScoringInput(
+                    key=doc,
+                    search_score=score,
+                    content_type=str(row[1]),
+                    effective_at=_datetime(row[2]),
+                    quality_score=float(row[3]),
+                    confidence=float(row[4]),
+                    pinned=bool(row[5]),
+                    access_count=int(row[6]),
+                    last_accessed_at=_datetime(row[7]),
+                    body_length=int(row[8]),
+                    revision_count=int(row[9]),
+                    duplicate_count=int(row[10]),
+                )
+            )
+        return inputs
+
+
+def _datetime(value: object) -> datetime | None:
+    if not value:
+        return None
+    text = parse_iso_datetime(str(value))
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -1,0 +1,314 @@
+"""Composite scoring: blend relevance with how recent and how trusted a document is.
+
+Pure functions; the caller supplies every document field and the current time. The score is
+
+    base  = w.search·search + w.recency·recency + w.confidence·confidence
+    score = base × quality × co-activation × length penalty × (1 + frequency boost)
+    score = max(score, min(1.0, score + 0.3))    when pinned
+
+Length penalty and frequency boost multiply the whole score: they describe the document (a
+long body wins keyword matches by bulk; an often-revised one matters more), not any one signal.
+With weights summing to 1 and inputs in [0, 1], ``base`` is in [0, 1] and the multipliers
+reach at most 1.3 × 1.15 × 1.0 × 1.10, so a score lies in [0, ~1.645]. The pin boost adds
+0.3 without passing 1.0, and never lowers a score that is already above 1.0.
+
+Datetimes may be naive (read as UTC) or aware.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Generic, TypeVar
+
+from memtrove.index.classify import CONFIDENCE_BASELINE
+
+__all__ = [
+    "ATTENTION_DECAY_TYPES",
+    "DEFAULT_WEIGHTS",
+    "HALF_LIFE_DAYS",
+    "QUERY_WEIGHTS",
+    "RECENCY_FIRST_TYPES",
+    "RECENCY_INTENT_PATTERNS",
+    "RECENCY_WEIGHTS",
+    "ScoringInput",
+    "Weights",
+    "apply_composite",
+    "choose_weights",
+    "co_activation_boost",
+    "composite_score",
+    "confidence_score",
+    "frequency_boost",
+    "half_life_stretch",
+    "has_recency_intent",
+    "length_penalty",
+    "quality_multiplier",
+    "recency_score",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+_DAY_SECONDS = 86_400.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much relevance, recency and confidence each count in the base score."""
+
+    search: float
+    recency: float
+    confidence: float
+
+    def __post_init__(self) -> None:
+        for value in (self.search, self.recency, self.confidence):
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"weights must be finite and >= 0, got {self}")
+
+
+DEFAULT_WEIGHTS = Weights(search=0.5, recency=0.25, confidence=0.25)
+# The `query` tool's retrieval-tuned weights: topical relevance dominates.
+QUERY_WEIGHTS = Weights(search=0.70, recency=0.15, confidence=0.15)
+# Chosen whenever the query asks for recent work; it wins over QUERY_WEIGHTS.
+RECENCY_WEIGHTS = Weights(search=0.10, recency=0.70, confidence=0.20)
+
+RECENCY_INTENT_PATTERNS: tuple[str, ...] = (
+    r"recent(?:ly)?",
+    r"latest",
+    r"last\s+(?:session|time)",
+    r"yesterday",
+    r"today",
+    r"continue",
+    r"where\s+(?:were\s+we|was\s+i)",
+    r"left\s+off",
+    r"pick\s+up\s+where",
+    r"what\s+(?:was\s+i|were\s+we)\s+(?:doing|working\s+on)",
+)
+_RECENCY_INTENT = re.compile(r"\b(?:" + "|".join(RECENCY_INTENT_PATTERNS) + r")\b", re.IGNORECASE)
+
+# Types listed first under recency intent ("what did we do last session?").
+RECENCY_FIRST_TYPES: tuple[str, ...] = ("handoff", "decision", "progress")
+
+# Days for the recency score to halve; None never decays. The concepts page calls decision
+# "infinite", but the reference implementation (the inventory) decays it over 180 days: we
+# follow the code, so an old decision still yields to a newer one that replaced it.
+HALF_LIFE_DAYS: Mapping[str, float | None] = {
+    "handoff": 30.0,
+    "progress": 45.0,
+    "conversation": 45.0,
+    "note": 60.0,
+    "problem": 60.0,
+    "milestone": 60.0,
+    "research": 90.0,
+    "project": 120.0,
+    "decision": 180.0,
+    "preference": None,
+    "hub": None,
+    "deductive": None,
+    "antipattern": None,
+}
+_FALLBACK_TYPE = "note"  # unknown content types score like notes
+
+# Access reinforcement: up to 3x the half-life, full at ACCESS_SATURATION accesses, fading
+# linearly to nothing REINFORCEMENT_WINDOW_DAYS after the last access.
+MAX_HALF_LIFE_STRETCH = 3.0
+ACCESS_SATURATION = 10
+REINFORCEMENT_WINDOW_DAYS = 90.0
+
+# Attention decay (5 % per week unseen, never below half) hits only these working-state
+# types; decisions, research, hubs and the like stay trusted however long they sit unread.
+ATTENTION_DECAY_TYPES = frozenset({"handoff", "progress", "conversation", "note", "project"})
+ATTENTION_DECAY_PER_WEEK = 0.95
+ATTENTION_DECAY_FLOOR = 0.5
+
+PIN_BOOST = 0.3
+LENGTH_ANCHOR_CHARS = 500
+LENGTH_PENALTY_FLOOR = 0.3
+FREQUENCY_BOOST_CAP = 0.10
+CO_ACTIVATION_CAP = 0.15
+
+
+def has_recency_intent(query: str) -> bool:
+    """Whether the query asks for recent work (latest, yesterday, where were we, ...)."""
+    return _RECENCY_INTENT.search(query) is not None
+
+
+def choose_weights(query: str, default: Weights = DEFAULT_WEIGHTS) -> Weights:
+    """RECENCY_WEIGHTS for a recency-phrased query, else ``default`` (e.g. QUERY_WEIGHTS)."""
+    return RECENCY_WEIGHTS if has_recency_intent(query) else default
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _days_between(earlier: datetime, later: datetime) -> float:
+    return (_utc(later) - _utc(earlier)).total_seconds() / _DAY_SECONDS
+
+
+def _known_type(content_type: str) -> str:
+    return content_type if content_type in HALF_LIFE_DAYS else _FALLBACK_TYPE
+
+
+def _unit(value: float | None, default: float) -> float:
+    """``value`` clamped to [0, 1]; ``default`` when missing or NaN."""
+    if value is None or math.isnan(value):
+        return default
+    return min(1.0, max(0.0, value))
+
+
+def half_life_stretch(access_count: int, last_accessed_at: datetime | None, now: datetime) -> float:
+    """Factor in [1, 3] by which frequent, recent access lengthens a half-life.
+
+    ``1 + 2 · min(1, ln(1 + accesses) / ln(11)) · max(0, 1 - days_since_access / 90)``:
+    ten accesses today give 3x; the stretch fades linearly and is gone 90 days after the
+    last access. Without a last-access time there is no reinforcement (its age is unknown).
+    """
+    if access_count <= 0 or last_accessed_at is None:
+        return 1.0
+    idle_days = max(0.0, _days_between(last_accessed_at, now))
+    freshness = max(0.0, 1.0 - idle_days / REINFORCEMENT_WINDOW_DAYS)
+    strength = min(1.0, math.log1p(access_count) / math.log1p(ACCESS_SATURATION))
+    return 1.0 + (MAX_HALF_LIFE_STRETCH - 1.0) * strength * freshness
+
+
+def recency_score(
+    effective_at: datetime | None,
+    now: datetime,
+    content_type: str,
+    access_count: int = 0,
+    last_accessed_at: datetime | None = None,
+) -> float:
+    """``0.5 ** (age_days / half_life)`` in [0, 1], half-life by type and access.
+
+    1.0 for types that never decay, for a missing date and for dates in the future.
+    """
+    half_life = HALF_LIFE_DAYS[_known_type(content_type)]
+    if half_life is None or effective_at is None:
+        return 1.0
+    age_days = _days_between(effective_at, now)
+    if age_days <= 0:
+        return 1.0
+    stretched = half_life * half_life_stretch(access_count, last_accessed_at, now)
+    return float(0.5 ** (age_days / stretched))
+
+
+def confidence_score(
+    confidence: float | None,
+    content_type: str,
+    last_accessed_at: datetime | None,
+    effective_at: datetime | None,
+    now: datetime,
+) -> float:
+    """Stored confidence after attention decay, in [0, 1].
+
+    A missing confidence falls back to the type's baseline. For ATTENTION_DECAY_TYPES it is
+    multiplied by ``max(0.5, 0.95 ** weeks)``, weeks counted since the last access or, for a
+    document never accessed, since its effective time; the floor is on that factor, so decay
+    takes at most half. Other types are exempt.
+    """
+    known = _known_type(content_type)
+    score = _unit(confidence, CONFIDENCE_BASELINE.get(known, 0.5))
+    if known not in ATTENTION_DECAY_TYPES:
+        return score
+    reference = last_accessed_at if last_accessed_at is not None else effective_at
+    if reference is None:
+        return score
+    weeks = max(0.0, _days_between(reference, now) / 7.0)
+    decay = max(ATTENTION_DECAY_FLOOR, float(ATTENTION_DECAY_PER_WEEK**weeks))
+    return score * decay
+
+
+def quality_multiplier(quality_score: float | None) -> float:
+    """``0.7 + 0.6 · quality`` in [0.7, 1.3]; a missing quality counts as 0.5 (1.0x)."""
+    return 0.7 + 0.6 * _unit(quality_score, 0.5)
+
+
+def length_penalty(body_length: int) -> float:
+    """``1 / (1 + 0.5 · log2(max(length / 500, 1)))``, floored at 0.3; short bodies get 1.0."""
+    ratio = max(body_length / LENGTH_ANCHOR_CHARS, 1.0)
+    return max(LENGTH_PENALTY_FLOOR, 1.0 / (1.0 + 0.5 * math.log2(ratio)))
+
+
+def frequency_boost(revision_count: int, duplicate_count: int) -> float:
+    """Extra weight in [0, 0.10] for documents revised or re-saved often.
+
+    ``min(0.10, ln(1 + (revisions - 1) · 2 + (duplicates - 1)) · 0.03)``; each count is read
+    as at least 1 (a stored 0 means "once"), so the first revision and copy add nothing.
+    """
+    signal = (max(revision_count, 1) - 1) * 2 + (max(duplicate_count, 1) - 1)
+    return min(FREQUENCY_BOOST_CAP, math.log1p(signal) * 0.03)
+
+
+def co_activation_boost(co_count: int) -> float:
+    """``1 + min(count / 10, 0.15)``: up to +15 % for documents often surfaced together."""
+    return 1.0 + min(max(co_count, 0) / 10.0, CO_ACTIVATION_CAP)
+
+
+@dataclass(frozen=True)
+class ScoringInput(Generic[K]):
+    """The fields of one candidate that composite scoring reads."""
+
+    key: K
+    search_score: float
+    content_type: str = _FALLBACK_TYPE
+    effective_at: datetime | None = None
+    quality_score: float | None = 0.5
+    confidence: float | None = None
+    pinned: bool = False
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    body_length: int = 0
+    revision_count: int = 1
+    duplicate_count: int = 1
+
+
+def composite_score(
+    item: ScoringInput[K], weights: Weights, now: datetime, co_activation: int = 0
+) -> float:
+    """One candidate's composite score (see the module docstring for the formula and range).
+
+    The search score is clamped to [0, 1] (NaN counts as 0).
+    """
+    relevance = _unit(item.search_score, 0.0)
+    recency = recency_score(
+        item.effective_at, now, item.content_type, item.access_count, item.last_accessed_at
+    )
+    confidence = confidence_score(
+        item.confidence, item.content_type, item.last_accessed_at, item.effective_at, now
+    )
+    base = weights.search * relevance + weights.recency * recency + weights.confidence * confidence
+    score = base * quality_multiplier(item.quality_score) * co_activation_boost(co_activation)
+    score *= length_penalty(item.body_length)
+    score *= 1.0 + frequency_boost(item.revision_count, item.duplicate_count)
+    if item.pinned:
+        score = max(score, min(1.0, score + PIN_BOOST))
+    return score
+
+
+def apply_composite(
+    items: Iterable[ScoringInput[K]],
+    weights: Weights,
+    now: datetime,
+    co_activation: Callable[[K], int] | None = None,
+    recency_first_types: Sequence[str] = (),
+) -> list[tuple[K, float]]:
+    """Composite-score ``items`` and sort them best first (ties keep input order).
+
+    ``co_activation`` maps a key to its co-activation count (omitted: no boost). Items whose
+    content type is in ``recency_first_types`` (pass RECENCY_FIRST_TYPES under recency
+    intent) come before all others, each group still ordered by score.
+    """
+    first = frozenset(recency_first_types)
+    scored = [
+        (
+            item.content_type not in first,
+            item.key,
+            composite_score(item, weights, now, co_activation(item.key) if co_activation else 0),
+        )
+        for item in items
+    ]
+    scored.sort(key=lambda entry: (entry[0], -entry[2]))
+    return [(key, score) for _, key, score in scored]

@@ -1,0 +1,1 @@
+"""Deterministic fake backends that tests use in place of real model services."""
