@@ -341,7 +341,20 @@ class Retriever:
         else:
             ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
         ranking.stages.append("rrf")
-        return rrf(lists)[:depth]
+        fused = rrf(lists)[:depth]
+        return self._with_context(fused, ranking)[:depth]
+
+    def _with_context(
+        self, fused: list[tuple[int, float]], ranking: Ranking
+    ) -> list[tuple[int, float]]:
+        """Conversation turns next to strong hits share in their score (retrieval.hybrid)."""
+        sources = [doc for doc, _ in fused[:CONTEXT_SOURCES]]
+        neighbours = conversation_neighbours(self._connection, sources)
+        if not neighbours:
+            return fused
+        ranking.stages.append("context")
+        spread = propagate(dict(normalize_max(fused)), neighbours)
+        return sorted(spread.items(), key=lambda item: (-item[1], item[0]))
 
     def _rerank(
         self,

@@ -1,0 +1,197 @@
+"""``memtrove eval locomo|beir|gold``: retrieval quality on judged sets."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memtrove.cli.common import open_vault, print_json, user_errors
+from memtrove.eval import (
+    LOCOMO_METRICS,
+    RANKING_METRICS,
+    LocomoReport,
+    ProgressCallback,
+    RankingReport,
+    load_gold,
+    run_beir,
+    run_gold,
+    run_locomo,
+)
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="eval",
+    help="Measure retrieval quality on judged sets (LoCoMo, BEIR, gold JSONL).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Method(StrEnum):
+    """Retrieval methods, each one Vault call (see memtrove.eval.runner)."""
+
+    bm25 = "bm25"
+    vector = "vector"
+    hybrid = "hybrid"
+    query = "query"
+
+
+METHOD_HELP = "bm25 = search, vector = vsearch, hybrid, query (the full pipeline)."
+
+
+@app.command("locomo")
+def locomo(
+    path: Path = typer.Argument(..., help="LoCoMo JSON file (e.g. locomo10.json)."),
+    method: Method = typer.Option(Method.query, "--method", "-m", help=METHOD_HELP),
+    conversations: int | None = typer.Option(
+        None, "--conversations", min=1, help="Only the first N conversations."
+    ),
+    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Dialogue-turn recall on LoCoMo: R@5, R@10, SessR@5, SessR@10, MRR, latency."""
+    with user_errors():
+        report = run_locomo(
+            path, method.value, conversations=conversations, progress=_progress(progress)
+        )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        typer.echo(format_locomo(report, path))
+
+
+@app.command("beir")
+def beir(
+    folder: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/."),
+    method: Method = typer.Option(Method.query, "--method", "-m", help=METHOD_HELP),
+    limit_queries: int | None = typer.Option(
+        None, "--limit-queries", min=1, help="Only the first N judged queries."
+    ),
+    split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to score."),
+    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """nDCG@10, R@10, R@100 and MRR on a BEIR-format folder."""
+    with user_errors():
+        report = run_beir(
+            folder,
+            method.value,
+            limit_queries=limit_queries,
+            split=split,
+            progress=_progress(progress),
+        )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        typer.echo(format_ranking(report, f"BEIR {folder}"))
+
+
+@app.command("gold")
+def gold(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="Gold JSONL file (one judged query per line)."),
+    method: Method | None = typer.Option(
+        None, "--method", "-m", help="Use this method for every example (default: its mode)."
+    ),
+    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Hand-judged queries against the vault (global --vault): nDCG@10, R@10, R@100, MRR."""
+    with user_errors():
+        examples = load_gold(file)
+    with open_vault(ctx) as vault:
+        report = run_gold(
+            vault,
+            examples,
+            method=method.value if method else None,
+            progress=_progress(progress),
+        )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        typer.echo(format_ranking(report, f"gold {file}"))
+
+
+def _progress(enabled: bool) -> ProgressCallback | None:
+    if not enabled:
+        return None
+
+    def report(done: int, total: int, what: str) -> None:
+        print(f"[{done}/{total}] {what}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _table(
+    header: str, names: Iterable[str], rows: Iterable[tuple[str, int, Mapping[str, float]]]
+) -> list[str]:
+    columns = [(name, max(8, len(name) + 2)) for name in names]
+    lines = [f"{header:<10}{'n':>6}" + "".join(f"{name:>{width}}" for name, width in columns)]
+    for label, count, values in rows:
+        cells = "".join(f"{values[name]:>{width}.3f}" for name, width in columns)
+        lines.append(f"{label:<10}{count:>6}{cells}")
+    return lines
+
+
+def _notes(notes: list[str], shown: int = 8) -> list[str]:
+    lines = [f"note: {note}" for note in notes[:shown]]
+    if len(notes) > shown:
+        lines.append(f"note: ... and {len(notes) - shown} more (see --json)")
+    return lines
+
+
+def _pipeline(pipeline: Mapping[str, Any]) -> list[str]:
+    stages = ", ".join(f"{stage} {count}" for stage, count in pipeline.get("stages", {}).items())
+    skipped = "; ".join(
+        f"{stage} ({reason})" for stage, reason in pipeline.get("skipped_stages", {}).items()
+    )
+    lines = [f"stages    {stages}"] if stages else []
+    if skipped:
+        lines.append(f"skipped   {skipped}")
+    return lines
+
+
+def _latency(latency: Mapping[str, float], n: int) -> str:
+    return f"latency   p50 {latency['p50']:.1f} ms   p95 {latency['p95']:.1f} ms   ({n} queries)"
+
+
+def format_locomo(report: LocomoReport, path: Path) -> str:
+    """A plain-text table of a LoCoMo report."""
+    rows = [(group, report.n_by_group[group], report.metrics[group]) for group in report.metrics]
+    rows += [(name, int(values["n"]), values) for name, values in report.by_category.items()]
+    lines = [
+        f"LoCoMo {path}  method={report.method}  {report.conversations} conversations, "
+        f"{report.n} questions",
+        "",
+        *_table("group", LOCOMO_METRICS, rows),
+        "",
+        _latency(report.latency_ms, report.n),
+        *_pipeline(report.pipeline),
+        *_notes(report.notes),
+        f"elapsed {report.elapsed_seconds:.1f} s",
+    ]
+    return "\n".join(lines)
+
+
+def format_ranking(report: RankingReport, title: str) -> str:
+    """A plain-text table of a BEIR or gold report."""
+    lines = [
+        f"{title}  method={report.method}  {report.n} queries",
+        "",
+        *_table("", RANKING_METRICS, [("all", report.n, report.metrics)]),
+        "",
+        _latency(report.latency_ms, report.n),
+        *_pipeline(report.details.get("pipeline", {})),
+        *_notes(report.notes),
+        f"elapsed {report.elapsed_seconds:.1f} s",
+    ]
+    return "\n".join(lines)
