@@ -16,13 +16,14 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import ModelResponseError, ModelUnavailableError
 from memtrove.lifecycle.leases import Lease
-from memtrove.models.protocols import Embedder
+from memtrove.models.protocols import Embedder, Vectors
 from memtrove.retrieval.vectors import (
     check_space,
     clear_vectors,
@@ -106,7 +107,9 @@ def embed_pending(
         with write_transaction(connection):
             if force:
                 clear_vectors(connection)
-            set_space(connection, identity, dimensions)
+            # Checked again under the lease: another process may have embedded meanwhile.
+            if force or check_space(connection, identity, dimensions) is None:
+                set_space(connection, identity, dimensions)
         _, total = pending_counts(connection)
         done = 0
         failed_batches = 0
@@ -117,7 +120,8 @@ def embed_pending(
                 count = _embed_hashes(connection, embedder, hashes, lease, report)
                 failed_batches = 0
             except ModelUnavailableError as error:
-                _record_failure(connection, hashes, str(error), report)
+                # The service is down, not the documents: they stay pending, with no attempt
+                # counted, or a few runs while the server is off would give them up for good.
                 report.errors.append(str(error))
                 raise
             except ModelResponseError as error:
@@ -181,25 +185,38 @@ def _embed_hashes(
 ) -> int:
     placeholders = ",".join("?" * len(hashes))
     rows = connection.execute(
-        "SELECT f.hash, f.seq, f.fragment_type, f.label, "
-        "substr(c.doc, f.start_offset + 1, f.end_offset - f.start_offset), "
+        "SELECT f.hash, f.seq, f.fragment_type, f.label, f.start_offset, f.end_offset, "
         "(SELECT title FROM documents d WHERE d.hash = f.hash ORDER BY d.active DESC, d.id "
         "LIMIT 1) "
-        "FROM fragments f JOIN content c ON c.hash = f.hash "
+        "FROM fragments f "
         f"WHERE f.hash IN ({placeholders}) AND NOT EXISTS (SELECT 1 FROM content_vectors cv "
         "WHERE cv.hash = f.hash AND cv.seq = f.seq) ORDER BY f.hash, f.seq",
         list(hashes),
     ).fetchall()
-    inputs = [format_document_input(embedder, str(r[3] or r[5] or ""), str(r[4])) for r in rows]
-    vectors = embedder.embed_documents(inputs) if inputs else np.zeros((0, 0), np.float32)
-    if len(inputs) and vectors.shape != (len(inputs), embedder.dimensions):
-        raise ModelResponseError(
-            f"the embedder returned vectors of shape {vectors.shape}, "
-            f"expected ({len(inputs)}, {embedder.dimensions})"
-        )
+    wanted = sorted({str(r[0]) for r in rows})
+    bodies: dict[str, str] = {}
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        bodies = {
+            str(h): str(doc)
+            for h, doc in connection.execute(
+                f"SELECT hash, doc FROM content WHERE hash IN ({marks})", wanted
+            )
+        }
+    vectors = _embed_rows(embedder, rows, bodies)
     fragment_rows = [
-        (str(r[0]), int(r[1]), str(r[2]), str(r[3] or ""), _fingerprint(text))
-        for r, text in zip(rows, inputs, strict=True)
+        (
+            str(r[0]),
+            int(r[1]),
+            str(r[2]),
+            str(r[3] or ""),
+            _fingerprint(
+                format_document_input(
+                    embedder, str(r[3] or r[6] or ""), bodies.get(str(r[0]), "")[r[4] : r[5]]
+                )
+            ),
+        )
+        for r in rows
     ]
     with write_transaction(connection):
         lease.renew()
@@ -210,7 +227,46 @@ def _embed_hashes(
             list(hashes),
         )
         report.documents += cursor.rowcount
-    return len(inputs)
+    return len(rows)
+
+
+def _embed_rows(embedder: Embedder, rows: Sequence[Any], bodies: dict[str, str]) -> Vectors:
+    """Vectors for fragment rows (hash, seq, type, label, start, end, title), in order.
+
+    Static embedders that pool tokens (``embed_spans``) tokenize each body once for all of its
+    fragments; others embed each fragment's formatted text.
+    """
+    dimensions = embedder.dimensions
+    if not rows:
+        return np.zeros((0, dimensions), np.float32)
+    embed_spans = getattr(embedder, "embed_spans", None)
+    if embed_spans is not None:
+        order: list[str] = []
+        spans: dict[str, list[tuple[int, int, str]]] = {}
+        for r in rows:
+            key = str(r[0])
+            if key not in spans:
+                order.append(key)
+                spans[key] = []
+            spans[key].append((int(r[4]), int(r[5]), str(r[3] or r[6] or "")))
+        arrays = embed_spans([(bodies.get(key, ""), spans[key]) for key in order])
+        vectors: Vectors = (
+            np.concatenate(arrays) if arrays else np.zeros((0, dimensions), np.float32)
+        )
+    else:
+        inputs = [
+            format_document_input(
+                embedder, str(r[3] or r[6] or ""), bodies.get(str(r[0]), "")[r[4] : r[5]]
+            )
+            for r in rows
+        ]
+        vectors = embedder.embed_documents(inputs)
+    if vectors.shape != (len(rows), dimensions):
+        raise ModelResponseError(
+            f"the embedder returned vectors of shape {vectors.shape}, "
+            f"expected ({len(rows)}, {dimensions})"
+        )
+    return vectors
 
 
 def _record_failure(

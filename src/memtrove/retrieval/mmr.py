@@ -35,18 +35,27 @@ def jaccard(first: Set[str], second: Set[str]) -> float:
     return len(first & second) / union if union else 0.0
 
 
-def demote_similar(items: Sequence[tuple[K, str]], threshold: float = DEMOTE_THRESHOLD) -> list[K]:
+def demote_similar(
+    items: Sequence[tuple[K, str]],
+    threshold: float = DEMOTE_THRESHOLD,
+    limit: int | None = None,
+) -> list[K]:
     """Keys of ``(key, text)`` pairs (best first) with near-duplicates moved to the end.
 
     An item whose bigram Jaccard similarity with any already-kept item exceeds
     ``threshold`` is demoted; it is compared with kept items only. Kept items keep their
     order, followed by the demoted ones in theirs. Every key comes back exactly once per
     occurrence: the result is a permutation of the input keys.
+
+    With ``limit``, the walk stops once ``limit`` items are kept (only the first ``limit``
+    positions of the result matter to the caller); the rest follow in their given order.
     """
     kept: list[K] = []
     kept_bigrams: list[set[str]] = []
     demoted: list[K] = []
-    for key, text in items:
+    for index, (key, text) in enumerate(items):
+        if limit is not None and len(kept) >= limit:
+            return kept + demoted + [rest for rest, _ in items[index:]]
         grams = bigrams(text)
         if any(jaccard(grams, other) > threshold for other in kept_bigrams):
             demoted.append(key)

@@ -50,6 +50,7 @@ from memtrove.retrieval.scoring import (
     has_recency_intent,
 )
 from memtrove.retrieval.scoring import RECENCY_WEIGHTS as _RECENCY_WEIGHTS
+from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.retrieval.vectors import (
     document_similarities,
     format_query_input,
@@ -70,6 +71,7 @@ __all__ = [
 BYPASS_SCORE = 0.85
 BYPASS_GAP = 0.15
 CANDIDATE_LIMIT = 30
+MMR_CHARS = 4000  # near-duplicates show in their openings; comparing whole bodies costs 10x
 BM25_PROBE = 20
 ORIGINAL_WEIGHT = 2.0
 EXPANSION_WEIGHT = 1.0
@@ -129,6 +131,7 @@ class Retriever:
     def __init__(self, connection: Connection, models: Models) -> None:
         self._connection = connection
         self._models = models
+        self._matrix = VectorMatrix()
 
     # -- channels ------------------------------------------------------------------------------
 
@@ -201,7 +204,16 @@ class Retriever:
         """(doc id, cosine, best fragment seq), best first."""
         if vector is None:
             vector = self.embed_query(query)
-        hits = search_vectors(self._connection, vector, limit, **filters.kwargs())  # type: ignore[arg-type]
+        hits = search_vectors(
+            self._connection,
+            vector,
+            limit,
+            collections=filters.collections,
+            content_types=filters.content_types,
+            since=filters.since,
+            until=filters.until,
+            matrix=self._matrix,
+        )
         return [(hit.doc_id, hit.score, hit.seq) for hit in hits]
 
     # -- hybrid --------------------------------------------------------------------------------
@@ -225,13 +237,15 @@ class Retriever:
             ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
             cosine = {doc: score for doc, score, _ in semantic}
             missing = [doc for doc, _ in lexical if doc not in cosine]
-            cosine.update(document_similarities(self._connection, vector, missing))
+            cosine.update(document_similarities(self._connection, vector, missing, self._matrix))
             for doc in missing:
                 cosine.setdefault(doc, 0.0)
         fused = score_fusion(lexical, cosine)
         ranking.stages.append("fusion")
         sources = sorted(fused, key=lambda doc: -fused[doc])[:CONTEXT_SOURCES]
-        neighbours = conversation_neighbours(self._connection, sources)
+        neighbours = conversation_neighbours(
+            self._connection, sources, since=filters.since, until=filters.until
+        )
         if neighbours:
             fused = propagate(fused, neighbours)
             ranking.stages.append("context")
@@ -292,7 +306,9 @@ class Retriever:
         ranking.stages.append("composite")
         if diverse and len(scored) > 1:
             bodies = texts([doc for doc, _ in scored])
-            order = demote_similar([(doc, bodies.get(doc, "")) for doc, _ in scored])
+            order = demote_similar(
+                [(doc, bodies.get(doc, "")[:MMR_CHARS]) for doc, _ in scored], limit=limit
+            )
             by_doc = dict(scored)
             scored = [(doc, by_doc[doc]) for doc in order]
             ranking.stages.append("mmr")
@@ -342,14 +358,16 @@ class Retriever:
             ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
         ranking.stages.append("rrf")
         fused = rrf(lists)[:depth]
-        return self._with_context(fused, ranking)[:depth]
+        return self._with_context(fused, filters, ranking)[:depth]
 
     def _with_context(
-        self, fused: list[tuple[int, float]], ranking: Ranking
+        self, fused: list[tuple[int, float]], filters: Filters, ranking: Ranking
     ) -> list[tuple[int, float]]:
         """Conversation turns next to strong hits share in their score (retrieval.hybrid)."""
         sources = [doc for doc, _ in fused[:CONTEXT_SOURCES]]
-        neighbours = conversation_neighbours(self._connection, sources)
+        neighbours = conversation_neighbours(
+            self._connection, sources, since=filters.since, until=filters.until
+        )
         if not neighbours:
             return fused
         ranking.stages.append("context")

@@ -19,7 +19,8 @@ import numpy as np
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
-from memtrove.text import STOPWORDS, now_iso, words
+from memtrove.retrieval.vector_matrix import VectorMatrix
+from memtrove.text import now_iso
 
 __all__ = [
     "EmbeddingSpace",
@@ -66,12 +67,10 @@ def format_document_input(embedder: Embedder, title: str, text: str) -> str:
     """The text embedded for a fragment: its label (or the document title) and content.
 
     Instruction-tuned models get the prompt shape they were trained with
-    (``title: ... | text: ...``). Plain models (``input_style = "plain"``, static word
-    vectors averaged) get the words without stopwords: averaged in, those only pull every
-    vector towards the same point (LoCoMo dev, wordllama alone: R@10 .413 -> .514).
+    (``title: ... | text: ...``); plain models (``input_style = "plain"``) the bare text.
     """
     if getattr(embedder, "input_style", "prefixed") == "plain":
-        return " ".join(word for word in words(f"{title}\n{text}") if word not in STOPWORDS)
+        return f"{title}\n{text}" if title else text
     return f"title: {title or 'none'} | text: {text}"
 
 
@@ -181,33 +180,53 @@ def search_vectors(
     content_types: Sequence[str] | None = None,
     since: str | None = None,
     until: str | None = None,
+    matrix: VectorMatrix | None = None,
 ) -> list[VectorHit]:
-    """Active documents ranked by their best fragment's cosine similarity to the query."""
-    total = vector_count(connection)
-    if total == 0 or limit <= 0 or not _has_vector_table(connection):
+    """Active documents ranked by their best fragment's cosine similarity to the query.
+
+    With a ``matrix`` (vectors held in memory) the nearest fragments come from a matrix
+    product; otherwise from sqlite-vec's KNN. Either way the candidates are then joined to
+    active documents through the filters, asking for more when too few survive them.
+    """
+    if limit <= 0 or not _has_vector_table(connection):
         return []
-    blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()
+    in_memory = matrix is not None and matrix.ready(connection)
+    total = vector_count(connection)
+    if total == 0:
+        return []
+    ceiling = total if in_memory else min(total, _MAX_K)
     filtered = bool(collections or content_types or since or until)
-    k = min(total, _MAX_K, max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1)))
+    k = min(ceiling, max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1)))
+    blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()
     while True:
-        hits = _knn(connection, blob, k, limit, collections, content_types, since, until)
-        if len(hits) >= limit or k >= min(total, _MAX_K):
+        if in_memory and matrix is not None:
+            nearest = matrix.nearest(query_vector, k)
+        else:
+            nearest = connection.execute(
+                "SELECT rowid, 1.0 - distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?",
+                (blob, k),
+            ).fetchall()
+        hits = _documents_of(connection, nearest, limit, collections, content_types, since, until)
+        if len(hits) >= limit or k >= ceiling:
             return hits
-        k = min(total, _MAX_K, k * 4)
+        k = min(ceiling, k * 4)
 
 
-def _knn(
+def _documents_of(
     connection: Connection,
-    blob: bytes,
-    k: int,
+    nearest: Sequence[tuple[int, float]],
     limit: int,
     collections: Sequence[str] | None,
     content_types: Sequence[str] | None,
     since: str | None,
     until: str | None,
 ) -> list[VectorHit]:
+    """Active, matching documents of the nearest fragments, each at its best fragment."""
+    if not nearest:
+        return []
+    similarity = {int(rowid): float(score) for rowid, score in nearest}
     where = ["d.active = 1", "d.invalidated_at IS NULL"]
-    params: list[object] = [blob, k]
+    params: list[object] = []
     if collections:
         where.append(f"d.collection IN ({','.join('?' * len(collections))})")
         params.extend(collections)
@@ -220,23 +239,32 @@ def _knn(
     if until:
         where.append("COALESCE(d.authored_at, d.modified_at) <= ?")
         params.append(until)
-    rows = connection.execute(
-        "WITH knn AS (SELECT rowid, distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?) "
-        "SELECT d.id, MIN(knn.distance) AS best, cv.seq FROM knn "
-        "JOIN content_vectors cv ON cv.id = knn.rowid "
-        "JOIN documents d ON d.hash = cv.hash "
-        f"WHERE {' AND '.join(where)} "
-        "GROUP BY d.id ORDER BY best, d.id LIMIT ?",
-        [*params, limit],
-    ).fetchall()
+    ids = list(similarity)
+    best: dict[int, tuple[float, int]] = {}
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        rows = connection.execute(
+            "SELECT cv.id, cv.seq, d.id FROM content_vectors cv "
+            "JOIN documents d ON d.hash = cv.hash "
+            f"WHERE cv.id IN ({','.join('?' * len(chunk))}) AND {' AND '.join(where)}",
+            [*chunk, *params],
+        ).fetchall()
+        for vector_id, seq, doc in rows:
+            score = similarity[int(vector_id)]
+            if int(doc) not in best or score > best[int(doc)][0]:
+                best[int(doc)] = (score, int(seq))
+    ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
     return [
-        VectorHit(doc_id=int(r[0]), score=min(1.0, max(0.0, 1.0 - float(r[1]))), seq=int(r[2]))
-        for r in rows
+        VectorHit(doc_id=doc, score=min(1.0, max(0.0, score)), seq=seq)
+        for doc, (score, seq) in ranked
     ]
 
 
 def document_similarities(
-    connection: Connection, query_vector: Vectors, doc_ids: Sequence[int]
+    connection: Connection,
+    query_vector: Vectors,
+    doc_ids: Sequence[int],
+    matrix: VectorMatrix | None = None,
 ) -> dict[int, float]:
     """Each document's best-fragment cosine similarity to the query (0.0 without vectors)."""
     if not doc_ids or not _has_vector_table(connection):
@@ -251,6 +279,12 @@ def document_similarities(
         return {}
     owner = {int(vector_id): int(doc) for vector_id, doc in pairs}
     ids = list(owner)
+    if matrix is not None and matrix.ready(connection):
+        result: dict[int, float] = {}
+        for rowid, value in matrix.similarities(query_vector, ids).items():
+            doc = owner[rowid]
+            result[doc] = max(result.get(doc, 0.0), min(1.0, max(0.0, value)))
+        return result
     query = np.ascontiguousarray(query_vector, dtype=np.float32)
     best: dict[int, float] = {}
     for start in range(0, len(ids), 500):
@@ -261,9 +295,8 @@ def document_similarities(
         ).fetchall()
         if not rows:
             continue
-        matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        matrix = matrix.reshape(len(rows), -1)
-        similarities = matrix @ query
+        block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        similarities = block.reshape(len(rows), -1) @ query
         for (rowid, _), similarity in zip(rows, similarities, strict=True):
             doc = owner[int(rowid)]
             value = min(1.0, max(0.0, float(similarity)))
