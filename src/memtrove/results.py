@@ -8,11 +8,15 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "Check",
     "Collection",
     "CollectionStatus",
+    "DoctorReport",
     "Document",
     "DocumentSummary",
     "FileIssue",
+    "RerankHealth",
+    "RerankPair",
     "SearchResult",
     "SearchResults",
     "UpdateReport",
@@ -196,3 +200,108 @@ class VaultStatus:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One ``doctor`` finding: ``status`` is ``ok``, ``warn`` or ``fail``; ``fix`` says what to do."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """Every ``doctor`` check, in the order they ran. ``ok`` is false when any check failed."""
+
+    checks: list[Check]
+    elapsed_seconds: float = 0.0
+
+    @property
+    def failures(self) -> list[Check]:
+        return [check for check in self.checks if check.status == "fail"]
+
+    @property
+    def warnings(self) -> list[Check]:
+        return [check for check in self.checks if check.status == "warn"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @property
+    def summary(self) -> str:
+        failed, warned = len(self.failures), len(self.warnings)
+        if not failed and not warned:
+            return f"all {len(self.checks)} checks passed"
+        warnings = f"{warned} warning" + ("" if warned == 1 else "s")
+        return f"{failed} failed, {warnings}, {len(self.checks) - failed - warned} ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "summary": self.summary,
+            "checks": [check.to_dict() for check in self.checks],
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class RerankPair:
+    """A golden probe: the reranker's scores for a relevant and an irrelevant text."""
+
+    query: str
+    relevant_score: float
+    irrelevant_score: float
+
+    @property
+    def discriminates(self) -> bool:
+        return self.relevant_score > self.irrelevant_score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "relevant_score": round(self.relevant_score, 6),
+            "irrelevant_score": round(self.irrelevant_score, 6),
+            "discriminates": self.discriminates,
+        }
+
+
+@dataclass(frozen=True)
+class RerankHealth:
+    """What a live probe of the reranker found.
+
+    ``verdict`` is ``healthy``, ``degenerate`` (no score above the floor), ``inverted``
+    (irrelevant texts ranked first in most pairs), ``not discriminating`` (neither way in
+    most pairs), ``error`` (the service failed or answered nonsense; ``detail`` says how) or
+    ``not configured``. ``fix`` is empty when healthy.
+    """
+
+    configured: bool
+    verdict: str
+    detail: str
+    reranker: str = ""
+    fix: str = ""
+    pairs: list[RerankPair] = field(default_factory=list)
+    elapsed_seconds: float = 0.0
+
+    @property
+    def healthy(self) -> bool:
+        return self.verdict == "healthy"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "configured": self.configured,
+            "healthy": self.healthy,
+            "verdict": self.verdict,
+            "detail": self.detail,
+            "reranker": self.reranker,
+            "fix": self.fix,
+            "pairs": [pair.to_dict() for pair in self.pairs],
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+        }

@@ -43,8 +43,10 @@ from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
     CollectionStatus,
+    DoctorReport,
     Document,
     DocumentSummary,
+    RerankHealth,
     SearchResult,
     SearchResults,
     UpdateReport,
@@ -52,6 +54,7 @@ from memtrove.results import (
 )
 from memtrove.retrieval.fts import MAX_QUERY_CHARS, parse_query
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking, Retriever
+from memtrove.retrieval.scoring import has_recency_intent
 from memtrove.retrieval.snippets import Highlighter, make_snippet
 from memtrove.text import parse_iso_datetime
 
@@ -190,11 +193,21 @@ class Vault:
         until: str | None = None,
         min_score: float = 0.0,
     ) -> SearchResults:
-        """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``."""
+        """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``.
+
+        A query asking for recent work ("latest", "yesterday", "where were we") is ranked by
+        composite score with the recency weights instead (``stages`` then ends in
+        ``composite``); the same holds for :meth:`vsearch` and :meth:`hybrid`.
+        """
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
         with self._lock:
-            hits = self._retriever.bm25(query, limit, filters)
-            return self._present(query, Ranking(hits=hits, stages=["bm25"]), min_score)
+            if has_recency_intent(query):
+                hits = self._retriever.bm25(query, max(limit, CANDIDATE_LIMIT), filters)
+                ranking = self._retriever.recency_ranking(hits, limit, Ranking(stages=["bm25"]))
+            else:
+                hits = self._retriever.bm25(query, limit, filters)
+                ranking = Ranking(hits=hits, stages=["bm25"])
+            return self._present(query, ranking, min_score)
 
     def vsearch(
         self,
@@ -211,13 +224,18 @@ class Vault:
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
         if not query.strip():
             return SearchResults(stages=[])
+        recent = has_recency_intent(query)
         with self._lock:
-            hits = self._retriever.vectors(query, limit, filters)
+            hits = self._retriever.vectors(
+                query, max(limit, CANDIDATE_LIMIT) if recent else limit, filters
+            )
             ranking = Ranking(
                 hits=[(doc, score) for doc, score, _ in hits],
                 stages=["vector"],
                 best_seq={doc: seq for doc, _, seq in hits},
             )
+            if recent:
+                ranking = self._retriever.recency_ranking(ranking.hits, limit, ranking)
             return self._present(query, ranking, min_score)
 
     def hybrid(
@@ -233,8 +251,14 @@ class Vault:
     ) -> SearchResults:
         """BM25 and vector search fused, with no model server involved."""
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        recent = has_recency_intent(query)
         with self._lock:
-            return self._present(query, self._retriever.hybrid(query, limit, filters), min_score)
+            ranking = self._retriever.hybrid(
+                query, max(limit, CANDIDATE_LIMIT) if recent else limit, filters
+            )
+            if recent:
+                ranking = self._retriever.recency_ranking(ranking.hits, limit, ranking)
+            return self._present(query, ranking, min_score)
 
     def query(
         self,
@@ -406,6 +430,34 @@ class Vault:
             content_types=types,
             last_modified_at=last,
         )
+
+    # -- health ------------------------------------------------------------------------------
+
+    def doctor(self, timeout: float = 8.0) -> DoctorReport:
+        """Check the vault, its collections, fragments, vectors and model services.
+
+        The vault is read under the lock; model services are probed outside it (each probe
+        bounded by ``timeout`` seconds), so a slow service never stalls other callers.
+        """
+        from memtrove.lifecycle.doctor import run_doctor  # httpx and friends: off the hot path
+
+        return run_doctor(
+            self._connection,
+            self.models,
+            self.collections,
+            vault_path=self.path,
+            timeout=timeout,
+            lock=self._lock,
+        )
+
+    def rerank_health(self, timeout: float = 8.0) -> RerankHealth:
+        """Probe the reranker live with a golden set (:mod:`memtrove.lifecycle.probes`).
+
+        Needs no lock: it reads nothing from the vault and calls the reranker directly.
+        """
+        from memtrove.lifecycle.doctor import rerank_health
+
+        return rerank_health(self.models, timeout)
 
 
 def _check_limit(limit: int) -> int:

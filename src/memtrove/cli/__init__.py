@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from memtrove import __version__
-from memtrove.cli import collection, evaluate, indexing, reading
+from memtrove.cli import collection, evaluate, health, indexing, reading, retrieval
 from memtrove.cli.common import CliState
 from memtrove.config import Settings
 
@@ -52,6 +52,8 @@ def root(
 app.add_typer(collection.app, name="collection")
 indexing.register(app)
 reading.register(app)
+retrieval.register(app)
+health.register(app)
 app.add_typer(evaluate.app, name="eval")
 
 

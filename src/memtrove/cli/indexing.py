@@ -10,7 +10,10 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memtrove.cli.common import console, open_vault, print_json, state
+from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.cli.retrieval import print_embed_report, run_embed
+from memtrove.errors import MemtroveError
+from memtrove.index.embedding import EmbedReport
 from memtrove.results import UpdateReport
 from memtrove.vault import Vault
 
@@ -35,8 +38,9 @@ def bootstrap(
     ctx: typer.Context,
     folder: Path = typer.Argument(..., help="Folder of markdown to index."),
     name: str | None = typer.Option(None, "--name", help="Collection name."),
+    skip_embed: bool = typer.Option(False, "--skip-embed", help="Index only; embed later."),
 ) -> None:
-    """Create the vault, add FOLDER as a collection (reused if already added) and index it."""
+    """Create the vault, add FOLDER as a collection (or reuse it), index it and embed it."""
     with open_vault(ctx) as vault:
         resolved = folder.expanduser().resolve()
         existing = next(
@@ -49,7 +53,12 @@ def bootstrap(
         else:
             console.print(f"collection {existing.name} already covers {existing.path}")
         report = _run_update(vault, [existing.name])
-    _print_report(report)
+        _print_report(report)
+        embedded = None if skip_embed else _embed_after_update(vault, report, as_json=False)
+    if embedded is not None:
+        print_embed_report(embedded)
+        if embedded.errors:
+            raise typer.Exit(1)
 
 
 def update(
@@ -57,15 +66,34 @@ def update(
     collection: list[str] | None = typer.Option(
         None, "--collection", "-c", help="Only this collection (repeatable)."
     ),
+    embed: bool = typer.Option(False, "--embed", help="Then embed what is new or changed."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index what changed in every collection: +added ~updated =unchanged -removed."""
     with open_vault(ctx) as vault:
         report = _run_update(vault, collection or None, show_progress=not as_json)
+        if not as_json:
+            _print_report(report)
+        embedded = _embed_after_update(vault, report, as_json=as_json) if embed else None
     if as_json:
-        print_json(report.to_dict())
-    else:
-        _print_report(report)
+        data = report.to_dict()
+        if embedded is not None:
+            data["embed"] = embedded.to_dict()
+        print_json(data)
+    elif embedded is not None:
+        print_embed_report(embedded)
+    if embedded is not None and embedded.errors:
+        raise typer.Exit(1)
+
+
+def _embed_after_update(vault: Vault, report: UpdateReport, *, as_json: bool) -> EmbedReport:
+    """Embed after an update; a failure is one line and exit 1, and the update stays done."""
+    try:
+        return run_embed(vault, show_progress=not as_json)
+    except MemtroveError as error:
+        if as_json:
+            print_json({**report.to_dict(), "embed": {"error": str(error)}})
+        raise fail(f"{error} (the index itself is up to date)") from None
 
 
 @contextmanager

@@ -1,0 +1,115 @@
+"""``memtrove doctor|rerank-health``: is everything sound, and does the reranker discriminate?"""
+
+from __future__ import annotations
+
+import os
+
+import typer
+from rich.markup import escape
+
+from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.config import Settings
+from memtrove.errors import MemtroveError
+from memtrove.models.registry import Models, ModelSettings
+from memtrove.results import DoctorReport, RerankHealth
+from memtrove.vault import Vault
+
+__all__ = ["register"]
+
+_STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+    app.command("rerank-health")(rerank_health)
+
+
+def doctor(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
+    """Check the vault, collections, fragments, vectors and each model service; exit 1 on a
+    failure, printing the fix for each."""
+    report = _diagnose(state(ctx).settings)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        width = max(len(check.name) for check in report.checks)
+        for check in report.checks:
+            colour = _STYLE.get(check.status, "white")
+            console.print(
+                f"[{colour}]{check.status:<4}[/]  {escape(check.name):<{width}}  "
+                f"{escape(check.detail)}",
+                markup=True,
+            )
+            if check.fix:
+                console.print(f"{'':<{width + 6}}[bold]fix:[/] {escape(check.fix)}", markup=True)
+        console.print(report.summary)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _diagnose(settings: Settings) -> DoctorReport:
+    """Run doctor on the vault, or say why it cannot be opened (never creating it)."""
+    from memtrove.lifecycle.doctor import unopened_report  # httpx: only when doctor runs
+
+    path = settings.vault_path
+    if not path.exists():
+        return unopened_report(path, None, _models())
+    try:
+        vault = Vault.open(path, config_dir=settings.config_dir)
+    except MemtroveError as error:
+        return unopened_report(path, error, _models())
+    with vault:
+        return vault.doctor()
+
+
+def _models() -> Models | MemtroveError:
+    try:
+        return Models(ModelSettings.from_env(os.environ))
+    except MemtroveError as error:
+        return error
+
+
+def rerank_health(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    timeout_ms: int = typer.Option(
+        8000, "--timeout-ms", min=1, help="Give up after this many milliseconds."
+    ),
+) -> None:
+    """Probe the reranker with known good and bad pairs; exit 1 when it is degenerate."""
+    with open_vault(ctx) as vault:
+        health = vault.rerank_health(timeout=timeout_ms / 1000)
+    if as_json:
+        print_json(health.to_dict())
+        if not health.healthy:
+            raise typer.Exit(1)
+        return
+    if not health.configured:
+        raise fail(health.detail)
+    _print_health(health)
+    if not health.healthy:
+        raise typer.Exit(1)
+
+
+def _print_health(health: RerankHealth) -> None:
+    colour = "green" if health.healthy else "red"
+    console.print(f"reranker  {escape(health.reranker)}", markup=True)
+    console.print(
+        f"verdict   [{colour}]{escape(health.verdict)}[/]: {escape(health.detail)}", markup=True
+    )
+    if health.pairs:
+        console.print("          relevant  irrelevant  query")
+    for pair in health.pairs:
+        mark = ""
+        if not pair.discriminates:
+            tie = pair.relevant_score == pair.irrelevant_score
+            mark = "  [red]<- tie[/]" if tie else "  [red]<- wrong way[/]"
+        console.print(
+            f"          {pair.relevant_score:8.4f}  {pair.irrelevant_score:10.4f}  "
+            f"{escape(pair.query)}{mark}",
+            markup=True,
+        )
+    if health.fix:
+        console.print(f"[bold]fix:[/] {escape(health.fix)}", markup=True)
+    console.print(f"[dim]{health.elapsed_seconds:.2f}s[/]", markup=True)

@@ -1,0 +1,216 @@
+"""``memtrove embed|vsearch|query``: vectors, vector search and the full hybrid pipeline."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from memtrove.cli.common import console, open_vault, print_json
+from memtrove.index.embedding import EmbedProgress, EmbedReport
+from memtrove.results import SearchResults
+from memtrove.retrieval.pipeline import CANDIDATE_LIMIT
+from memtrove.vault import Vault
+
+__all__ = ["embed_report_lines", "print_embed_report", "register", "run_embed"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("embed")(embed)
+    app.command("vsearch")(vsearch)
+    app.command("query")(query)
+
+
+# -- embed ----------------------------------------------------------------------------------------
+
+
+def embed(
+    ctx: typer.Context,
+    force: bool = typer.Option(
+        False, "-f", "--force", help="Clear every vector and re-embed all with this embedder."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Give every fragment a vector (only what is new or changed, unless --force)."""
+    with open_vault(ctx) as vault:
+        report = run_embed(vault, force=force, show_progress=not as_json)
+    if as_json:
+        print_json({**report.to_dict(), "summary": embed_report_lines(report)[0]})
+    else:
+        print_embed_report(report)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[EmbedProgress | None]:
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
+
+
+def run_embed(vault: Vault, *, force: bool = False, show_progress: bool = True) -> EmbedReport:
+    """``vault.embed`` with a progress bar on a terminal (stderr); raises what it raises."""
+    with _progress(show_progress) as progress:
+        return vault.embed(force=force, progress=progress)
+
+
+def embed_report_lines(report: EmbedReport) -> list[str]:
+    """The summary line, then one line per failure (for stderr)."""
+    identity, _, size = report.space.rpartition(" (")
+    space = f"{identity}, {size.rstrip(')')}" if identity else report.space
+    if report.fragments or report.documents or report.forced or report.errors:
+        summary = (
+            f"embedded {_count(report.fragments, 'fragment')} of "
+            f"{_count(report.documents, 'document')} in {report.elapsed_seconds:.1f}s ({space})"
+        )
+    else:
+        summary = f"nothing to embed: every document has its vectors ({space})"
+    lines = [summary]
+    if report.failed_documents:
+        lines.append(
+            f"{_count(report.failed_documents, 'document')} failed (each is tried 3 times)"
+        )
+    lines += [f"failed: {error}" for error in report.errors]
+    if report.skipped_documents:
+        lines.append(
+            f"{report.skipped_documents} documents are skipped after 3 failed attempts "
+            "(`memtrove doctor` shows why)"
+        )
+    return lines
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def print_embed_report(report: EmbedReport) -> None:
+    """The summary on stdout; failures as warnings on stderr."""
+    summary, *problems = embed_report_lines(report)
+    console.print(summary, markup=False)
+    for line in problems:
+        print(f"memtrove: warning: {line}", file=sys.stderr)
+
+
+# -- searching ------------------------------------------------------------------------------------
+
+
+def vsearch(
+    ctx: typer.Context,
+    query: list[str] = typer.Argument(..., help="What to look for."),
+    limit: int = typer.Option(10, "-n", "--num", "--limit", min=1, max=1000, help="Results."),
+    collection: list[str] | None = typer.Option(
+        None, "-c", "--collection", help="Only this collection (repeatable, or comma-separated)."
+    ),
+    content_type: list[str] | None = typer.Option(
+        None, "-t", "--type", help="Only this content type (repeatable)."
+    ),
+    since: str | None = typer.Option(None, "--since", help="Authored/modified on or after."),
+    until: str | None = typer.Option(None, "--until", help="Authored/modified on or before."),
+    min_score: float = typer.Option(0.0, "--min-score", min=0.0, max=1.0, help="Score floor."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Vector search: documents ranked by their best fragment's cosine similarity."""
+    text = " ".join(query)
+    with open_vault(ctx) as vault:
+        results = vault.vsearch(
+            text,
+            limit=limit,
+            collections=_collections(collection),
+            content_types=content_type or None,
+            since=since,
+            until=until,
+            min_score=min_score,
+        )
+    _print_results(text, results, as_json=as_json)
+
+
+def query(
+    ctx: typer.Context,
+    query: list[str] = typer.Argument(..., help="What to look for."),
+    limit: int = typer.Option(10, "-n", "--num", "--limit", min=1, max=1000, help="Results."),
+    collection: list[str] | None = typer.Option(
+        None, "-c", "--collection", help="Only this collection (repeatable, or comma-separated)."
+    ),
+    content_type: list[str] | None = typer.Option(
+        None, "-t", "--type", help="Only this content type (repeatable)."
+    ),
+    since: str | None = typer.Option(None, "--since", help="Authored/modified on or after."),
+    until: str | None = typer.Option(None, "--until", help="Authored/modified on or before."),
+    intent: str | None = typer.Option(
+        None, "--intent", help="What the query is for; steers expansion, reranking, snippets."
+    ),
+    full: bool = typer.Option(False, "--full", help="Include each document's full text."),
+    diverse: bool = typer.Option(
+        True, "--diverse/--no-diverse", help="Demote near-duplicates (MMR)."
+    ),
+    candidate_limit: int = typer.Option(
+        CANDIDATE_LIMIT, "--candidate-limit", min=1, max=1000, help="Candidates to rerank."
+    ),
+    min_score: float = typer.Option(0.0, "--min-score", min=0.0, max=1.0, help="Score floor."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Hybrid search: BM25 and vectors, expansion, fusion, reranking, scoring, diversity."""
+    text = " ".join(query)
+    with open_vault(ctx) as vault:
+        results = vault.query(
+            text,
+            limit=limit,
+            intent=intent,
+            collections=_collections(collection),
+            compact=not full,
+            content_types=content_type or None,
+            since=since,
+            until=until,
+            min_score=min_score,
+            diverse=diverse,
+            candidate_limit=candidate_limit,
+        )
+    _print_results(text, results, as_json=as_json, show_stages=True)
+
+
+def _collections(values: list[str] | None) -> list[str] | None:
+    names = [name for item in values or [] for name in item.split(",") if name]
+    return names or None
+
+
+def _print_results(
+    text: str, results: SearchResults, *, as_json: bool, show_stages: bool = False
+) -> None:
+    for warning in results.warnings:
+        print(f"memtrove: warning: {warning}", file=sys.stderr)
+    if as_json:
+        print_json({"query": text, **results.to_dict()})
+        return
+    if not results:
+        console.print("no results")
+    for rank, r in enumerate(results, 1):
+        console.print(
+            f"[bold]{rank:>2}. {r.score:.3f}[/]  {escape(r.collection)}/{escape(r.path)}  "
+            f"[dim]\\[{r.content_type}] #{r.docid}[/]",
+            markup=True,
+        )
+        console.print(f"    {r.title}", markup=False)
+        if r.snippet:
+            console.print(f"    [dim]{escape(r.snippet)}[/]", markup=True)
+        if r.content is not None:
+            for line in r.content.splitlines():
+                console.print(f"    | {line}", markup=False)
+    if show_stages:
+        stages = " > ".join(results.stages) or "none"
+        skipped = "; ".join(f"{stage}: {why}" for stage, why in results.skipped.items())
+        line = f"stages: {stages}" + (f"  (skipped {skipped})" if skipped else "")
+        console.print(f"[dim]{escape(line)}[/]", markup=True)

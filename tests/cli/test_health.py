@@ -1,0 +1,195 @@
+"""``doctor`` and ``rerank-health`` against the fake model server, healthy and broken."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memtrove.cli import app
+from tests.fakes.model_server import ModelServer, refused_url
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("MEMTROVE_VAULT", str(tmp_path / "cli" / "vault.sqlite"))
+    monkeypatch.setenv("MEMTROVE_CONFIG_DIR", str(tmp_path / "cli" / "config"))
+    return CliRunner()
+
+
+@pytest.fixture
+def served(
+    cli: CliRunner, example_copy: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> CliRunner:
+    """The example vault embedded by the fake server, every model role pointed at it."""
+    for role in ("EMBED", "LLM", "RERANK"):
+        monkeypatch.setenv(f"MEMTROVE_{role}_URL", model_server.url)
+    invoke(cli, "bootstrap", str(example_copy), "--name", "demo")
+    return cli
+
+
+def invoke(cli: CliRunner, *args: str, code: int = 0) -> str:
+    result = cli.invoke(app, list(args))
+    assert result.exit_code == code, (result.output, result.stderr)
+    assert "Traceback" not in result.output
+    return result.stdout
+
+
+def doctor_json(cli: CliRunner, code: int) -> dict[str, dict[str, str]]:
+    """``doctor --json`` run with the expected exit code; its checks by name."""
+    report = json.loads(invoke(cli, "doctor", "--json", code=code))
+    assert report["ok"] is (code == 0)
+    return {check["name"]: check for check in report["checks"]}
+
+
+def test_doctor_healthy_with_every_service(served: CliRunner) -> None:
+    checks = doctor_json(served, 0)
+    assert {check["status"] for check in checks.values()} == {"ok"}
+    assert "64-d" in checks["embedder"]["detail"]
+    assert "8 of 8 pairs" in checks["reranker"]["detail"]
+    assert "answered" in checks["llm"]["detail"]
+    out = invoke(served, "doctor")
+    assert "all 10 checks passed" in out and "collection demo" in out
+
+
+def test_doctor_without_services_says_what_is_skipped(cli: CliRunner, example_copy: Path) -> None:
+    invoke(cli, "bootstrap", str(example_copy), "--skip-embed")
+    checks = doctor_json(cli, 0)
+    assert checks["embeddings"]["status"] == "warn" and checks["embeddings"]["fix"] == (
+        "`memtrove embed`"
+    )
+    assert checks["llm"]["detail"].startswith("not configured (stage skipped)")
+    assert checks["reranker"]["detail"].startswith("not configured (stage skipped)")
+    assert "wordllama:l2_supercat (in process), 256-d" in checks["embedder"]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "mode", "check", "words"),
+    [
+        ("embeddings", "nan", "embedder", "NaN"),
+        ("embeddings", "http500", "embedder", "HTTP 500"),
+        ("embeddings", "degenerate", "embedder", "zero vector"),
+        ("embeddings", "wrong_dimensions", "embedding space", "32-d"),
+        ("chat", "http500", "llm", "HTTP 500"),
+        ("chat", "degenerate", "llm", "empty text"),
+        ("rerank", "degenerate", "reranker", "degenerate"),
+        ("rerank", "nan", "reranker", "non-finite"),
+        ("rerank", "malformed_json", "reranker", "malformed JSON"),
+    ],
+)
+def test_doctor_broken_service_fails_with_the_fix(
+    served: CliRunner,
+    model_server: ModelServer,
+    endpoint: str,
+    mode: str,
+    check: str,
+    words: str,
+) -> None:
+    model_server.set_mode(endpoint, mode)
+    checks = doctor_json(served, 1)
+    failed = [name for name, found in checks.items() if found["status"] == "fail"]
+    assert failed == [check], checks
+    assert words in checks[check]["detail"]
+    assert checks[check]["fix"]
+    out = invoke(served, "doctor", code=1)
+    assert "fix: " in out and "1 failed" in out
+
+
+def test_doctor_reports_an_unreachable_service(
+    served: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = refused_url()
+    monkeypatch.setenv("MEMTROVE_RERANK_URL", url)
+    checks = doctor_json(served, 1)
+    assert "unreachable" in checks["reranker"]["detail"]
+    assert f"start the service at {url}" in checks["reranker"]["fix"]
+
+
+def test_doctor_flags_a_model_switch(served: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMTROVE_EMBED_URL")
+    checks = doctor_json(served, 1)
+    assert checks["embedding space"]["status"] == "fail"
+    assert "http:embedding (64-d)" in checks["embedding space"]["detail"]
+    assert "memtrove embed --force" in checks["embedding space"]["fix"]
+
+
+def test_doctor_without_a_vault_does_not_create_one(cli: CliRunner, tmp_path: Path) -> None:
+    out = invoke(cli, "doctor", code=1)
+    assert "no vault at" in out and "memtrove bootstrap" in out
+    assert not (tmp_path / "cli" / "vault.sqlite").exists()
+    assert "embedder" in out  # the services are still checked
+
+
+def test_doctor_on_a_corrupt_vault(cli: CliRunner, tmp_path: Path) -> None:
+    vault = tmp_path / "cli" / "vault.sqlite"
+    vault.parent.mkdir(parents=True)
+    vault.write_bytes(b"not a database at all" * 200)
+    checks = doctor_json(cli, 1)
+    assert "cannot open vault" in checks["vault"]["detail"]
+    assert "move the file aside" in checks["vault"]["fix"]
+
+
+def test_doctor_with_a_bad_model_setting(
+    cli: CliRunner, example_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    invoke(cli, "bootstrap", str(example_copy), "--skip-embed")
+    monkeypatch.setenv("MEMTROVE_EMBED_DIMENSIONS", "many")
+    checks = doctor_json(cli, 1)
+    assert "MEMTROVE_EMBED_DIMENSIONS" in checks["config"]["detail"]
+
+
+def test_rerank_health_healthy(served: CliRunner) -> None:
+    out = invoke(served, "rerank-health")
+    assert "verdict   healthy" in out and "how do I rotate the refresh token" in out
+    report = json.loads(invoke(served, "rerank-health", "--json"))
+    assert report["healthy"] is True and report["verdict"] == "healthy"
+    assert len(report["pairs"]) == 8
+    assert all(pair["relevant_score"] > pair["irrelevant_score"] for pair in report["pairs"])
+
+
+def test_rerank_health_accepts_logits(served: CliRunner, model_server: ModelServer) -> None:
+    model_server.set_mode("rerank", "logits")
+    assert json.loads(invoke(served, "rerank-health", "--json"))["verdict"] == "healthy"
+
+
+def test_rerank_health_degenerate_exits_1(served: CliRunner, model_server: ModelServer) -> None:
+    model_server.set_mode("rerank", "degenerate")
+    out = invoke(served, "rerank-health", code=1)
+    assert "degenerate" in out and "fix:" in out
+    report = json.loads(invoke(served, "rerank-health", "--json", code=1))
+    assert report["verdict"] == "degenerate" and report["fix"]
+
+
+@pytest.mark.parametrize("mode", ["http500", "empty_list", "short_list"])
+def test_rerank_health_broken_service_exits_1(
+    served: CliRunner, model_server: ModelServer, mode: str
+) -> None:
+    model_server.set_mode("rerank", mode)
+    report = json.loads(invoke(served, "rerank-health", "--json", code=1))
+    assert report["verdict"] == "error" and report["fix"]
+
+
+def test_rerank_health_timeout(served: CliRunner, model_server: ModelServer) -> None:
+    model_server.slow_seconds = 1.0
+    model_server.set_mode("rerank", "slow")
+    report = json.loads(invoke(served, "rerank-health", "--json", "--timeout-ms", "200", code=1))
+    assert report["verdict"] == "error" and "timed out" in report["detail"].lower()
+
+
+def test_rerank_health_without_a_reranker(cli: CliRunner) -> None:
+    result = cli.invoke(app, ["rerank-health"])
+    assert result.exit_code == 1
+    assert result.stderr == "memtrove: error: no reranker configured: set MEMTROVE_RERANK_URL\n"
+    report = json.loads(invoke(cli, "rerank-health", "--json", code=1))
+    assert report["configured"] is False and report["verdict"] == "not configured"
+
+
+def test_the_cli_imports_no_http_client_until_a_probe_needs_it() -> None:
+    """doctor's probes need httpx; every other command (and hooks) must not pay for it."""
+    code = "import sys, memtrove.cli; print('httpx' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
