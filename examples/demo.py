@@ -1,4 +1,4 @@
-"""The `make demo` walk-through: index the example vault and run a few searches.
+"""The `make demo` walk-through: index and embed the example vault, then search it three ways.
 
 Uses the real CLI in a subprocess for every step, exactly as a user would type it.
 """
@@ -29,6 +29,8 @@ def main() -> None:
     run("status")
     for query in QUERIES:
         run("search", query, "-n", "3")
+    run("vsearch", "uploads keep failing for big pictures", "-n", "3")
+    run("query", "what went wrong with logins when tokens were refreshed?", "-n", "3")
 
 
 if __name__ == "__main__":

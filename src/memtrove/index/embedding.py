@@ -2,9 +2,11 @@
 
 Incremental and resumable: documents carry an embed state (pending / synced / failed) and a
 count of attempts; each batch of bodies commits with its vectors, so an interrupted run loses
-at most one batch and the next run carries on. Bodies are embedded once per content hash,
-however many documents share them. A lease (``embedding``) keeps two processes from embedding
-the same vault at once.
+at most one batch and the next run carries on. A batch the service answers badly is retried
+body by body, so only a body that fails alone costs its documents an attempt (after three,
+they are given up until their text changes); an unreachable service costs none. Bodies are
+embedded once per content hash, however many documents share them. A lease (``embedding``)
+keeps two processes from embedding the same vault at once.
 
 A model other than the one that made the stored vectors is refused; ``force`` first proves
 the new model answers, then clears every vector and re-embeds everything with it.
@@ -30,12 +32,16 @@ from memtrove.retrieval.vectors import (
     format_document_input,
     insert_vectors,
     set_space,
+    vector_count,
 )
 
 __all__ = ["MAX_ATTEMPTS", "EmbedProgress", "EmbedReport", "embed_pending", "pending_counts"]
 
 MAX_ATTEMPTS = 3
 BATCH_FRAGMENTS = 512
+# A model service answers a batch far slower than the embedded model: smaller batches renew
+# the lease (60 s) often enough and lose less when interrupted.
+SERVICE_BATCH_FRAGMENTS = 64
 _MAX_FAILED_BATCHES = 3
 
 EmbedProgress = Callable[[int, int], None]
@@ -101,11 +107,14 @@ def embed_pending(
     report.space = f"{identity} ({dimensions}-d)"
     if force:
         _probe(embedder, dimensions)
-    else:
+    elif vector_count(connection) > 0:
         check_space(connection, identity, dimensions)
+    if batch_fragments == BATCH_FRAGMENTS and not hasattr(embedder, "embed_spans"):
+        batch_fragments = SERVICE_BATCH_FRAGMENTS
     with Lease.acquire(connection, "embedding") as lease:
         with write_transaction(connection):
-            if force:
+            # A recorded space without a single vector binds nothing: start afresh.
+            if force or vector_count(connection) == 0:
                 clear_vectors(connection)
             # Checked again under the lease: another process may have embedded meanwhile.
             if force or check_space(connection, identity, dimensions) is None:
@@ -125,12 +134,13 @@ def embed_pending(
                 report.errors.append(str(error))
                 raise
             except ModelResponseError as error:
-                _record_failure(connection, hashes, str(error), report)
-                report.errors.append(str(error))
-                failed_batches += 1
-                if failed_batches >= _MAX_FAILED_BATCHES:
-                    raise
-                continue
+                embedded = _embed_singly(connection, embedder, hashes, lease, report, error)
+                if embedded is None:  # not one body went through: blame the service
+                    failed_batches += 1
+                    if failed_batches >= _MAX_FAILED_BATCHES:
+                        raise
+                    continue
+                count, failed_batches = embedded, 0
             done += count
             if progress:
                 progress(min(done, total), total)
@@ -269,9 +279,38 @@ def _embed_rows(embedder: Embedder, rows: Sequence[Any], bodies: dict[str, str])
     return vectors
 
 
+def _embed_singly(
+    connection: Connection,
+    embedder: Embedder,
+    hashes: Sequence[str],
+    lease: Lease,
+    report: EmbedReport,
+    error: ModelResponseError,
+) -> int | None:
+    """After a batch failed: each body alone, so one bad text does not cost the others an
+    attempt. Fragments embedded, or None when none went through (the first few singles
+    failing too means the service is at fault: the rest of the batch shares the failure)."""
+    if len(hashes) == 1:
+        _record_failure(connection, hashes, str(error), report)
+        return None
+    done, succeeded = 0, False
+    for position, body_hash in enumerate(hashes):
+        if not succeeded and position >= _MAX_FAILED_BATCHES:
+            _record_failure(connection, hashes[position:], str(error), report)
+            return None
+        try:
+            done += _embed_hashes(connection, embedder, [body_hash], lease, report)
+            succeeded = True
+        except ModelResponseError as single:
+            _record_failure(connection, [body_hash], str(single), report)
+    return done if succeeded else None
+
+
 def _record_failure(
     connection: Connection, hashes: Sequence[str], message: str, report: EmbedReport
 ) -> None:
+    if message not in report.errors:
+        report.errors.append(message)
     placeholders = ",".join("?" * len(hashes))
     with write_transaction(connection):
         cursor = connection.execute(

@@ -3,7 +3,8 @@
 Each output line is ``lex: ...`` (keywords, searched with BM25 only), ``vec: ...`` (a
 rephrasing, searched with vectors only) or ``hyde: ...`` (a hypothetical answer passage,
 vectors only). Anything else is ignored. An intent hint steers the prompt. Answers are cached
-per model, prompt version and input; a failed generation yields no variants and is not cached.
+per model, prompt version and input; a failed generation (an error, or an answer without a
+single variant line) yields no variants and is not cached.
 """
 
 from __future__ import annotations
@@ -71,5 +72,6 @@ def expand_query(
         ]
     answer = llm.complete(build_prompt(query, intent), max_tokens=500, temperature=0.7)
     variants = parse_expansion(answer, query)
-    cache_put(connection, {key: [[v.kind, v.text] for v in variants]})
+    if variants:  # an empty or unparseable answer is a failed generation: ask again next time
+        cache_put(connection, {key: [[v.kind, v.text] for v in variants]})
     return variants

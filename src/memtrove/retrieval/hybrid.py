@@ -65,14 +65,28 @@ def score_fusion(
 
 
 def conversation_neighbours(
-    connection: Connection, doc_ids: Sequence[int], span: int = len(NEIGHBOUR_WEIGHTS)
+    connection: Connection,
+    doc_ids: Sequence[int],
+    span: int = len(NEIGHBOUR_WEIGHTS),
+    *,
+    since: str | None = None,
+    until: str | None = None,
 ) -> dict[int, list[tuple[int, int]]]:
     """For each conversation document, its neighbours as ``(distance, doc id)``, both sides.
 
-    Documents of other types get no entry.
+    Documents of other types get no entry. Neighbours outside ``since`` / ``until`` (the
+    search's time filter) are left out: context must not bring back what the filter excluded.
     """
     if not doc_ids or span <= 0:
         return {}
+    bounds = ""
+    limits: list[str] = []
+    if since:
+        bounds += " AND COALESCE(authored_at, modified_at) >= ?"
+        limits.append(since)
+    if until:
+        bounds += " AND COALESCE(authored_at, modified_at) <= ?"
+        limits.append(until)
     placeholders = ",".join("?" * len(doc_ids))
     rows = connection.execute(
         "SELECT id, collection, COALESCE(authored_at, modified_at), path FROM documents "
@@ -86,9 +100,9 @@ def conversation_neighbours(
             side = connection.execute(
                 "SELECT id FROM documents WHERE active = 1 AND collection = ? "
                 f"AND content_type = ? AND COALESCE(authored_at, modified_at) {comparison}= ? "
-                f"AND (COALESCE(authored_at, modified_at), path) {comparison} (?, ?) "
+                f"AND (COALESCE(authored_at, modified_at), path) {comparison} (?, ?){bounds} "
                 f"ORDER BY COALESCE(authored_at, modified_at) {order}, path {order} LIMIT ?",
-                (collection, CONVERSATION_TYPE, moment, moment, path, span),
+                (collection, CONVERSATION_TYPE, moment, moment, path, *limits, span),
             ).fetchall()
             found.extend((distance, int(row[0])) for distance, row in enumerate(side, start=1))
         neighbours[int(doc)] = found

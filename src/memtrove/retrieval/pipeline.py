@@ -246,7 +246,7 @@ class Retriever:
         neighbours = conversation_neighbours(
             self._connection, sources, since=filters.since, until=filters.until
         )
-        if neighbours:
+        if any(neighbours.values()):
             fused = propagate(fused, neighbours)
             ranking.stages.append("context")
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
@@ -343,7 +343,10 @@ class Retriever:
                 _rate_limited("expansion", f"query expansion failed: {error}", ranking.warnings)
                 variants = []
             else:
-                ranking.stages.append("expansion")
+                if variants:
+                    ranking.stages.append("expansion")
+                else:  # an empty or unparseable answer: nothing was expanded
+                    ranking.skipped["expansion"] = "the LLM's answer held no lex/vec/hyde line"
             for variant in variants:
                 if variant.kind == "lex":
                     hits = self.bm25(variant.text, depth, filters)
@@ -368,7 +371,7 @@ class Retriever:
         neighbours = conversation_neighbours(
             self._connection, sources, since=filters.since, until=filters.until
         )
-        if not neighbours:
+        if not any(neighbours.values()):
             return fused
         ranking.stages.append("context")
         spread = propagate(dict(normalize_max(fused)), neighbours)
@@ -412,6 +415,27 @@ class Retriever:
             return blended.ranked
         ranking.stages.append("rerank")
         return blended.ranked
+
+    def recency_ranking(
+        self,
+        candidates: Sequence[tuple[int, float]],
+        limit: int,
+        ranking: Ranking,
+        now: datetime | None = None,
+    ) -> Ranking:
+        """Direct lookups (search, vsearch, hybrid) asking for recent work ("latest",
+        "yesterday", "where were we") are ranked by composite score with the recency
+        weights, handoffs, decisions and progress notes first; others keep the raw
+        channel score, which judged evals found better for lookups."""
+        scored = apply_composite(
+            self._scoring_inputs(candidates),
+            _RECENCY_WEIGHTS,
+            now or datetime.now(UTC),
+            recency_first_types=RECENCY_FIRST_TYPES,
+        )
+        ranking.hits = scored[:limit]
+        ranking.stages.append("composite")
+        return ranking
 
     def _scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
         if not candidates:

@@ -1,7 +1,8 @@
 """Cross-encoder reranking with a cache: identical texts are scored once.
 
 The rerank query is the intent (when given) followed by the query. Scores are cached per
-reranker identity, query and text, so repeating a search costs no model calls.
+reranker identity, query and text, so repeating a search costs no model calls; an answer
+whose scores are all near zero (a degenerate reranker) is not cached.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import ModelResponseError
 from memtrove.models.protocols import Reranker
 from memtrove.retrieval.cache import cache_get, cache_key, cache_put
+from memtrove.retrieval.fusion import RERANK_DEGENERATE_FLOOR
 
 __all__ = ["rerank_query", "rerank_texts"]
 
@@ -54,5 +56,8 @@ def rerank_texts(
             if not math.isfinite(score):
                 raise ModelResponseError("the reranker returned a non-finite score")
             scores[text] = min(1.0, max(0.0, float(score)))
-        cache_put(connection, {cache_keys[text]: scores[text] for text in missing})
+        # All-near-zero answers are what a broken reranker gives (the pipeline then falls back
+        # to the fused order); cached, they would outlive the repair of the reranker.
+        if any(scores[text] > RERANK_DEGENERATE_FLOOR for text in missing):
+            cache_put(connection, {cache_keys[text]: scores[text] for text in missing})
     return {key: scores[text] for text, members in by_text.items() for key in members}
