@@ -27,6 +27,10 @@ def test_public_api_is_curated() -> None:
         "InvalidQueryError", "MemtroveError", "SchemaTooNewError", "SearchResult",
         "UpdateReport", "Vault", "VaultBusyError", "VaultError", "VaultOpenError",
         "VaultStatus", "__version__",
+        # hybrid retrieval
+        "Check", "DoctorReport", "EmbedReport", "EmbeddingSpaceError", "LeaseHeldError",
+        "ModelError", "ModelResponseError", "ModelSettings", "ModelUnavailableError",
+        "RerankHealth", "SearchResults",
     }  # fmt: skip
     for name in memtrove.__all__:
         assert hasattr(memtrove, name)
