@@ -70,6 +70,18 @@ def test_dimensions_are_probed_once_when_not_configured(
     assert len(server.requests) == 1
 
 
+def test_a_bad_first_answer_does_not_fix_the_learnt_dimension(
+    server: ModelServer, cooldown: Cooldown
+) -> None:
+    client = HttpEmbedder(server.url, cooldown=cooldown)
+    server.set_mode("embeddings", "wrong_dimensions", count=1)
+    assert client.dimensions == 32  # learnt from the bad answer
+    with pytest.raises(ModelResponseError, match="dimension 64, expected 32"):
+        client.embed_query("hello")
+    assert client.dimensions == 64  # learnt again from the next answer
+    assert client.embed_query("hello").shape == (64,)
+
+
 def test_configured_dimensions_are_sent_and_not_probed(
     server: ModelServer, cooldown: Cooldown
 ) -> None:

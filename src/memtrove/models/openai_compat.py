@@ -231,6 +231,10 @@ class HttpEmbedder:
             if self._dimensions is None:
                 self._dimensions = sizes[0]
             expected = self._dimensions
+            if sizes[0] != expected and self._configured_dimensions is None:
+                # A size learnt from one answer may itself have been the bad one: learn again
+                # from the next answer rather than refusing every later one.
+                self._dimensions = None
         if sizes[0] != expected:
             raise fail(f"returned vectors of dimension {sizes[0]}, expected {expected}")
         return np.stack(vectors)
