@@ -172,6 +172,14 @@ class HttpEmbedder:
         assert self._dimensions is not None  # set by the first validated answer
         return self._dimensions
 
+    def forget_dimensions(self) -> None:
+        """Drop a dimension learnt from an answer (a configured one stays): the next use
+        probes the service again. The retriever calls this before declaring the service a
+        different embedding space from the vault's vectors."""
+        with self._lock:
+            if self._configured_dimensions is None:
+                self._dimensions = None
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised float32 row per text, in order."""
         if not texts:

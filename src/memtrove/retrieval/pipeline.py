@@ -25,10 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
+
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.models.registry import Models
+from memtrove.retrieval.cache import cache_get, cache_key, cache_put
 from memtrove.retrieval.chunks import select_chunk
 from memtrove.retrieval.expansion import expand_query
 from memtrove.retrieval.fts import document_frequencies, parse_query, search_fts
@@ -154,6 +157,10 @@ class Retriever:
         primary = self._models.embedder
         try:
             matches = (primary.identity, primary.dimensions) == (space.identity, space.dimensions)
+            forget = getattr(primary, "forget_dimensions", None)
+            if not matches and forget is not None and primary.identity == space.identity:
+                forget()  # a size learnt from one bad answer: ask the service again
+                matches = primary.dimensions == space.dimensions
         except ModelUnavailableError:
             matches = False
             fallback = self._models.fallback_embedder
@@ -181,12 +188,27 @@ class Retriever:
                 raise
             return self._query_vector(fallback, query)
 
+    def _cached_query_vector(self, embedder: Embedder, text: str) -> Vectors:
+        """A model service's query vector, cached in the vault like other model answers."""
+        key = cache_key("query-vector", embedder.identity, str(embedder.dimensions), text)
+        cached = cache_get(self._connection, key)
+        if isinstance(cached, list) and len(cached) == embedder.dimensions:
+            try:
+                vector: Vectors = np.asarray(cached, dtype=np.float32)
+            except (TypeError, ValueError):
+                vector = np.zeros(0, dtype=np.float32)
+            if vector.shape == (embedder.dimensions,) and np.all(np.isfinite(vector)):
+                return vector
+        vector = embedder.embed_query(text)
+        cache_put(self._connection, {key: [float(value) for value in vector]})
+        return vector
+
     def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
         """Static-vector models get an IDF-weighted query (see WordLlamaEmbedder.embed_terms);
         others embed the query text in their prompt format."""
         embed_terms = getattr(embedder, "embed_terms", None)
         if embed_terms is None:
-            return embedder.embed_query(format_query_input(embedder, query))
+            return self._cached_query_vector(embedder, format_query_input(embedder, query))
         terms = [word for word in words(query) if word not in STOPWORDS]
         if not terms:
             return embedder.embed_query(query)
@@ -354,7 +376,8 @@ class Retriever:
                 elif semantic is not None:
                     try:
                         vector_hits = self.vectors(variant.text, depth, filters)
-                    except (EmbeddingSpaceError, ModelError):
+                    except (EmbeddingSpaceError, ModelError) as error:
+                        ranking.skipped[f"vector ({variant.kind} variant)"] = str(error)
                         continue
                     lists.append(([doc for doc, _, _ in vector_hits], EXPANSION_WEIGHT))
         else:
