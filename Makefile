@@ -31,7 +31,7 @@ test: lint
 bench: venv
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_search.py
-	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_retrieval.py
+	$(BIN)/python benchmarks/bench_retrieval.py
 
 clean:
 	rm -rf $(VENV) $(DEMO) .bench .pytest_cache .mypy_cache .ruff_cache

@@ -16,7 +16,7 @@ vault, ``.bench/retrieval-<n>/vault.sqlite``, so the BM25 benchmark's vault is u
 Reports p50 / p95 / mean per method in milliseconds and each method's ratio to BM25 search
 in the same run (higher means slower). Run from the repository root::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_retrieval.py [--size 10000] [--json]
+    .venv/bin/python benchmarks/bench_retrieval.py [--size 10000] [--json]
 """
 
 from __future__ import annotations
