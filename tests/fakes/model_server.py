@@ -156,6 +156,18 @@ def _json_reply(payload: Any, status: int = 200) -> _Reply:
     return _Reply(status, json.dumps(payload).encode("utf-8"))
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Client hang-ups (timeouts, cancelled requests) are part of the tests, not errors:
+    the stdlib would print their tracebacks to stderr, where CLI tests read their output."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.errors += 1
+
+    errors = 0
+
+
 class ModelServer:
     """The fake server, started on construction; use as a context manager or call close()."""
 
@@ -175,7 +187,7 @@ class ModelServer:
         self._requests: list[RecordedRequest] = []
         self._chat_reply: ChatReply = DEFAULT_CHAT_REPLY
         self._rerank_shape = "llama"
-        self._httpd = ThreadingHTTPServer((host, port), _handler_class(self))
+        self._httpd = _QuietServer((host, port), _handler_class(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
