@@ -31,6 +31,8 @@ def test_public_api_is_curated() -> None:
         "Check", "DoctorReport", "EmbedReport", "EmbeddingSpaceError", "LeaseHeldError",
         "ModelError", "ModelResponseError", "ModelSettings", "ModelUnavailableError",
         "RerankHealth", "SearchResults",
+        # curation, reading, sessions
+        "IndexStats", "LifecycleStatus", "MultiGet", "SessionRecord", "TargetMatch", "Timeline",
     }  # fmt: skip
     for name in memtrove.__all__:
         assert hasattr(memtrove, name)

@@ -4,6 +4,9 @@ The public API is the :class:`Vault` facade, the result types it returns, the mo
 it takes and the errors it raises; everything else is internal and may change.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from memtrove.errors import (
     AmbiguousReferenceError,
     CollectionError,
@@ -24,8 +27,6 @@ from memtrove.errors import (
     VaultError,
     VaultOpenError,
 )
-from memtrove.index.embedding import EmbedReport
-from memtrove.models.registry import ModelSettings
 from memtrove.results import (
     Check,
     Collection,
@@ -34,13 +35,41 @@ from memtrove.results import (
     Document,
     DocumentSummary,
     FileIssue,
+    IndexStats,
+    LifecycleStatus,
+    MultiGet,
     RerankHealth,
     SearchResult,
     SearchResults,
+    SessionRecord,
+    TargetMatch,
+    Timeline,
     UpdateReport,
     VaultStatus,
 )
-from memtrove.vault import Vault
+
+if TYPE_CHECKING:
+    from memtrove.index.embedding import EmbedReport
+    from memtrove.models.registry import ModelSettings
+    from memtrove.vault import Vault
+
+# The Vault pulls in numpy and the retrieval stack (about 0.25 s); hooks and the MCP handshake
+# import this package for its errors and result types, so those load on first use instead.
+_LAZY = {
+    "Vault": "memtrove.vault",
+    "EmbedReport": "memtrove.index.embedding",
+    "ModelSettings": "memtrove.models.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memtrove' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -61,17 +90,23 @@ __all__ = [
     "EmbeddingSpaceError",
     "ExtensionError",
     "FileIssue",
+    "IndexStats",
     "InvalidQueryError",
     "LeaseHeldError",
+    "LifecycleStatus",
     "MemtroveError",
     "ModelError",
     "ModelResponseError",
     "ModelSettings",
     "ModelUnavailableError",
+    "MultiGet",
     "RerankHealth",
     "SchemaTooNewError",
     "SearchResult",
     "SearchResults",
+    "SessionRecord",
+    "TargetMatch",
+    "Timeline",
     "UpdateReport",
     "Vault",
     "VaultBusyError",

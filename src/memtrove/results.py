@@ -15,10 +15,16 @@ __all__ = [
     "Document",
     "DocumentSummary",
     "FileIssue",
+    "IndexStats",
+    "LifecycleStatus",
+    "MultiGet",
     "RerankHealth",
     "RerankPair",
     "SearchResult",
     "SearchResults",
+    "SessionRecord",
+    "TargetMatch",
+    "Timeline",
     "UpdateReport",
     "VaultStatus",
 ]
@@ -305,3 +311,104 @@ class RerankHealth:
             "pairs": [pair.to_dict() for pair in self.pairs],
             "elapsed_seconds": round(self.elapsed_seconds, 3),
         }
+
+
+@dataclass(frozen=True)
+class TargetMatch:
+    """The document a curation request (pin, snooze, forget) most likely means.
+
+    ``method`` names the step of the cascade that found it: ``exact`` (a docid or path),
+    ``bm25``, ``title`` (title words), ``vector``, or ``none``. ``confident`` is true for an
+    exact reference, or when the top score is at least 0.7 or leads the second by 0.2;
+    otherwise ``candidates`` are for the user to choose from and ``target`` is the best guess.
+    """
+
+    target: SearchResult | None
+    confident: bool
+    candidates: list[SearchResult]
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target.to_dict() if self.target is not None else None,
+            "confident": self.confident,
+            "candidates": [candidate.to_dict() for candidate in self.candidates],
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Documents either side of ``anchor`` in effective-time order, nearest first."""
+
+    anchor: DocumentSummary
+    before: list[DocumentSummary]
+    after: list[DocumentSummary]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MultiGet:
+    """Several documents at once; ``truncated`` names (``collection/path``) the cut bodies."""
+
+    documents: list[Document]
+    errors: list[str]
+    truncated: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """Index health: what is searchable, embedded, stale (effective time over 90 days)."""
+
+    documents: int
+    inactive_documents: int
+    content_types: dict[str, int]
+    embedded_documents: int
+    pending_embeds: int
+    failed_embeds: int
+    stale_documents: int
+    oldest: str | None
+    newest: str | None
+    vectors: int
+    embedding_space: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LifecycleStatus:
+    """Document counts by lifecycle state (``snoozed``: active and snoozed until later)."""
+
+    active: int
+    inactive: int
+    pinned: int
+    snoozed: int
+    invalidated: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One agent session as the hooks saw it.
+
+    ``turns`` counts its context-surfacing runs (prompts), ``injected_documents`` the distinct
+    documents injected into it, ``estimated_tokens`` the tokens of everything injected.
+    """
+
+    session_id: str
+    started_at: str
+    last_seen_at: str
+    turns: int
+    injected_documents: int
+    estimated_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

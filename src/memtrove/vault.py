@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
+import builtins
 import os
-import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -26,42 +27,47 @@ from memtrove.config import (
     validate_collection_name,
 )
 from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, open_connection
-from memtrove.db.migrations import applied_migrations, migrate
+from memtrove.db.migrations import migrate
 from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQueryError
-from memtrove.index.classify import CONTENT_TYPES
-from memtrove.index.documents import (
-    collection_counts,
-    content_type_counts,
-    document_rows,
-    fragment_texts,
-    get_document,
-    list_documents,
-)
+from memtrove.index import curation
+from memtrove.index.documents import document_rows, get_document, list_documents
 from memtrove.index.embedding import EmbedProgress, EmbedReport, embed_pending
 from memtrove.index.indexer import ProgressCallback, deactivate_collection, update_collections
+from memtrove.index.stats import index_stats, lifecycle_status, vault_status
+from memtrove.index.timeline import document_timeline, multi_get
+from memtrove.lifecycle import sessions
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
-    CollectionStatus,
     DoctorReport,
     Document,
     DocumentSummary,
+    IndexStats,
+    LifecycleStatus,
+    MultiGet,
     RerankHealth,
-    SearchResult,
     SearchResults,
+    SessionRecord,
+    TargetMatch,
+    Timeline,
     UpdateReport,
     VaultStatus,
 )
-from memtrove.retrieval.fts import MAX_QUERY_CHARS, parse_query
+from memtrove.retrieval.arguments import (
+    MAX_LIMIT,
+    check_content_types,
+    check_count,
+    check_date,
+    check_limit,
+)
+from memtrove.retrieval.fts import MAX_QUERY_CHARS
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking, Retriever
+from memtrove.retrieval.presentation import present_results, strip_frontmatter
 from memtrove.retrieval.scoring import has_recency_intent
-from memtrove.retrieval.snippets import Highlighter, make_snippet
-from memtrove.text import parse_iso_datetime
+from memtrove.retrieval.similar import similar_documents
+from memtrove.retrieval.target import find_target
 
 __all__ = ["Vault"]
-
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
-MAX_LIMIT = 1000
 
 
 class Vault:
@@ -80,6 +86,8 @@ class Vault:
         self._lock = threading.RLock()
         self.models = models or Models()
         self._retriever = Retriever(connection, self.models)
+        # The time session windows, snoozes and staleness are measured against (tests set it).
+        self._clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -283,7 +291,7 @@ class Vault:
         ``skipped`` say which stages ran.
         """
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
-        candidate_limit = _check_limit(candidate_limit)
+        candidate_limit = check_limit(candidate_limit)
         intent = intent.strip() or None if isinstance(intent, str) else None
         with self._lock:
             ranking = self._retriever.query(
@@ -324,21 +332,21 @@ class Vault:
             query = query[:MAX_QUERY_CHARS]
         return (
             query,
-            _check_limit(limit),
+            check_limit(limit),
             Filters(
                 collections=list(collections) if collections else None,
-                content_types=_check_content_types(content_types),
-                since=_check_date("since", since),
-                until=_check_date("until", until, end_of_day=True),
+                content_types=check_content_types(content_types),
+                since=check_date("since", since),
+                until=check_date("until", until, end_of_day=True),
             ),
         )
 
     def _bodies(self, ids: Sequence[int]) -> dict[int, str]:
         rows = document_rows(self._connection, list(ids))
-        return {doc: _FRONTMATTER.sub("", str(row["text"]), count=1) for doc, row in rows.items()}
+        return {doc: strip_frontmatter(str(row["text"])) for doc, row in rows.items()}
 
     def _co_activation(self, doc_id: int) -> int:
-        return 0  # co-activation counts arrive with session tracking
+        return sessions.co_activation_count(self._connection, doc_id)
 
     def _present(
         self,
@@ -349,37 +357,9 @@ class Vault:
         intent: str | None = None,
         full: bool = False,
     ) -> SearchResults:
-        hits = [(doc, score) for doc, score in ranking.hits if score >= min_score]
-        rows = document_rows(self._connection, [doc for doc, _ in hits])
-        parsed = parse_query(f"{query} {intent}" if intent else query)
-        highlighter = Highlighter(parsed.highlight)
-        results = SearchResults(
-            stages=ranking.stages, skipped=ranking.skipped, warnings=ranking.warnings
+        return present_results(
+            self._connection, query, ranking, min_score, intent=intent, full=full
         )
-        fragments = fragment_texts(self._connection, rows, ranking.best_seq)
-        for doc, score in hits:
-            row = rows.get(doc)
-            if row is None:
-                continue
-            body = _FRONTMATTER.sub("", str(row["text"]), count=1)
-            snippet, _ = make_snippet(body, highlighter)
-            if doc in fragments and highlighter.best_line(snippet) < 0:
-                snippet, _ = make_snippet(fragments[doc], highlighter)
-            results.append(
-                SearchResult(
-                    docid=str(row["docid"]),
-                    collection=str(row["collection"]),
-                    path=str(row["path"]),
-                    title=str(row["title"]),
-                    score=score,
-                    snippet=snippet,
-                    content_type=str(row["content_type"]),
-                    modified_at=str(row["modified_at"]),
-                    doc_id=doc,
-                    content=body if full else None,
-                )
-            )
-        return results
 
     def get(self, ref: str) -> Document:
         """A document by ``#docid``, bare docid, or ``collection/path``."""
@@ -389,47 +369,164 @@ class Vault:
     def list(self, limit: int = 10, collection: str | None = None) -> list[DocumentSummary]:
         """The most recently modified active documents."""
         with self._lock:
-            return list_documents(self._connection, _check_limit(limit), collection)
+            return list_documents(self._connection, check_limit(limit), collection)
 
     def status(self) -> VaultStatus:
         with self._lock:
-            connection = self._connection
-            counts = collection_counts(connection)
-            types = content_type_counts(connection)
-            active, inactive, last = connection.execute(
-                "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), MAX(modified_at) "
-                "FROM documents"
-            ).fetchone()
-            fragments = connection.execute(
-                "SELECT COUNT(*) FROM fragments f JOIN "
-                "(SELECT DISTINCT hash FROM documents WHERE active = 1) d ON d.hash = f.hash"
-            ).fetchone()[0]
-            schema = applied_migrations(connection)
-        size = sum(
-            candidate.stat().st_size
-            for candidate in (self.path, Path(f"{self.path}-wal"))
-            if candidate.exists()
-        )
-        return VaultStatus(
-            path=str(self.path),
-            size_bytes=size,
-            schema=schema,
-            documents=int(active),
-            inactive_documents=int(inactive),
-            fragments=int(fragments),
-            collections=[
-                CollectionStatus(
-                    name=c.name,
-                    path=str(c.path),
-                    pattern=c.pattern,
-                    documents=counts.get(c.name, 0),
-                    path_exists=c.path.is_dir(),
-                )
-                for c in self.collections()
-            ],
-            content_types=types,
-            last_modified_at=last,
-        )
+            return vault_status(self._connection, self.path, self.collections())
+
+    def find_similar(self, ref: str, limit: int = 5) -> SearchResults:
+        """Documents nearest to ``ref`` by its own vectors (the mean of its fragments'), the
+        document itself excluded; see :mod:`memtrove.retrieval.similar`.
+
+        Raises EmbeddingSpaceError (with the fix) when there are no vectors to compare.
+        """
+        limit = check_limit(limit)
+        with self._lock:
+            document = get_document(self._connection, ref)
+            hits = similar_documents(self._connection, document, limit, self._retriever.matrix)
+            ranking = Ranking(
+                hits=[(hit.doc_id, hit.score) for hit in hits],
+                stages=["vector"],
+                best_seq={hit.doc_id: hit.seq for hit in hits},
+            )
+            return self._present("", ranking, 0.0)
+
+    def timeline(
+        self, ref: str, before: int = 5, after: int = 5, same_collection: bool = False
+    ) -> Timeline:
+        """The documents just before and after ``ref`` in effective-time order (authored_at,
+        else modified_at; ties by collection, path), nearest first."""
+        before = min(check_count("before", before), MAX_LIMIT)
+        after = min(check_count("after", after), MAX_LIMIT)
+        with self._lock:
+            return document_timeline(
+                self._connection, ref, before, after, same_collection=same_collection
+            )
+
+    def multi_get(
+        self, pattern: str, *, max_bytes: int = 10240, max_documents: int = 50
+    ) -> MultiGet:
+        """Documents named by a glob over ``collection/path`` (``notes/**/*.md``) or a
+        comma-separated list of refs (each may be a glob); bodies cut at ``max_bytes`` of
+        UTF-8 are listed in ``truncated``, refs not found in ``errors``."""
+        if not isinstance(pattern, str):
+            raise InvalidQueryError("the pattern must be text")
+        max_bytes = check_limit(max_bytes, None, "max_bytes")
+        max_documents = check_limit(max_documents, MAX_LIMIT, "max_documents")
+        with self._lock:
+            return multi_get(
+                self._connection, pattern, max_bytes=max_bytes, max_documents=max_documents
+            )
+
+    def index_stats(self) -> IndexStats:
+        """Content types, embedding coverage and staleness (effective time over 90 days)."""
+        with self._lock:
+            return index_stats(self._connection, self._clock())
+
+    def lifecycle_status(self) -> LifecycleStatus:
+        """Documents by state: active, inactive, pinned, snoozed, invalidated."""
+        with self._lock:
+            return lifecycle_status(self._connection, self._clock())
+
+    # -- curation ------------------------------------------------------------------------------
+
+    def pin(self, ref: str, *, unpin: bool = False) -> Document:
+        """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""
+        with self._lock:
+            return curation.pin_document(self._connection, ref, pinned=not unpin)
+
+    def snooze(self, ref: str, until: str | None = None) -> Document:
+        """Hide a document from context surfacing until ``until`` (ISO date or datetime; a
+        bare date is the end of that day, UTC); None unsnoozes. It stays searchable.
+
+        A moment not in the future is refused with InvalidQueryError.
+        """
+        moment = curation.parse_snooze_until(until, self._clock())
+        with self._lock:
+            return curation.snooze_document(self._connection, ref, moment)
+
+    def forget(self, ref: str) -> Document:
+        """Deactivate a document: it leaves every search (its text stays in the vault), and
+        :meth:`update` leaves it out until its file's content changes. Idempotent."""
+        with self._lock:
+            return curation.forget_document(self._connection, ref)
+
+    def find_target(self, query: str) -> TargetMatch:
+        """The document ``query`` most likely names: exact ref or path, else BM25, title
+        words, vectors (see :mod:`memtrove.retrieval.target`); check ``confident``."""
+        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+            query = query[:MAX_QUERY_CHARS]
+        with self._lock:
+            return find_target(self._connection, self._retriever, query)
+
+    # -- sessions and hooks --------------------------------------------------------------------
+
+    def hook_seen(self, hook_name: str, prompt: str, window_seconds: int = 600) -> bool:
+        """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window;
+        records the sighting either way. Best-effort: a vault still locked after the busy
+        timeout records nothing and answers False, never raising."""
+        with self._lock:
+            return sessions.record_prompt(
+                self._connection, hook_name, prompt, window_seconds, self._clock()
+            )
+
+    def turn_index(self, session_id: str, hook_name: str = "context-surfacing") -> int:
+        """How many context_usage rows ``hook_name`` logged for the session before now."""
+        with self._lock:
+            return sessions.turn_index(self._connection, session_id, hook_name)
+
+    def recent_queries(
+        self, session_id: str, *, within_seconds: int = 600, limit: int = 2
+    ) -> builtins.list[str]:
+        """The session's latest context-surfacing prompts (query_text), newest first."""
+        with self._lock:
+            return sessions.recent_queries(
+                self._connection,
+                session_id,
+                check_count("within_seconds", within_seconds),
+                min(check_count("limit", limit), MAX_LIMIT),
+                self._clock(),
+            )
+
+    def log_context_usage(
+        self,
+        session_id: str,
+        hook_name: str,
+        *,
+        injected: Sequence[tuple[int, float]] = (),
+        estimated_tokens: int = 0,
+        turn_index: int = 0,
+        query_text: str | None = None,
+    ) -> int:
+        """Log one hook run (context_usage, recall events and stats, co-activations, session
+        log) in one write transaction; ``injected`` holds (doc id, score). Returns its id.
+
+        A locked vault is waited for: the write is retried for 30 s (on top of the busy
+        timeout) before VaultBusyError. An unknown doc id raises DocumentNotFoundError.
+        """
+        with self._lock:
+            return sessions.log_context_usage(
+                self._connection,
+                session_id,
+                hook_name,
+                injected=injected,
+                estimated_tokens=check_count("estimated_tokens", estimated_tokens),
+                turn=check_count("turn_index", turn_index),
+                query_text=query_text,
+                now=self._clock(),
+            )
+
+    def co_activation_count(self, doc_id: int) -> int:
+        """How often the document was injected together with any other document."""
+        with self._lock:
+            return sessions.co_activation_count(self._connection, doc_id)
+
+    def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
+        """Recent sessions, the most recently active first."""
+        limit = check_limit(limit)
+        with self._lock:
+            return sessions.session_records(self._connection, limit)
 
     # -- health ------------------------------------------------------------------------------
 
@@ -458,32 +555,3 @@ class Vault:
         from memtrove.lifecycle.doctor import rerank_health
 
         return rerank_health(self.models, timeout)
-
-
-def _check_limit(limit: int) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise InvalidQueryError(f"limit must be a positive integer, got {limit!r}")
-    return min(limit, MAX_LIMIT)
-
-
-def _check_content_types(content_types: Sequence[str] | None) -> list[str] | None:
-    if not content_types:
-        return None
-    unknown = [name for name in content_types if name not in CONTENT_TYPES]
-    if unknown:
-        raise InvalidQueryError(
-            f"unknown content type {unknown[0]!r}; known: {', '.join(CONTENT_TYPES)}"
-        )
-    return list(content_types)
-
-
-def _check_date(name: str, value: str | None, *, end_of_day: bool = False) -> str | None:
-    if value is None or value == "":
-        return None
-    text = value.strip()
-    if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        text += "T23:59:59Z"
-    parsed = parse_iso_datetime(text)
-    if parsed is None:
-        raise InvalidQueryError(f"{name} must be an ISO date such as 2026-01-31, got {value!r}")
-    return parsed

@@ -109,13 +109,19 @@ def _load_sqlite_vec(connection: Connection, path: Path) -> None:
 
 
 @contextlib.contextmanager
-def write_transaction(connection: Connection) -> Iterator[Connection]:
+def write_transaction(
+    connection: Connection, *, retry_seconds: float | None = None
+) -> Iterator[Connection]:
     """A ``BEGIN IMMEDIATE`` transaction, committed on success and rolled back on error.
 
-    Taking the lock can wait past busy_timeout: BEGIN is retried until a 30 s deadline, which
-    is safe because nothing has been done yet. Past that the caller gets VaultBusyError.
+    Taking the lock can wait past busy_timeout: BEGIN is retried until a 30 s deadline
+    (``retry_seconds``; 0 waits busy_timeout once, for callers on a time budget such as
+    hooks), which is safe because nothing has been done yet. Past that the caller gets
+    VaultBusyError.
     """
-    deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+    if retry_seconds is None:
+        retry_seconds = _LOCK_RETRY_SECONDS
+    deadline = time.monotonic() + max(0.0, retry_seconds)
     try:
         _retry_locked(lambda: connection.execute("BEGIN IMMEDIATE"), deadline)
     except OperationalError as error:

@@ -42,23 +42,32 @@ def parse_reference(reference: str) -> tuple[str, str] | str:
     return text
 
 
-def get_document(connection: Connection, reference: str) -> Document:
-    """The active document named by ``reference`` (see :func:`parse_reference`)."""
+def get_document(
+    connection: Connection, reference: str, *, include_inactive: bool = False
+) -> Document:
+    """The active document named by ``reference`` (see :func:`parse_reference`).
+
+    ``include_inactive`` also finds deactivated (removed or forgotten) documents, when no
+    active one answers to the reference.
+    """
     parsed = parse_reference(reference)
+    active = "" if include_inactive else " AND d.active = 1"
     if isinstance(parsed, tuple):
         collection, path = parsed
         rows = connection.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
-            "WHERE d.collection = ? AND d.path = ? AND d.active = 1",
+            f"WHERE d.collection = ? AND d.path = ?{active}",
             (collection, path),
         ).fetchall()
     else:
         rows = connection.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
-            "WHERE d.docid = ? AND (length(?) = 6 OR d.hash LIKE ?) AND d.active = 1 "
+            f"WHERE d.docid = ? AND (length(?) = 6 OR d.hash LIKE ?){active} "
             "ORDER BY d.modified_at DESC",
             (parsed[:6], parsed, parsed + "%"),
         ).fetchall()
+    if include_inactive:
+        rows = [row for row in rows if row[14]] or rows
     if not rows:
         raise DocumentNotFoundError(f"no document {reference!r} in the vault")
     if len(rows) > 1 and len({row[5] for row in rows}) > 1:

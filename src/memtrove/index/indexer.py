@@ -10,7 +10,9 @@ One pass per collection:
 3. a new path whose body matches a document that disappeared in the same pass is a rename:
    the row moves, keeping its id, history, pin and counters;
 4. documents whose files are gone are deactivated (never deleted), except those under a
-   folder that could not be listed or whose file could not be read.
+   folder that could not be listed or whose file could not be read;
+5. a forgotten document (``Vault.forget``) stays inactive while its file keeps the body it
+   had when forgotten, wherever the file moves; a new body brings it back.
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, scan_collection
 from memtrove.results import Collection, FileIssue, UpdateReport
 from memtrove.text import iso_from_timestamp, now_iso, parse_iso_datetime, segment_cjk
 
-__all__ = ["DEFAULT_BATCH_SIZE", "ProgressCallback", "deactivate_collection", "update_collections"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "ProgressCallback",
+    "deactivate_collection",
+    "deactivate_documents",
+    "update_collections",
+]
 
 DEFAULT_BATCH_SIZE = 200
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
@@ -43,6 +51,7 @@ class _Row:
     size: int | None
     mtime_ns: int | None
     active: bool
+    forgotten_hash: str | None = None
 
 
 @dataclass
@@ -85,7 +94,7 @@ def deactivate_collection(connection: Connection, name: str) -> int:
                 "SELECT id FROM documents WHERE collection = ? AND active = 1", (name,)
             )
         ]
-        _deactivate(connection, ids)
+        deactivate_documents(connection, ids)
     return len(ids)
 
 
@@ -114,7 +123,8 @@ def _update_one(
     to_read: list[FileEntry] = []
     for file in scan.files:
         row = existing.get(file.path)
-        if row and row.active and row.size == file.size and row.mtime_ns == file.mtime_ns:
+        settled = row is not None and (row.active or row.forgotten_hash is not None)
+        if row and settled and row.size == file.size and row.mtime_ns == file.mtime_ns:
             report.unchanged += 1
         else:
             to_read.append(file)
@@ -129,6 +139,18 @@ def _update_one(
     missing_by_hash: dict[str, list[str]] = {}
     for path, row in missing.items():
         missing_by_hash.setdefault(row.hash, []).append(path)
+    # Forgotten documents whose file is gone: a file with the same body elsewhere is that
+    # document moved, and stays forgotten.
+    forgotten_by_hash: dict[str, list[int]] = {}
+    for path, row in existing.items():
+        if (
+            row.forgotten_hash is not None
+            and not row.active
+            and path not in seen
+            and not root_unreadable
+            and not path.startswith(kept_dirs)
+        ):
+            forgotten_by_hash.setdefault(row.forgotten_hash, []).append(row.id)
 
     total = len(to_read)
     done = 0
@@ -142,7 +164,13 @@ def _update_one(
             elif file.path not in kept and file.path in existing:
                 missing[file.path] = existing[file.path]  # now binary or too large
         if prepared:
-            _write_batch(connection, collection.name, prepared, missing, missing_by_hash, report)
+            _write_batch(
+                connection,
+                collection.name,
+                prepared,
+                (missing, missing_by_hash, forgotten_by_hash),
+                report,
+            )
         done += len(batch)
         if progress is not None:
             progress(done, total, batch[-1].path)
@@ -151,16 +179,16 @@ def _update_one(
     gone = [row.id for path, row in missing.items() if path not in kept and row.active]
     if gone:
         with write_transaction(connection):
-            report.removed += _deactivate(connection, gone)
+            report.removed += deactivate_documents(connection, gone)
 
 
 def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
     rows = connection.execute(
-        "SELECT path, id, hash, file_size, file_mtime_ns, active FROM documents "
+        "SELECT path, id, hash, file_size, file_mtime_ns, active, forgotten_hash FROM documents "
         "WHERE collection = ?",
         (collection,),
     )
-    return {str(r[0]): _Row(int(r[1]), str(r[2]), r[3], r[4], bool(r[5])) for r in rows}
+    return {str(r[0]): _Row(int(r[1]), str(r[2]), r[3], r[4], bool(r[5]), r[6]) for r in rows}
 
 
 def _prepare(
@@ -245,15 +273,16 @@ def _write_batch(
     connection: Connection,
     collection: str,
     prepared: list[_Prepared],
-    missing: dict[str, _Row],
-    missing_by_hash: dict[str, list[str]],
+    vanished: tuple[dict[str, _Row], dict[str, list[str]], dict[str, list[int]]],
     report: UpdateReport,
 ) -> None:
+    missing, missing_by_hash, forgotten_by_hash = vanished
     now = now_iso()
     with write_transaction(connection):
         for item in prepared:
             row = connection.execute(
-                "SELECT id, hash, active FROM documents WHERE collection = ? AND path = ?",
+                "SELECT id, hash, active, forgotten_hash FROM documents "
+                "WHERE collection = ? AND path = ?",
                 (collection, item.file.path),
             ).fetchone()
             _store_content(connection, item, now)
@@ -262,11 +291,21 @@ def _write_batch(
                 if moved is not None:
                     _write_document(connection, moved, item, collection, now, revision=False)
                     report.renamed += 1
+                elif forgotten_by_hash.get(item.hash):
+                    _move_forgotten(connection, forgotten_by_hash[item.hash].pop(), item)
+                    report.renamed += 1
                 else:
                     _insert_document(connection, collection, item, now)
                     report.added += 1
                 continue
             doc_id, old_hash, active = int(row[0]), str(row[1]), bool(row[2])
+            if not active and row[3] == item.hash:  # forgotten, and the body is unchanged
+                connection.execute(
+                    "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
+                    (item.file.size, item.file.mtime_ns, doc_id),
+                )
+                report.unchanged += 1
+                continue
             if old_hash == item.hash and active:
                 connection.execute(
                     "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
@@ -303,6 +342,14 @@ def _take_renamed(
         if still_there:
             return row.id
     return None
+
+
+def _move_forgotten(connection: Connection, doc_id: int, item: _Prepared) -> None:
+    """A forgotten document's file moved: follow it, and keep the document forgotten."""
+    connection.execute(
+        "UPDATE documents SET path = ?, file_size = ?, file_mtime_ns = ? WHERE id = ?",
+        (item.file.path, item.file.size, item.file.mtime_ns, doc_id),
+    )
 
 
 def _store_content(connection: Connection, item: _Prepared, now: str) -> None:
@@ -374,7 +421,7 @@ def _write_document(
     connection.execute(
         "UPDATE documents SET path = ?, title = ?, hash = ?, docid = ?, content_type = ?, "
         "quality_score = ?, confidence = ?, modified_at = ?, authored_at = ?, active = 1, "
-        "tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
+        "forgotten_hash = NULL, tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
         "revision_count = revision_count + ? WHERE id = ?",
         (
             item.file.path,
@@ -410,7 +457,11 @@ def _index_text(connection: Connection, doc_id: int, collection: str, item: _Pre
     )
 
 
-def _deactivate(connection: Connection, ids: Sequence[int]) -> int:
+def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
+    """Take documents out of search (their rows and text stay); call inside a transaction.
+
+    Returns how many were active.
+    """
     count = 0
     for doc_id in ids:
         changed = connection.execute(

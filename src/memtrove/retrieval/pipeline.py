@@ -136,6 +136,11 @@ class Retriever:
         self._models = models
         self._matrix = VectorMatrix()
 
+    @property
+    def matrix(self) -> VectorMatrix:
+        """The vault's fragment vectors held in memory (loaded on first use)."""
+        return self._matrix
+
     # -- channels ------------------------------------------------------------------------------
 
     def bm25(

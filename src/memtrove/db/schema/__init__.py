@@ -6,7 +6,13 @@ Never edit a migration once it has shipped: add a new one. Each module defines `
 
 from __future__ import annotations
 
-from memtrove.db.schema import m001_core, m002_fragments, m003_fts_vocab, m004_vectors
+from memtrove.db.schema import (
+    m001_core,
+    m002_fragments,
+    m003_fts_vocab,
+    m004_vectors,
+    m005_sessions,
+)
 
 __all__ = ["MIGRATIONS"]
 
@@ -15,4 +21,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m002_fragments.NAME, m002_fragments.STATEMENTS),
     (m003_fts_vocab.NAME, m003_fts_vocab.STATEMENTS),
     (m004_vectors.NAME, m004_vectors.STATEMENTS),
+    (m005_sessions.NAME, m005_sessions.STATEMENTS),
 )

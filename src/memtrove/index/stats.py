@@ -1,0 +1,116 @@
+"""Vault-wide counts: the status summary, index health, and lifecycle states."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memtrove.db.connection import Connection
+from memtrove.db.migrations import applied_migrations
+from memtrove.index.documents import collection_counts, content_type_counts
+from memtrove.results import (
+    Collection,
+    CollectionStatus,
+    IndexStats,
+    LifecycleStatus,
+    VaultStatus,
+)
+from memtrove.retrieval.vectors import stored_space, vector_count
+from memtrove.text import to_iso
+
+__all__ = ["STALE_AFTER_DAYS", "index_stats", "lifecycle_status", "vault_status"]
+
+STALE_AFTER_DAYS = 90
+
+
+def vault_status(
+    connection: Connection, path: Path, collections: Sequence[Collection]
+) -> VaultStatus:
+    """File, schema, document and fragment counts, and each configured collection."""
+    counts = collection_counts(connection)
+    types = content_type_counts(connection)
+    active, inactive, last = connection.execute(
+        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), MAX(modified_at) "
+        "FROM documents"
+    ).fetchone()
+    fragments = connection.execute(
+        "SELECT COUNT(*) FROM fragments f JOIN "
+        "(SELECT DISTINCT hash FROM documents WHERE active = 1) d ON d.hash = f.hash"
+    ).fetchone()[0]
+    size = sum(
+        candidate.stat().st_size for candidate in (path, Path(f"{path}-wal")) if candidate.exists()
+    )
+    return VaultStatus(
+        path=str(path),
+        size_bytes=size,
+        schema=applied_migrations(connection),
+        documents=int(active),
+        inactive_documents=int(inactive),
+        fragments=int(fragments),
+        collections=[
+            CollectionStatus(
+                name=c.name,
+                path=str(c.path),
+                pattern=c.pattern,
+                documents=counts.get(c.name, 0),
+                path_exists=c.path.is_dir(),
+            )
+            for c in collections
+        ],
+        content_types=types,
+        last_modified_at=last,
+    )
+
+
+def index_stats(connection: Connection, now: datetime) -> IndexStats:
+    """Content types, embedding coverage and staleness of the active documents.
+
+    ``stale_documents`` counts active documents whose effective time (``authored_at``, else
+    ``modified_at``) is more than 90 days before ``now``; ``embedded_documents``,
+    ``pending_embeds`` and ``failed_embeds`` split the active documents by embed state.
+    """
+    stale_before = to_iso(now - timedelta(days=STALE_AFTER_DAYS))
+    row = connection.execute(
+        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), "
+        "COALESCE(SUM(active AND embed_state = 'synced'), 0), "
+        "COALESCE(SUM(active AND embed_state = 'pending'), 0), "
+        "COALESCE(SUM(active AND embed_state = 'failed'), 0), "
+        "COALESCE(SUM(active AND COALESCE(authored_at, modified_at) < ?), 0), "
+        "MIN(CASE WHEN active THEN COALESCE(authored_at, modified_at) END), "
+        "MAX(CASE WHEN active THEN COALESCE(authored_at, modified_at) END) "
+        "FROM documents",
+        (stale_before,),
+    ).fetchone()
+    space = stored_space(connection)
+    return IndexStats(
+        documents=int(row[0]),
+        inactive_documents=int(row[1]),
+        content_types=content_type_counts(connection),
+        embedded_documents=int(row[2]),
+        pending_embeds=int(row[3]),
+        failed_embeds=int(row[4]),
+        stale_documents=int(row[5]),
+        oldest=row[6],
+        newest=row[7],
+        vectors=vector_count(connection),
+        embedding_space=str(space) if space is not None else None,
+    )
+
+
+def lifecycle_status(connection: Connection, now: datetime) -> LifecycleStatus:
+    """Documents by state; ``pinned`` and ``snoozed`` count active documents only."""
+    row = connection.execute(
+        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), "
+        "COALESCE(SUM(active AND pinned), 0), "
+        "COALESCE(SUM(active AND snoozed_until > ?), 0), "
+        "COALESCE(SUM(invalidated_at IS NOT NULL), 0) FROM documents",
+        (to_iso(now),),
+    ).fetchone()
+    return LifecycleStatus(
+        active=int(row[0]),
+        inactive=int(row[1]),
+        pinned=int(row[2]),
+        snoozed=int(row[3]),
+        invalidated=int(row[4]),
+    )

@@ -1,0 +1,296 @@
+"""Session and hook tracking: what each agent session was shown, and what that teaches.
+
+Hooks write, the MCP server and REST API read. Tables (migration m005):
+
+- ``hook_dedupe``: when each hook last saw a prompt (SHA-256 of the trimmed prompt), so a
+  prompt submitted again within a window is not answered twice;
+- ``context_usage``: one row per hook run, with the ``collection/path`` of every injected
+  document, the estimated tokens, the turn index and the prompt (``query_text``);
+- ``recall_events``: one row per injected document, and ``recall_stats``, the running
+  per-document summary (count, distinct queries and days, scores, diversity, spacing);
+- ``co_activations``: how often two documents were injected together (ids ``doc_a <
+  doc_b``); their sum per document is the co-activation input of composite scoring;
+- ``session_log``: one row per session, with running counters.
+
+Concurrency: :func:`log_context_usage` writes all of that in one ``BEGIN IMMEDIATE``
+transaction, so two processes logging at once serialise and nothing is lost or half-written.
+:func:`record_prompt` is best-effort: on a locked vault it gives up after the connection's
+busy timeout (hooks open the vault with 1.5 s) instead of retrying, and reports "not seen".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from itertools import combinations
+
+from memtrove.db.connection import Connection, OperationalError, is_locked_error, write_transaction
+from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
+from memtrove.results import SessionRecord
+from memtrove.text import to_iso
+
+__all__ = [
+    "CONTEXT_SURFACING",
+    "co_activation_count",
+    "log_context_usage",
+    "prompt_hash",
+    "recent_queries",
+    "record_prompt",
+    "session_records",
+    "turn_index",
+]
+
+CONTEXT_SURFACING = "context-surfacing"
+PREVIEW_CHARS = 120
+_DIVERSITY_SPAN = 5.0  # distinct queries or days for full diversity
+_SPACING_DAYS = 7.0  # distinct recall days for the full day-count half of spacing
+_SPACING_SPAN_DAYS = 30.0  # first-to-last recall span for the full span half
+
+
+def prompt_hash(prompt: str) -> str:
+    """SHA-256 (hex) of the trimmed prompt."""
+    return hashlib.sha256(prompt.strip().encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def record_prompt(
+    connection: Connection, hook_name: str, prompt: str, window_seconds: int, now: datetime
+) -> bool:
+    """True when ``hook_name`` saw this prompt within ``window_seconds``; records it either way.
+
+    Best-effort: when the vault stays locked past the busy timeout, nothing is recorded and
+    the answer is False (the hook goes on as for a new prompt) rather than an error.
+    """
+    digest = prompt_hash(prompt)
+    stamp = to_iso(now)
+    cutoff = to_iso(now - timedelta(seconds=max(0, window_seconds)))
+    try:
+        with write_transaction(connection, retry_seconds=0):
+            row = connection.execute(
+                "SELECT last_seen_at FROM hook_dedupe WHERE hook_name = ? AND prompt_hash = ?",
+                (hook_name, digest),
+            ).fetchone()
+            connection.execute(
+                "INSERT INTO hook_dedupe (hook_name, prompt_hash, prompt_preview, last_seen_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (hook_name, prompt_hash) DO UPDATE SET "
+                "prompt_preview = excluded.prompt_preview, last_seen_at = excluded.last_seen_at",
+                (hook_name, digest, prompt.strip()[:PREVIEW_CHARS], stamp),
+            )
+    except VaultBusyError:
+        return False
+    except OperationalError as error:
+        if is_locked_error(error):
+            return False
+        raise
+    return row is not None and window_seconds > 0 and str(row[0]) >= cutoff
+
+
+def turn_index(connection: Connection, session_id: str, hook_name: str = CONTEXT_SURFACING) -> int:
+    """How many ``context_usage`` rows ``hook_name`` wrote for the session so far."""
+    row = connection.execute(
+        "SELECT COUNT(*) FROM context_usage WHERE session_id = ? AND hook_name = ?",
+        (session_id, hook_name),
+    ).fetchone()
+    return int(row[0])
+
+
+def recent_queries(
+    connection: Connection, session_id: str, within_seconds: int, limit: int, now: datetime
+) -> list[str]:
+    """The session's latest context-surfacing prompts of the last ``within_seconds``, newest
+    first (rows without a prompt are skipped)."""
+    if limit <= 0:
+        return []
+    cutoff = to_iso(now - timedelta(seconds=max(0, within_seconds)))
+    rows = connection.execute(
+        "SELECT query_text FROM context_usage WHERE session_id = ? AND hook_name = ? "
+        "AND timestamp >= ? AND query_text IS NOT NULL AND query_text != '' "
+        "ORDER BY id DESC LIMIT ?",
+        (session_id, CONTEXT_SURFACING, cutoff, limit),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def log_context_usage(
+    connection: Connection,
+    session_id: str,
+    hook_name: str,
+    *,
+    injected: Sequence[tuple[int, float]],
+    estimated_tokens: int,
+    turn: int,
+    query_text: str | None,
+    now: datetime,
+) -> int:
+    """Record one hook run and everything it injected, in one write transaction.
+
+    ``injected`` holds (document id, search score) pairs; a document named twice counts once
+    (its first score). Writes the ``context_usage`` row, a ``recall_events`` row per document
+    (``query_hash`` is the SHA-256 of ``query_text``, or ``""`` without one), the
+    ``recall_stats`` of each, a co-activation for every pair, and the ``session_log`` row
+    (``turns`` counts context-surfacing runs). Returns the ``context_usage`` id.
+
+    Raises :class:`DocumentNotFoundError` (writing nothing) for an unknown document id, and
+    :class:`VaultBusyError` when the vault stays locked past ``write_transaction``'s 30 s
+    of retries.
+    """
+    scores: dict[int, float] = {}
+    for doc_id, score in injected:
+        value = float(score)
+        if not math.isfinite(value):
+            raise InvalidQueryError(f"the score of document {doc_id} is not a number: {score!r}")
+        scores.setdefault(int(doc_id), value)
+    query_hash = (
+        hashlib.sha256(query_text.encode("utf-8", errors="surrogatepass")).hexdigest()
+        if query_text
+        else ""
+    )
+    stamp = to_iso(now)
+    with write_transaction(connection):
+        paths = _display_paths(connection, list(scores))
+        cursor = connection.execute(
+            "INSERT INTO context_usage (session_id, timestamp, hook_name, injected_paths, "
+            "estimated_tokens, turn_index, query_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                stamp,
+                hook_name,
+                json.dumps([paths[doc] for doc in scores], ensure_ascii=False),
+                estimated_tokens,
+                turn,
+                query_text,
+            ),
+        )
+        usage_id = int(cursor.lastrowid or 0)
+        new_documents = len(scores) - _already_injected(connection, session_id, list(scores))
+        connection.executemany(
+            "INSERT INTO recall_events (doc_id, query_hash, search_score, session_id, usage_id, "
+            "turn_index, surfaced_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (doc, query_hash, score, session_id, usage_id, turn, stamp)
+                for doc, score in scores.items()
+            ],
+        )
+        for doc, score in scores.items():
+            _update_recall_stats(connection, doc, score, stamp)
+        connection.executemany(
+            "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, 1, ?) "
+            "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = count + 1, "
+            "last_seen = excluded.last_seen",
+            [(a, b, stamp) for a, b in combinations(sorted(scores), 2)],
+        )
+        connection.execute(
+            "INSERT INTO session_log (session_id, started_at, last_seen_at, turns, "
+            "injected_documents, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_seen_at = excluded.last_seen_at, "
+            "turns = turns + excluded.turns, "
+            "injected_documents = injected_documents + excluded.injected_documents, "
+            "estimated_tokens = estimated_tokens + excluded.estimated_tokens",
+            (
+                session_id,
+                stamp,
+                stamp,
+                int(hook_name == CONTEXT_SURFACING),
+                new_documents,
+                estimated_tokens,
+            ),
+        )
+    return usage_id
+
+
+def _display_paths(connection: Connection, ids: Sequence[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    rows = connection.execute(
+        "SELECT id, collection || '/' || path FROM documents "
+        f"WHERE id IN ({','.join('?' * len(ids))})",
+        list(ids),
+    ).fetchall()
+    paths = {int(row[0]): str(row[1]) for row in rows}
+    unknown = [doc for doc in ids if doc not in paths]
+    if unknown:
+        raise DocumentNotFoundError(f"no document with id {unknown[0]} in the vault")
+    return paths
+
+
+def _already_injected(connection: Connection, session_id: str, ids: Sequence[int]) -> int:
+    if not ids:
+        return 0
+    row = connection.execute(
+        "SELECT COUNT(DISTINCT doc_id) FROM recall_events WHERE session_id = ? "
+        f"AND doc_id IN ({','.join('?' * len(ids))})",
+        [session_id, *ids],
+    ).fetchone()
+    return int(row[0])
+
+
+def _update_recall_stats(connection: Connection, doc: int, score: float, stamp: str) -> None:
+    """Fold one recall into the document's summary (its recall_events row already written).
+
+    ``diversity_score = min(1, max(unique_queries, recall_days) / 5)`` (the spec's);
+    ``spacing_score`` is half log-scaled distinct days (full at 7) and half the first-to-last
+    span (full at 30 days), so recalls spread over weeks beat a burst on one day.
+    """
+    connection.execute(
+        "INSERT INTO recall_stats (doc_id, recall_count, total_score, max_score, "
+        "first_recalled_at, last_recalled_at) VALUES (?, 1, ?, ?, ?, ?) "
+        "ON CONFLICT (doc_id) DO UPDATE SET recall_count = recall_count + 1, "
+        "total_score = total_score + excluded.total_score, "
+        "max_score = MAX(max_score, excluded.max_score), "
+        "first_recalled_at = COALESCE(first_recalled_at, excluded.first_recalled_at), "
+        "last_recalled_at = excluded.last_recalled_at",
+        (doc, score, score, stamp, stamp),
+    )
+    unique_queries, recall_days = connection.execute(
+        "SELECT COUNT(DISTINCT NULLIF(query_hash, '')), COUNT(DISTINCT substr(surfaced_at, 1, 10)) "
+        "FROM recall_events WHERE doc_id = ?",
+        (doc,),
+    ).fetchone()
+    first = connection.execute(
+        "SELECT first_recalled_at FROM recall_stats WHERE doc_id = ?", (doc,)
+    ).fetchone()[0]
+    span_days = max(0.0, (_parse(stamp) - _parse(str(first))).total_seconds() / 86400)
+    diversity = min(1.0, max(int(unique_queries), int(recall_days)) / _DIVERSITY_SPAN)
+    spacing = 0.5 * min(1.0, math.log1p(int(recall_days)) / math.log1p(_SPACING_DAYS))
+    spacing += 0.5 * min(1.0, span_days / _SPACING_SPAN_DAYS)
+    connection.execute(
+        "UPDATE recall_stats SET unique_queries = ?, recall_days = ?, diversity_score = ?, "
+        "spacing_score = ? WHERE doc_id = ?",
+        (int(unique_queries), int(recall_days), diversity, spacing, doc),
+    )
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def co_activation_count(connection: Connection, doc_id: int) -> int:
+    """How often the document was injected together with any other (sum over partners)."""
+    row = connection.execute(
+        "SELECT (SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_a = ?1) + "
+        "(SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_b = ?1)",
+        (doc_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
+    """The most recently active sessions first."""
+    rows = connection.execute(
+        "SELECT session_id, started_at, last_seen_at, turns, injected_documents, "
+        "estimated_tokens FROM session_log ORDER BY last_seen_at DESC, rowid DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        SessionRecord(
+            session_id=str(r[0]),
+            started_at=str(r[1]),
+            last_seen_at=str(r[2]),
+            turns=int(r[3]),
+            injected_documents=int(r[4]),
+            estimated_tokens=int(r[5]),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,126 @@
+"""``memory_retrieve``'s router: which retrieval mode a query asks for, by regular expressions.
+
+The classifier follows the reference product's ``classifyRetrievalMode``: checked in order,
+the first signal wins::
+
+    timeline   last session, yesterday, handoff, what did we do, earlier today, ...
+    causal     why did / what caused / reason for / trade-off / instead of / a leading "why"
+    discovery  similar to, related to, what else, explore, ideas for, ...
+    complex    several questions at once (two or more "?"), compare / versus / difference between
+    keyword    a short query (< 50 characters) naming a CAPS identifier, a file name or a
+               configuration word (config, setting, env var, flag, port, version, ...)
+    semantic   how does / explain / concept / overview / understand / what is the purpose
+    hybrid     everything else
+
+This issue runs three of them: ``keyword`` (BM25), ``semantic`` (vectors, BM25 when they
+find nothing) and ``hybrid`` (BM25 and vectors fused). ``timeline``, ``causal``,
+``discovery`` and ``complex`` need the session, graph and planning stages that arrive later;
+until then they run as ``hybrid`` and :attr:`Route.note` says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memtrove.errors import InvalidQueryError
+
+__all__ = ["MODES", "RUNNABLE_MODES", "Route", "classify_retrieval_mode", "route"]
+
+MODES: tuple[str, ...] = (
+    "auto",
+    "keyword",
+    "semantic",
+    "causal",
+    "timeline",
+    "discovery",
+    "complex",
+    "hybrid",
+)
+RUNNABLE_MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
+
+_TIMELINE = re.compile(
+    r"\b(?:last session|yesterday|prior session|previous session|last time we|handoff|"
+    r"what happened last|what did we do|cross.session|earlier today|this morning|"
+    r"what we discussed|when we last)\b",
+    re.IGNORECASE,
+)
+_CAUSAL = re.compile(
+    r"\b(?:why did|why was|why were|what caused|what led to|reason for|decided to|"
+    r"decision about|trade.?off|instead of|chose to|because we)\b",
+    re.IGNORECASE,
+)
+_CAUSAL_PREFIX = re.compile(r"^\s*why\b", re.IGNORECASE)
+_DISCOVERY = re.compile(
+    r"\b(?:similar to|related to|relates to|what else|anything else|explore|brainstorm|"
+    r"ideas? (?:for|about)|other (?:notes|docs|documents) (?:on|about))\b",
+    re.IGNORECASE,
+)
+_COMPLEX = re.compile(
+    r"\b(?:compare|comparison|versus|vs\.?|difference between|differences between|"
+    r"pros and cons)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIER = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
+_FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z]\w{1,3}\b")
+_CONFIG_WORD = re.compile(
+    r"\b(?:config|configuration|configured|setting|settings|env|environment variable|"
+    r"flag|option|port|version|yaml|toml|json)\b",
+    re.IGNORECASE,
+)
+_SEMANTIC = re.compile(
+    r"\b(?:how does|how do|explain|concept|overview|understand|what is the purpose)\b",
+    re.IGNORECASE,
+)
+_KEYWORD_MAX_CHARS = 50
+
+
+@dataclass(frozen=True)
+class Route:
+    """How ``memory_retrieve`` answers a query.
+
+    ``requested`` is the mode asked for (``auto`` by default); ``classified`` the mode the
+    query asks for (the request itself unless it was ``auto``); ``mode`` the mode that runs
+    (``keyword``, ``semantic`` or ``hybrid``); ``note`` explains a fallback, else is empty.
+    """
+
+    requested: str
+    classified: str
+    mode: str
+    note: str = ""
+
+
+def classify_retrieval_mode(query: str) -> str:
+    """The retrieval mode a query's wording asks for (see the module docstring)."""
+    text = query.strip()
+    if _TIMELINE.search(text):
+        return "timeline"
+    if _CAUSAL.search(text) or _CAUSAL_PREFIX.search(text):
+        return "causal"
+    if _DISCOVERY.search(text):
+        return "discovery"
+    if text.count("?") >= 2 or _COMPLEX.search(text):
+        return "complex"
+    if len(text) < _KEYWORD_MAX_CHARS and (
+        _IDENTIFIER.search(text) or _FILE_NAME.search(text) or _CONFIG_WORD.search(text)
+    ):
+        return "keyword"
+    if _SEMANTIC.search(text):
+        return "semantic"
+    return "hybrid"
+
+
+def route(query: str, mode: str = "auto") -> Route:
+    """Pick the mode to run; a mode not in :data:`MODES` is an :class:`InvalidQueryError`."""
+    requested = mode.strip().lower()
+    if requested not in MODES:
+        raise InvalidQueryError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    classified = classify_retrieval_mode(query) if requested == "auto" else requested
+    if classified in RUNNABLE_MODES:
+        return Route(requested, classified, classified)
+    return Route(
+        requested,
+        classified,
+        "hybrid",
+        f"{classified} retrieval is not available yet; ran hybrid (BM25 and vectors) instead",
+    )
