@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from memtrove.cli import agents
 from memtrove.cli.common import console, fail, open_vault, print_json, state
 from memtrove.cli.retrieval import print_embed_report, run_embed
 from memtrove.errors import MemtroveError
@@ -39,6 +40,9 @@ def bootstrap(
     folder: Path = typer.Argument(..., help="Folder of markdown to index."),
     name: str | None = typer.Option(None, "--name", help="Collection name."),
     skip_embed: bool = typer.Option(False, "--skip-embed", help="Index only; embed later."),
+    setup_claude: bool = typer.Option(
+        False, "--setup-claude", help="Then connect Claude Code: setup hooks and setup mcp."
+    ),
 ) -> None:
     """Create the vault, add FOLDER as a collection (or reuse it), index it and embed it."""
     with open_vault(ctx) as vault:
@@ -57,8 +61,10 @@ def bootstrap(
         embedded = None if skip_embed else _embed_after_update(vault, report, as_json=False)
     if embedded is not None:
         print_embed_report(embedded)
-        if embedded.errors:
-            raise typer.Exit(1)
+    if setup_claude:
+        agents.setup_claude()
+    if embedded is not None and embedded.errors:
+        raise typer.Exit(1)
 
 
 def update(

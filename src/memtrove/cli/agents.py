@@ -1,0 +1,110 @@
+"""``memtrove mcp`` and ``memtrove setup hooks|mcp``: connecting agents to the vault."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import socket
+import sys
+from pathlib import Path
+
+import typer
+
+from memtrove.cli import claude_settings
+from memtrove.cli.common import console, fail, state, user_errors
+from memtrove.mcp import DEFAULT_HTTP_PORT
+from memtrove.vault import Vault
+
+__all__ = ["register", "setup_claude"]
+
+setup_app = typer.Typer(
+    help="Connect Claude Code to memtrove: hooks in ~/.claude/settings.json, MCP in ~/.claude.json.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mcp")(mcp)
+    app.add_typer(setup_app, name="setup")
+
+
+def mcp(
+    ctx: typer.Context,
+    http: bool = typer.Option(
+        False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."
+    ),
+    port: int | None = typer.Option(
+        None, "--port", min=1, max=65535, help=f"HTTP port (default {DEFAULT_HTTP_PORT})."
+    ),
+) -> None:
+    """Serve the vault over MCP: stdio for Claude Code, or --http on 127.0.0.1."""
+    if port is not None and not http:
+        raise typer.BadParameter("--port needs --http", param_hint="--port")
+    settings = state(ctx).settings
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="memtrove mcp: %(levelname)s %(message)s"
+    )
+    port = port or DEFAULT_HTTP_PORT
+    if http:
+        _check_port(port)
+        print(f"memtrove mcp: streamable HTTP on http://127.0.0.1:{port}/mcp", file=sys.stderr)
+
+    from memtrove.mcp.server import run  # the MCP SDK takes a second to import: only here
+
+    def open_vault() -> Vault:
+        return Vault.open(settings.vault_path, config_dir=settings.config_dir)
+
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server stops
+        run(open_vault, http=http, port=port)
+
+
+def _check_port(port: int) -> None:
+    """Fail in one line when the port is taken (uvicorn would print a traceback-ish log)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(("127.0.0.1", port))
+    except OSError as error:
+        reason = "in use" if error.errno == errno.EADDRINUSE else error.strerror
+        raise fail(f"cannot listen on 127.0.0.1:{port}: {reason}") from None
+    finally:
+        probe.close()
+
+
+@setup_app.command("hooks")
+def setup_hooks(
+    remove: bool = typer.Option(False, "--remove", help="Remove memtrove's hooks instead."),
+) -> None:
+    """Install memtrove's Claude Code hooks (keeps every other setting; backs the file up)."""
+    with user_errors():
+        if remove:
+            change = claude_settings.remove_hooks(Path.home())
+        else:
+            executable = claude_settings.memtrove_executable()
+            change = claude_settings.install_hooks(Path.home(), executable)
+    console.print(change.summary, markup=False)
+
+
+@setup_app.command("mcp")
+def setup_mcp(
+    remove: bool = typer.Option(False, "--remove", help="Remove the MCP server instead."),
+) -> None:
+    """Register `memtrove mcp` as Claude Code's MCP server memtrove (in ~/.claude.json)."""
+    with user_errors():
+        if remove:
+            change = claude_settings.remove_mcp(Path.home())
+        else:
+            executable = claude_settings.memtrove_executable()
+            change = claude_settings.install_mcp(Path.home(), executable)
+    console.print(change.summary, markup=False)
+
+
+def setup_claude() -> None:
+    """``setup hooks`` and ``setup mcp`` together (``bootstrap --setup-claude``)."""
+    executable = claude_settings.memtrove_executable()
+    for install in (claude_settings.install_hooks, claude_settings.install_mcp):
+        with user_errors():
+            change = install(Path.home(), executable)
+        console.print(change.summary, markup=False)

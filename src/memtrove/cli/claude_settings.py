@@ -1,0 +1,286 @@
+"""Editing Claude Code's settings files for ``memtrove setup hooks|mcp``.
+
+``~/.claude/settings.json`` gets memtrove's hooks (identified by a command containing
+``memtrove hook``), ``~/.claude.json`` the MCP server ``mcpServers.memtrove``. Every other
+entry is kept as it is. A file is only rewritten when something changes: first copied to
+``<name>.bak-<UTC timestamp>``, then replaced atomically (a temporary file in the same folder,
+renamed over it; a symbolic link is followed, so dotfile links survive). A file that is not a
+JSON object is refused with a one-line :class:`~memtrove.ConfigError` and left untouched.
+
+Hook timeouts use Claude Code's native ``timeout`` field (seconds), never a shell ``timeout``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memtrove.errors import ConfigError
+
+__all__ = [
+    "HOOKS",
+    "SettingsChange",
+    "claude_json_path",
+    "hook_settings",
+    "install_hooks",
+    "install_mcp",
+    "memtrove_executable",
+    "remove_hooks",
+    "remove_mcp",
+    "settings_path",
+]
+
+# (event, ((hook name, timeout seconds), ...)) for the hooks memtrove has.
+HOOKS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
+    ("UserPromptSubmit", (("context-surfacing", 8),)),
+    ("SessionStart", (("postcompact-inject", 5), ("curator-nudge", 5))),
+    ("PreCompact", (("precompact-extract", 5),)),
+)
+SERVER_NAME = "memtrove"
+_OURS = re.compile(r"memtrove['\"]?\s+hook\b")
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """What a setup step did to one file; ``backup`` is None when nothing was rewritten."""
+
+    path: Path
+    changed: bool
+    backup: Path | None
+    summary: str
+
+
+def settings_path(home: Path) -> Path:
+    return home / ".claude" / "settings.json"
+
+
+def claude_json_path(home: Path) -> Path:
+    return home / ".claude.json"
+
+
+def memtrove_executable() -> str:
+    """The ``memtrove`` command beside this Python (a venv's bin), else on PATH, else bare."""
+    folder = Path(sys.executable).parent
+    for name in ("memtrove", "memtrove.exe"):
+        if (folder / name).is_file():
+            return str(folder / name)
+    return shutil.which("memtrove") or "memtrove"
+
+
+def hook_settings(executable: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``hooks`` entries memtrove installs, per event."""
+    command = shlex.quote(executable)
+    return {
+        event: [
+            {
+                "matcher": "",
+                "hooks": [
+                    {"type": "command", "command": f"{command} hook {name}", "timeout": timeout}
+                    for name, timeout in hooks
+                ],
+            }
+        ]
+        for event, hooks in HOOKS
+    }
+
+
+def install_hooks(home: Path, executable: str) -> SettingsChange:
+    """Replace memtrove's hooks in ``~/.claude/settings.json`` with the current set."""
+    path = settings_path(home)
+    data = _load(path)
+    updated = copy.deepcopy(data)
+    hooks = _hooks_of(updated, path)
+    _strip_ours(hooks)
+    for event, groups in hook_settings(executable).items():
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
+        entries.extend(groups)
+    count = sum(len(names) for _, names in HOOKS)
+    return _save(
+        path,
+        data,
+        updated,
+        changed=f"installed {count} memtrove hooks in {path}",
+        unchanged=f"memtrove hooks already installed in {path}",
+    )
+
+
+def remove_hooks(home: Path) -> SettingsChange:
+    """Delete every hook whose command runs ``memtrove hook``; nothing else."""
+    path = settings_path(home)
+    if not path.exists():
+        return SettingsChange(path, False, None, f"no memtrove hooks: {path} does not exist")
+    data = _load(path)
+    updated = copy.deepcopy(data)
+    removed = _strip_ours(_hooks_of(updated, path)) if "hooks" in updated else 0
+    if removed and updated["hooks"] == {}:
+        del updated["hooks"]  # only memtrove's hooks were there
+    return _save(
+        path,
+        data,
+        updated,
+        changed=f"removed {removed} memtrove hooks from {path}",
+        unchanged=f"no memtrove hooks in {path}",
+    )
+
+
+def install_mcp(home: Path, executable: str) -> SettingsChange:
+    """Set ``mcpServers.memtrove`` in ``~/.claude.json`` (other keys of that entry are kept)."""
+    path = claude_json_path(home)
+    data = _load(path)
+    updated = copy.deepcopy(data)
+    servers = updated.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{path}: "mcpServers" is not an object; nothing was changed')
+    entry = servers.get(SERVER_NAME)
+    servers[SERVER_NAME] = {
+        **(entry if isinstance(entry, dict) else {}),
+        "command": executable,
+        "args": ["mcp"],
+    }
+    return _save(
+        path,
+        data,
+        updated,
+        changed=f"added MCP server memtrove to {path}",
+        unchanged=f"MCP server memtrove already in {path}",
+        new_mode=0o600,
+    )
+
+
+def remove_mcp(home: Path) -> SettingsChange:
+    """Delete ``mcpServers.memtrove`` from ``~/.claude.json``."""
+    path = claude_json_path(home)
+    if not path.exists():
+        return SettingsChange(path, False, None, f"no MCP server memtrove: {path} does not exist")
+    data = _load(path)
+    updated = copy.deepcopy(data)
+    servers = updated.get("mcpServers")
+    if isinstance(servers, dict):
+        servers.pop(SERVER_NAME, None)
+    return _save(
+        path,
+        data,
+        updated,
+        changed=f"removed MCP server memtrove from {path}",
+        unchanged=f"no MCP server memtrove in {path}",
+    )
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The file's JSON object; ``{}`` when it is missing or blank."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}; nothing was changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{path} is not valid JSON (line {error.lineno} column {error.colno}: {error.msg}); "
+            "fix it and run again, nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a JSON object; nothing was changed")
+    return data
+
+
+def _hooks_of(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(f'{path}: "hooks" is not an object; nothing was changed')
+    return hooks
+
+
+def _strip_ours(hooks: dict[str, Any]) -> int:
+    """Remove memtrove's hook commands; drop the groups and events only memtrove filled."""
+    removed = 0
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            commands = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(commands, list):
+                kept_groups.append(group)
+                continue
+            kept = [c for c in commands if not _is_ours(c)]
+            removed += len(commands) - len(kept)
+            if kept or not commands:
+                kept_groups.append({**group, "hooks": kept})
+        if groups and not kept_groups:
+            del hooks[event]
+        else:
+            hooks[event] = kept_groups
+    return removed
+
+
+def _is_ours(hook: Any) -> bool:
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(command, str) and _OURS.search(command) is not None
+
+
+def _save(
+    path: Path,
+    original: dict[str, Any],
+    updated: dict[str, Any],
+    *,
+    changed: str,
+    unchanged: str,
+    new_mode: int = 0o644,
+) -> SettingsChange:
+    if updated == original and (path.exists() or not updated):
+        return SettingsChange(path, False, None, unchanged)
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    mode = new_mode
+    if target.exists():
+        mode = target.stat().st_mode & 0o7777
+        backup = _backup_name(target)
+        shutil.copy2(target, backup)
+    text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    summary = changed + (f" (backup: {backup})" if backup else "")
+    return SettingsChange(path, True, backup, summary)
+
+
+def _backup_name(path: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.bak-{stamp}")
+    number = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak-{stamp}-{number}")
+        number += 1
+    return candidate

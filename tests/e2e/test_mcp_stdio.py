@@ -1,0 +1,279 @@
+"""``memtrove mcp`` as Claude Code runs it: a real subprocess driven by the official MCP client.
+
+The vault is the examples, bootstrapped (indexed and embedded) once by a real ``memtrove
+bootstrap``; each test serves a copy. Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.conftest import EXAMPLES
+
+JWT = "demo/decisions/0004-jwt-access-and-rotating-refresh-tokens.md"
+TOOLS = {
+    "__IMPORTANT", "memory_retrieve", "query", "search", "vsearch", "get", "multi_get",
+    "find_similar", "timeline", "status", "index_stats", "reindex", "memory_pin",
+    "memory_snooze", "memory_forget", "session_log", "lifecycle_status",
+}  # fmt: skip
+
+# tool -> (good arguments, text the answer contains, bad arguments, text the error contains)
+CALLS: list[tuple[str, dict[str, Any], str, dict[str, Any], str]] = [
+    ("__IMPORTANT", {}, "memory_retrieve", {"extra": 1}, ""),
+    ("memory_retrieve", {"query": "ADR-0004 JWT"}, "[routed: keyword]",
+     {"query": "x", "mode": "psychic"}, "unknown mode 'psychic'"),
+    ("query", {"query": "why do users get logged out?", "limit": 3}, "stages: ",
+     {"query": "x", "minScore": 3}, "minScore must be between 0 and 1"),
+    ("search", {"query": "refresh token", "limit": 2}, 'Found 2 results for "refresh token"',
+     {"limit": 2}, "invalid arguments for search: query: Field required"),
+    ("vsearch", {"query": "uploading large videos from a phone", "limit": 2}, "Found 2 results",
+     {"query": "x", "collection": "nope"}, "no collection named 'nope'"),
+    ("get", {"file": JWT, "maxLines": 3, "lineNumbers": True}, "#e1745d demo/decisions/",
+     {"file": "demo/../../etc/passwd"}, "is not a document in the vault"),
+    ("multi_get", {"pattern": "demo/decisions/*.md", "maxLines": 2}, "#e1745d",
+     {"pattern": "#e1745d", "maxBytes": 0}, "maxBytes must be a positive integer"),
+    ("find_similar", {"file": JWT, "limit": 3}, "Found 3 results",
+     {"file": "demo/nope.md"}, "no document"),
+    ("timeline", {"docid": "#e1745d", "before": 2, "after": 2}, "> ",
+     {"docid": "#e1745d", "after": 50}, "after must be between 1 and 20"),
+    ("status", {}, "documents 30 active", {"vault": 7}, "invalid arguments for status: vault"),
+    ("index_stats", {}, "embedded 30", {"vault": []}, "invalid arguments for index_stats"),
+    ("session_log", {"limit": 5}, "No sessions recorded yet", {"limit": -1}, "limit must be"),
+    ("lifecycle_status", {}, "active 30", {"vault": {}}, "invalid arguments"),
+    ("reindex", {}, "reindexed +0 ~0 =30 -0", {"vault": 1.5}, "invalid arguments"),
+    ("memory_pin", {"query": JWT}, "Pinned: #e1745d", {"query": JWT, "unpin": "maybe"},
+     "invalid arguments for memory_pin: unpin"),
+    ("memory_snooze", {"query": JWT, "until": "2099-01-31"}, "Snoozed until 2099-01-31",
+     {"query": JWT, "until": "2001-01-01"}, "2001-01-01"),
+    ("memory_forget", {"query": "#e1745d", "confirm": False}, "Would forget #e1745d",
+     {"query": "#e1745d", "confirm": "perhaps"}, "invalid arguments for memory_forget"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vault of the examples, indexed and embedded by a real ``memtrove bootstrap``."""
+    root = tmp_path_factory.mktemp("mcp-vault")
+    result = subprocess.run(
+        [sys.executable, "-m", "memtrove", "bootstrap", str(EXAMPLES), "--name", "demo"],
+        env=environment(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return root
+
+
+def environment(root: Path) -> dict[str, str]:
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTROVE_")}
+    return env | {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "MEMTROVE_VAULT": str(root / "vault.sqlite"),
+        "MEMTROVE_CONFIG_DIR": str(root / "config"),
+    }
+
+
+@pytest.fixture
+def env(prepared: Path, tmp_path: Path) -> dict[str, str]:
+    """A private copy of the prepared vault."""
+    root = tmp_path / "served"
+    shutil.copytree(prepared, root, ignore=shutil.ignore_patterns("home"))
+    return environment(root)
+
+
+def server_parameters(env: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "memtrove", "mcp", *args], env=env
+    )
+
+
+def text_of(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+def test_every_tool_over_stdio(
+    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stderr_path = tmp_path / "server-stderr.txt"
+    timings: dict[str, float] = {}
+
+    async def main() -> None:
+        with stderr_path.open("w") as errlog:
+            started = time.perf_counter()
+            async with (
+                stdio_client(server_parameters(env), errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                initialized = await session.initialize()
+                timings["spawn to initialized"] = time.perf_counter() - started
+                listed_at = time.perf_counter()
+                listed = await session.list_tools()
+                timings["tools/list"] = time.perf_counter() - listed_at
+                timings["spawn to tools listed"] = time.perf_counter() - started
+                assert initialized.server_info.name == "memtrove"
+                assert {tool.name for tool in listed.tools} == TOOLS
+
+                for name, good, expected, bad, error in CALLS:
+                    result = await session.call_tool(name, good)
+                    assert not result.is_error, (name, text_of(result))
+                    assert expected in text_of(result), (name, text_of(result))
+                    assert isinstance(result.structured_content, dict), name
+                    result = await session.call_tool(name, bad)
+                    if name == "__IMPORTANT":  # takes no arguments; extra ones are ignored
+                        assert not result.is_error
+                        continue
+                    assert result.is_error, (name, bad, text_of(result))
+                    assert error in text_of(result) and "\n" not in text_of(result)
+
+                vague = await session.call_tool("memory_pin", {"query": "zyzzyva quux"})
+                assert not vague.is_error and "nothing was pinned" in text_of(vague)
+                done = await session.call_tool("memory_forget", {"query": "#e1745d"})
+                assert done.structured_content["changed"] is True
+                gone = await session.call_tool("search", {"query": "rotating refresh tokens"})
+                assert "#e1745d" not in text_of(gone)
+
+                read_back = await session.read_resource("memtrove://demo/index.md")
+                assert read_back.contents[0].text.startswith("1: ")
+                for uri in ("memtrove://demo/../../etc/passwd", f"memtrove://{JWT}/../../x"):
+                    with pytest.raises(MCPError):
+                        await session.read_resource(uri)
+
+    anyio.run(main)
+    stderr = stderr_path.read_text()
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+    with capsys.disabled():
+        print(
+            "\nmemtrove mcp over stdio: "
+            + ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in timings.items())
+        )
+
+
+def test_stdout_carries_only_protocol(env: dict[str, str]) -> None:
+    """Every line on stdout is a JSON-RPC message, even around model loading and failures."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", "mcp"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        process.stdin.flush()
+
+    def answer(request_id: int) -> dict[str, Any]:
+        assert process.stdout is not None
+        while True:
+            message = json.loads(process.stdout.readline())
+            assert message["jsonrpc"] == "2.0"
+            if message.get("id") == request_id:
+                return dict(message)
+
+    try:
+        send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
+        assert answer(1)["result"]["serverInfo"]["name"] == "memtrove"
+        send({"method": "notifications/initialized"})
+        calls = [
+            ("vsearch", {"query": "image decoding library"}),  # loads the embedded model
+            ("memory_retrieve", {"query": "explain the thumbnail pipeline"}),
+            ("query", {"query": "thumbnail memory leak", "limit": 2}),
+            ("get", {"file": "demo/nope.md"}),
+            ("reindex", {}),
+        ]
+        for number, (name, arguments) in enumerate(calls, 2):
+            send({"id": number, "method": "tools/call", "params": {"name": name, "arguments": arguments}})  # fmt: skip
+            assert "result" in answer(number)
+        process.stdin.write("this is not json\n")
+        process.stdin.flush()
+        send({"id": 99, "method": "tools/list"})
+        assert len(answer(99)["result"]["tools"]) == len(TOOLS)
+        rest, stderr = process.communicate(timeout=30)  # closes stdin: the server exits
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for line in rest.splitlines():
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_streamable_http_on_loopback(env: dict[str, str]) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", "mcp", "--http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.communicate()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "memtrove mcp --http did not start"
+                time.sleep(0.05)
+
+        async def main() -> None:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                listed = await client.list_tools()
+                assert {tool.name for tool in listed.tools} == TOOLS
+                result = await client.call_tool("search", {"query": "perceptual hash", "limit": 1})
+                assert not result.is_error and "#" in text_of(result)
+
+        anyio.run(main)
+        busy = subprocess.run(
+            [sys.executable, "-m", "memtrove", "mcp", "--http", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert busy.returncode == 1
+        assert busy.stderr == f"memtrove: error: cannot listen on 127.0.0.1:{port}: in use\n"
+    finally:
+        process.terminate()
+        stdout, stderr = process.communicate(timeout=30)
+    assert stdout == "" and "Traceback" not in stderr, stderr
+    assert stderr.startswith(f"memtrove mcp: streamable HTTP on http://127.0.0.1:{port}/mcp")
