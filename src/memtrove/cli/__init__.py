@@ -13,7 +13,18 @@ from pathlib import Path
 import typer
 
 from memtrove import __version__
-from memtrove.cli import collection, evaluate, health, indexing, reading, retrieval
+from memtrove.cli import (
+    agents,
+    collection,
+    curate,
+    evaluate,
+    health,
+    hooks_cli,
+    indexing,
+    reading,
+    retrieval,
+    serve,
+)
 from memtrove.cli.common import CliState
 from memtrove.config import Settings
 
@@ -54,6 +65,10 @@ indexing.register(app)
 reading.register(app)
 retrieval.register(app)
 health.register(app)
+agents.register(app)
+hooks_cli.register(app)
+curate.register(app)
+serve.register(app)
 app.add_typer(evaluate.app, name="eval")
 
 

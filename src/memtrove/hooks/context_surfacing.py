@@ -1,0 +1,292 @@
+"""``context-surfacing`` (UserPromptSubmit): inject what the vault knows about a prompt.
+
+The pipeline (clawmem inventory section 4, steps 1-11):
+
+1. ``turn_index`` = earlier context-surfacing rows of the session (before any gate).
+2. Gates (see :mod:`~memtrove.hooks.gates`), then the 600 s SHA-256 prompt dedupe.
+3. The profile (``MEMTROVE_PROFILE``) sets budget, depth, legs and thresholds.
+4. Multi-turn lookback builds the retrieval query (see :mod:`~memtrove.hooks.lookback`).
+5. Discovery legs (see :mod:`~memtrove.hooks.discovery`), deep escalation included.
+6. Filters: ``_PRIVATE/``, ``experiments/`` and the internal ``_memtrove`` collection;
+   snoozed documents; noise (bodies under 10 characters, agent denials); documents that
+   fail the prompt-injection filter anywhere in title, path or body.
+7. Composite scoring on the raw prompt, the adaptive threshold, then memory-type
+   diversification (the best procedural document is promoted to fourth place).
+8. Tiered entries rendered into ``<vault-context>`` within the token budget.
+9. ``context_usage`` (and, through it, ``recall_events`` for the injected documents) is
+   logged after the answer is written.
+
+Privacy split (concepts/architecture): every turn writes a ``context_usage`` row so that
+``turn_index`` follows the transcript. Turns stopped by a pre-retrieval gate (dedupe and
+heartbeat included) store ``query_text = NULL``; turns that reached retrieval store the
+raw prompt, whether or not anything was injected, so a follow-up can look back at them.
+Without a session id nothing is logged and there is no lookback.
+
+Not yet here: spreading activation over co-activated documents (it needs pairwise
+co-activation counts), the focus-topic boost and the memory-management nudge.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from memtrove.errors import DocumentNotFoundError
+from memtrove.hooks.discovery import Candidate, discover
+from memtrove.hooks.events import HookEvent, HookResult
+from memtrove.hooks.gates import gate_prompt
+from memtrove.hooks.hooklog import HookLog
+from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, combine_query, select_priors
+from memtrove.hooks.profiles import apply_adaptive_threshold
+from memtrove.hooks.promptguard import find_injection, sanitize
+from memtrove.hooks.render import Entry, Rendered, render_context, routing_hint
+from memtrove.hooks.settings import HookSettings
+from memtrove.results import Document
+from memtrove.retrieval.fts import parse_query
+from memtrove.retrieval.scoring import (
+    DEFAULT_WEIGHTS,
+    RECENCY_FIRST_TYPES,
+    RECENCY_WEIGHTS,
+    ScoringInput,
+    composite_score,
+    has_recency_intent,
+)
+from memtrove.retrieval.snippets import Highlighter
+from memtrove.vault import Vault
+
+__all__ = [
+    "FILTERED_PATHS",
+    "HOOK_NAME",
+    "diversify",
+    "is_noise",
+    "relationship_lines",
+    "run",
+    "vault_fact_lines",
+]
+
+T = TypeVar("T")
+
+HOOK_NAME = "context-surfacing"
+EVENT_NAME = "UserPromptSubmit"
+FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
+PROCEDURAL_SLOT = 3  # 0-based: the fourth place
+
+_DENIALS = re.compile(
+    r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
+    r"|i don'?t recall|i don'?t remember|no (?:relevant )?memories found"
+    r"|i don'?t have access to",
+    re.I,
+)
+_PROCEDURAL = re.compile(
+    r"\b(?:runbook|how-?to|playbook|procedure|checklist|guide|setup|install(?:ation)?|steps"
+    r"|workflow|recipe)\b",
+    re.I,
+)
+
+
+def is_noise(body: str) -> bool:
+    """A body too short to help (under 10 characters) or an agent's "I don't recall"."""
+    text = body.strip()
+    return len(text) < 10 or _DENIALS.search(text[:2000]) is not None
+
+
+def is_procedural(document: Document) -> bool:
+    """How-to knowledge (runbooks, guides, setup steps), judged by path and title."""
+    return _PROCEDURAL.search(f"{document.path} {document.title}") is not None
+
+
+def diversify(ranked: list[tuple[Document, float]]) -> list[tuple[Document, float]]:
+    """Promote the best procedural document to fourth place when the top three have none."""
+    if len(ranked) <= PROCEDURAL_SLOT + 1 or any(is_procedural(d) for d, _ in ranked[:3]):
+        return ranked
+    for index in range(PROCEDURAL_SLOT + 1, len(ranked)):
+        if is_procedural(ranked[index][0]):
+            promoted = ranked[index]
+            rest = ranked[:index] + ranked[index + 1 :]
+            return [*rest[:PROCEDURAL_SLOT], promoted, *rest[PROCEDURAL_SLOT:]]
+    return ranked
+
+
+def relationship_lines(vault: Vault, documents: list[Document]) -> list[str]:
+    """``- Source --[type]--> Target`` for graph edges between surfaced documents.
+
+    Returns [] until the graph (memory_relations) lands; the block is then rendered only
+    when this has lines.
+    """
+    return []
+
+
+def vault_fact_lines(vault: Vault, prompt: str) -> list[str]:
+    """``subject predicate object`` triples about entities named in the raw prompt.
+
+    Returns [] until entity triples land; the block is then rendered only when this has
+    lines (within the profile's ``facts_tokens``).
+    """
+    return []
+
+
+def _effective(document: Document) -> datetime | None:
+    text = document.authored_at or document.modified_at
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _snoozed(document: Document, now: datetime) -> bool:
+    if not document.snoozed_until:
+        return False
+    try:
+        until = datetime.fromisoformat(document.snoozed_until.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (until if until.tzinfo else until.replace(tzinfo=UTC)) > now
+
+
+def _admit(vault: Vault, key: str, now: datetime) -> Document | None:
+    """The candidate's document when it may be injected, else None (steps 6's filters)."""
+    if any(marker in key for marker in FILTERED_PATHS):
+        return None
+    try:
+        document = vault.get(key)
+    except DocumentNotFoundError:
+        return None
+    if _snoozed(document, now) or is_noise(document.body):
+        return None
+    if sanitize(document.title) is None or sanitize(key) is None:
+        return None
+    if find_injection(document.body) is not None:
+        return None
+    return document
+
+
+def _score(candidate: Candidate, document: Document, recent: bool, now: datetime) -> float:
+    if candidate.prescored:
+        return candidate.relevance
+    item: ScoringInput[int] = ScoringInput(
+        key=document.doc_id,
+        search_score=candidate.relevance,
+        content_type=document.content_type,
+        effective_at=_effective(document),
+        quality_score=document.quality_score,
+        confidence=document.confidence,
+        pinned=document.pinned,
+        body_length=len(document.body),
+    )
+    return composite_score(item, RECENCY_WEIGHTS if recent else DEFAULT_WEIGHTS, now)
+
+
+def _rank(
+    vault: Vault, candidates: dict[str, Candidate], prompt: str, now: datetime
+) -> list[tuple[Document, float]]:
+    recent = has_recency_intent(prompt)
+    scored: list[tuple[Document, float]] = []
+    for key, candidate in candidates.items():
+        document = _admit(vault, key, now)
+        if document is not None:
+            scored.append((document, _score(candidate, document, recent, now)))
+    first = set(RECENCY_FIRST_TYPES) if recent else set()
+    scored.sort(key=lambda item: (item[0].content_type not in first, -item[1]))
+    return scored
+
+
+def run(
+    event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
+) -> HookResult:
+    """Answer one UserPromptSubmit payload (see the module docstring)."""
+    started = time.monotonic()
+    session = event.session_id
+    prompt, gate = gate_prompt(
+        event.prompt,
+        heartbeat_suppression=settings.heartbeat_suppression,
+        heartbeat_patterns=settings.heartbeat_patterns,
+    )
+    if gate is not None and not session:
+        return HookResult()
+    vault = open_vault()
+    turn = _quietly(lambda: vault.turn_index(session, HOOK_NAME), 0, log) if session else 0
+    result = HookResult()
+
+    def usage(query_text: str | None, injected: list[tuple[int, float]], tokens: int) -> None:
+        if session:
+            result.after.append(
+                lambda: vault.log_context_usage(
+                    session,
+                    HOOK_NAME,
+                    injected=injected,
+                    estimated_tokens=tokens,
+                    turn_index=turn,
+                    query_text=query_text,
+                )
+            )
+
+    window = settings.dedupe_window_seconds
+    if gate is None and window > 0 and vault.hook_seen(HOOK_NAME, prompt, window):
+        gate = "dedupe"
+    if gate is not None:
+        log.info(f"skipped by the {gate} gate")
+        usage(None, [], 0)  # pre-retrieval: keep the turn, not the text
+        return result
+    recent: list[str] = []
+    if session:
+        recent = _quietly(
+            lambda: vault.recent_queries(
+                session, within_seconds=LOOKBACK_SECONDS, limit=LOOKBACK + 3
+            ),
+            [],
+            log,
+        )
+    query = combine_query(prompt, select_priors(prompt, recent))
+    try:
+        rendered, ranked = _surface(vault, query, prompt, settings, started, log)
+    except Exception as error:
+        # The turn still counts (and keeps its text): only this answer is lost.
+        log.error(f"retrieval failed: {type(error).__name__}: {error}", traceback.format_exc())
+        usage(prompt, [], 0)
+        return result
+    ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
+    usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
+    result.context = rendered.text
+    return result
+
+
+def _surface(
+    vault: Vault, query: str, prompt: str, settings: HookSettings, started: float, log: HookLog
+) -> tuple[Rendered, list[tuple[Document, float]]]:
+    """Steps 5-8: discover with ``query``, filter, score and render with the raw ``prompt``."""
+    found = discover(vault, query, prompt, settings, started)
+    for note in found.notes:
+        log.info(note)
+    profile = settings.profile
+    ranked = apply_adaptive_threshold(
+        _rank(vault, found.candidates, prompt, datetime.now(UTC)), profile
+    )
+    ranked = diversify(ranked)[: profile.max_results]
+    documents = [document for document, _ in ranked]
+    rendered = render_context(
+        [
+            Entry(f"{d.collection}/{d.path}", sanitize(d.title) or "", d.content_type, s, d.body)
+            for d, s in ranked
+        ],
+        Highlighter(parse_query(prompt).highlight),
+        profile.token_budget,
+        routing=routing_hint(prompt),
+        relationships=relationship_lines(vault, documents) if documents else [],
+        vault_facts=vault_fact_lines(vault, prompt) if profile.facts_tokens else [],
+        facts_tokens=profile.facts_tokens,
+    )
+    return rendered, ranked
+
+
+def _quietly(read: Callable[[], T], default: T, log: HookLog) -> T:
+    """A best-effort read: a locked vault costs the feature, never the answer."""
+    try:
+        return read()
+    except Exception as error:
+        log.warning(f"{type(error).__name__}: {error}")
+        return default

@@ -1,0 +1,135 @@
+"""Performance profiles of ``context-surfacing`` and its adaptive score threshold.
+
+``MEMTROVE_PROFILE`` picks one of ``speed``, ``balanced`` (the default) and ``deep``; the
+numbers are the reference implementation's profile table. Every profile filters by the
+adaptive threshold of concepts/composite-scoring: composite scores vary with vault size,
+document structure, embedding model and age, so instead of a fixed minimum the hook keeps
+results within a ratio of the best one, and gives up when even the best is too weak.
+
+``min_score`` is the legacy absolute threshold (0.35 under recency intent); it is kept for
+reference, as every profile runs the adaptive mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "RECENCY_MIN_SCORE",
+    "Profile",
+    "adaptive_cutoff",
+    "apply_adaptive_threshold",
+    "resolve_profile",
+]
+
+K = TypeVar("K")
+
+DEFAULT_PROFILE = "balanced"
+RECENCY_MIN_SCORE = 0.35  # the legacy absolute threshold under recency intent
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One row of the profile table (times in milliseconds, budgets in estimated tokens)."""
+
+    name: str
+    token_budget: int
+    max_results: int
+    use_vector: bool
+    vector_timeout_ms: int
+    min_score: float
+    min_score_ratio: float
+    absolute_floor: float
+    activation_floor: float
+    deep_escalation: bool
+    escalation_budget_ms: int
+    facts_tokens: int
+
+
+PROFILES: dict[str, Profile] = {
+    "speed": Profile(
+        name="speed",
+        token_budget=400,
+        max_results=5,
+        use_vector=False,
+        vector_timeout_ms=0,
+        min_score=0.55,
+        min_score_ratio=0.65,
+        absolute_floor=0.18,
+        activation_floor=0.24,
+        deep_escalation=False,
+        escalation_budget_ms=0,
+        facts_tokens=0,
+    ),
+    "balanced": Profile(
+        name="balanced",
+        token_budget=800,
+        max_results=10,
+        use_vector=True,
+        vector_timeout_ms=900,
+        min_score=0.45,
+        min_score_ratio=0.55,
+        absolute_floor=0.15,
+        activation_floor=0.20,
+        deep_escalation=False,
+        escalation_budget_ms=0,
+        facts_tokens=200,
+    ),
+    "deep": Profile(
+        name="deep",
+        token_budget=1200,
+        max_results=15,
+        use_vector=True,
+        vector_timeout_ms=2000,
+        min_score=0.25,
+        min_score_ratio=0.45,
+        absolute_floor=0.12,
+        activation_floor=0.16,
+        deep_escalation=True,
+        escalation_budget_ms=4000,
+        facts_tokens=250,
+    ),
+}
+
+
+def resolve_profile(name: str | None) -> tuple[Profile, str | None]:
+    """The profile called ``name`` (case-insensitive; empty means the default).
+
+    An unknown name falls back to the default profile; the second value then says so, for
+    the hook log (a hook never fails on configuration).
+    """
+    key = (name or "").strip().lower() or DEFAULT_PROFILE
+    if key in PROFILES:
+        return PROFILES[key], None
+    known = ", ".join(PROFILES)
+    warning = f"unknown MEMTROVE_PROFILE {name!r} (known: {known}); using {DEFAULT_PROFILE}"
+    return PROFILES[DEFAULT_PROFILE], warning
+
+
+def adaptive_cutoff(scores: Sequence[float], profile: Profile) -> float | None:
+    """The minimum score a result needs, or None when nothing should surface at all.
+
+    None when there are no scores or the best is below ``activation_floor``; otherwise
+    ``max(best * min_score_ratio, absolute_floor)``. The best is the maximum, not the first
+    score: recency ordering can put a lower score first.
+    """
+    if not scores:
+        return None
+    best = max(scores)
+    if best < profile.activation_floor:
+        return None
+    return max(best * profile.min_score_ratio, profile.absolute_floor)
+
+
+def apply_adaptive_threshold(
+    scored: Sequence[tuple[K, float]], profile: Profile
+) -> list[tuple[K, float]]:
+    """The items of ``scored`` that pass :func:`adaptive_cutoff`, in their order."""
+    cutoff = adaptive_cutoff([score for _, score in scored], profile)
+    if cutoff is None:
+        return []
+    return [(key, score) for key, score in scored if score >= cutoff]

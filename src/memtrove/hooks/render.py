@@ -1,0 +1,273 @@
+"""Rendering the ``<vault-context>`` block of ``context-surfacing`` within a token budget.
+
+::
+
+    <vault-routing>If searching memory for this: use ... NOT query.</vault-routing>
+    <vault-context>
+    <instruction>Treat the following as background facts you already know ...</instruction>
+    <facts>
+    **Title** (decision)
+    collection/path.md
+    @@ -3,4 @@ (2 before, 7 after)
+    ...snippet lines...
+
+    ---
+
+    **Title**
+    collection/other.md
+    </facts>
+    <relationships>
+    - Source title --[causal]--> Target title
+    </relationships>
+    <vault-facts>
+    subject predicate object
+    </vault-facts>
+    </vault-context>
+
+Entries are tiered by composite score: HOT (> 0.8) shows a 300-character snippet, WARM
+(> 0.6) 150 characters, COLD only title and path. Composite scores of whole notes rarely
+reach those absolute cut-offs (the length penalty alone halves a 2,000-character note), so,
+as the adaptive threshold does, a score is also judged against the best one: within 85 %
+of it counts as HOT, within 70 % as WARM; the higher of the two tiers wins.
+``<relationships>`` and ``<vault-facts>``
+appear only when they have lines, and are the first parts dropped for budget. Unlike the
+reference, the budget bounds the whole ``additionalContext`` (frame, routing hint and every
+part): a first entry that does not fit is shown at a lower tier, or not at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memtrove.hooks.events import estimate_tokens
+from memtrove.hooks.promptguard import sanitize
+from memtrove.retrieval.snippets import Highlighter
+
+__all__ = [
+    "ENTRY_SEPARATOR",
+    "INSTRUCTION",
+    "Entry",
+    "Rendered",
+    "extract_snippet",
+    "render_context",
+    "routing_hint",
+    "snippet_chars",
+    "truncate",
+]
+
+INSTRUCTION = (
+    "Treat the following as background facts you already know unless the user corrects them."
+)
+ENTRY_SEPARATOR = "\n\n---\n\n"
+HOT_SCORE, WARM_SCORE = 0.8, 0.6
+HOT_RATIO, WARM_RATIO = 0.85, 0.70
+HOT_CHARS, WARM_CHARS = 300, 150
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+
+_ROUTES = (
+    (
+        re.compile(
+            r"\b(?:last session|yesterday|prior session|previous session|last time we|handoff"
+            r"|what happened last|what did we do|cross.session|earlier today|what we discussed"
+            r"|when we last)\b",
+            re.I,
+        ),
+        "If searching memory for this: use session_log or memory_retrieve, NOT query.",
+    ),
+    (
+        re.compile(
+            r"^why\b|\b(?:why did|why was|why were|what caused|what led to|reason for|decided to"
+            r"|decision about|trade.?off|instead of|chose to)\b",
+            re.I,
+        ),
+        "If searching memory for this: use intent_search or memory_retrieve, NOT query.",
+    ),
+    (
+        re.compile(
+            r"\b(?:similar to|related to|what else|what other|reminds? me of|like this)\b", re.I
+        ),
+        "If searching memory for this: use find_similar or memory_retrieve, NOT query.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One surfaced document, already checked by the prompt-injection filter."""
+
+    key: str  # collection/path
+    title: str
+    content_type: str
+    score: float
+    body: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The injected text, the entries it shows (in order) and its estimated tokens."""
+
+    text: str
+    shown: list[Entry]
+    tokens: int
+
+
+def routing_hint(prompt: str) -> str | None:
+    """A tool-routing hint for timeline, causal or discovery questions (raw prompt)."""
+    for pattern, hint in _ROUTES:
+        if pattern.search(prompt):
+            return hint
+    return None
+
+
+def snippet_chars(score: float, best: float | None = None) -> int:
+    """The snippet length of a score's tier: 300 (HOT), 150 (WARM) or 0 (COLD).
+
+    ``best`` (the best score of the injection) adds the relative cut-offs.
+    """
+    relative = score / best if best and best > 0 else 0.0
+    if score > HOT_SCORE or relative >= HOT_RATIO:
+        return HOT_CHARS
+    if score > WARM_SCORE or relative >= WARM_RATIO:
+        return WARM_CHARS
+    return 0
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut at a paragraph, sentence, line or word boundary past half of ``limit``."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for boundary in ("\n\n", ". ", "\n"):
+        cut = head.rfind(boundary)
+        if cut > limit // 2:
+            return head[: cut + (1 if boundary == ". " else 0)].rstrip()
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > limit // 2 else head[: limit - 1]).rstrip() + "…"
+
+
+def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
+    """The passage of ``body`` that best matches, under a diff-style header.
+
+    ``@@ -L,N @@ (a before, b after)``: the passage starts at line L of the stored text
+    and spans N lines, with a lines above it and b below. Frontmatter is never shown.
+    """
+    lines = body.splitlines()
+    match = _FRONTMATTER.match(body)
+    skip = match.group(0).count("\n") if match else 0
+    rest = lines[skip:]
+    best = highlighter.best_line("\n".join(rest))
+    if best < 0:
+        best = next((index for index, line in enumerate(rest) if line.strip()), 0)
+    start = skip + best
+    picked: list[str] = []
+    indices: list[int] = []
+    length = 0
+    for index in range(start, len(lines)):
+        line = " ".join(lines[index].split())
+        if not line:
+            # A paragraph break ends the passage once it says something beyond a heading.
+            if picked and length >= max_chars // 3 and not picked[-1].startswith("#"):
+                break
+            continue
+        picked.append(line)
+        indices.append(index)
+        length += len(line) + 1
+        if length >= max_chars:
+            break
+    if not picked:
+        return ""
+    text = truncate("\n".join(picked), max_chars)
+    last = indices[min(text.count("\n"), len(indices) - 1)]  # the last line still shown
+    span = last - start + 1
+    after = len(lines) - start - span
+    return f"@@ -{start + 1},{span} @@ ({start} before, {after} after)\n{text}"
+
+
+def _entry_text(entry: Entry, snippet: str) -> str:
+    type_tag = f" ({entry.content_type})" if entry.content_type != "note" else ""
+    text = f"**{entry.title}**{type_tag}\n{entry.key}"
+    return f"{text}\n{snippet}" if snippet else text
+
+
+def _frame(routing: str | None, facts: str, extra_parts: Sequence[str]) -> str:
+    inner = [f"<instruction>{INSTRUCTION}</instruction>", f"<facts>\n{facts}\n</facts>"]
+    inner.extend(extra_parts)
+    block = "<vault-context>\n" + "\n".join(inner) + "\n</vault-context>"
+    return f"<vault-routing>{routing}</vault-routing>\n{block}" if routing else block
+
+
+def _part(tag: str, lines: Sequence[str], room_chars: int) -> str | None:
+    """``<tag>`` with as many of ``lines`` as fit in ``room_chars``; None if none fit."""
+    fitted: list[str] = []
+    used = len(f"<{tag}>\n\n</{tag}>") + 1  # the part and the newline that joins it
+    for line in lines:
+        if used + len(line) + 1 > room_chars:
+            break
+        fitted.append(line)
+        used += len(line) + 1
+    return f"<{tag}>\n" + "\n".join(fitted) + f"\n</{tag}>" if fitted else None
+
+
+def render_context(
+    entries: Sequence[Entry],
+    highlighter: Highlighter,
+    budget_tokens: int,
+    *,
+    routing: str | None = None,
+    relationships: Sequence[str] = (),
+    vault_facts: Sequence[str] = (),
+    facts_tokens: int = 0,
+) -> Rendered:
+    """Fit entries, best first, then relationships and vault facts, into the budget.
+
+    Each entry takes its tier's snippet; when that does not fit, the shorter tiers are
+    tried, so a long first entry still surfaces as title and path. Rendering stops at the
+    first entry that fits at no tier. A snippet the injection filter rejects drops its
+    entry (the caller has checked title, path and body already). Returns empty text when
+    no entry fits.
+    """
+    budget_chars = budget_tokens * 4  # estimate_tokens(text) <= budget iff len <= 4 * budget
+    best = max((entry.score for entry in entries), default=0.0)
+    used = len(_frame(routing, "", ()))
+    texts: list[str] = []
+    shown: list[Entry] = []
+    for entry in entries:
+        separator = len(ENTRY_SEPARATOR) if texts else 0
+        fitted: str | None = None
+        rejected = False
+        tier = snippet_chars(entry.score, best)
+        for chars in dict.fromkeys((tier, WARM_CHARS, 0)):
+            if chars > tier:
+                continue
+            snippet = sanitize(extract_snippet(entry.body, highlighter, chars)) if chars else ""
+            if snippet is None:
+                rejected = True
+                break
+            text = _entry_text(entry, snippet)
+            if used + separator + len(text) <= budget_chars:
+                fitted = text
+                break
+        if rejected:
+            continue
+        if fitted is None:
+            break
+        texts.append(fitted)
+        shown.append(entry)
+        used += separator + len(fitted)
+    if not texts:
+        return Rendered(text="", shown=[], tokens=0)
+    facts = ENTRY_SEPARATOR.join(texts)
+    parts: list[str] = []
+    relations = _part("relationships", relationships, budget_chars - used)
+    if relations:
+        parts.append(relations)
+        used += len(relations) + 1
+    room = min(budget_chars - used, facts_tokens * 4)
+    known = _part("vault-facts", vault_facts, room)
+    if known:
+        parts.append(known)
+    text = _frame(routing, facts, parts)
+    return Rendered(text=text, shown=shown, tokens=estimate_tokens(text))

@@ -1,0 +1,266 @@
+"""Running one hook as Claude Code does: JSON in on stdin, one JSON object out, exit 0.
+
+A hook fails open. Whatever happens (unknown hook, unreadable input, a missing, locked or
+corrupt vault, a bug) the process writes exactly one valid JSON answer, exits 0 and
+reports the error on stderr and in ``hooks.log``. A watchdog bounds it by time: a margin
+under Claude Code's timeout for the hook (or ``MEMTROVE_HOOK_TIMEOUT`` seconds), it
+answers with the empty output, if nothing was written yet, and ends the process.
+
+Work after the answer (logging ``context_usage``, re-indexing) runs once the JSON is
+written, so a slow write delays the exit, never the answer. Started from the fast path
+(``memtrove hook NAME`` or ``python -m memtrove.hooks NAME``) the process ends with
+``os._exit``: nothing is torn down, and abandoned retrieval legs cannot hold it open.
+
+Only the standard library, the vault and the hook modules load here; Typer, Rich, httpx
+and the server stacks stay off this path (a test checks the imported modules).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from memtrove.hooks.events import (
+    MAX_STDIN_BYTES,
+    HookResult,
+    context_output,
+    parse_event,
+    plain_output,
+)
+from memtrove.hooks.hooklog import HookLog
+from memtrove.hooks.settings import HOOK_BUSY_TIMEOUT_MS, HookSettings
+from memtrove.models.registry import ModelSettings
+from memtrove.vault import Vault
+
+__all__ = ["HOOKS", "LOG_FILE", "HookSpec", "execute", "main"]
+
+LOG_FILE = "hooks.log"
+TIMEOUT_MARGIN = 1.0  # seconds kept back from Claude Code's timeout (startup, writing)
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """A hook: the Claude Code event it is installed for, whether that event takes
+    context, Claude Code's timeout for it (seconds, as ``setup hooks`` writes it), and the
+    module whose ``run(event, settings, open_vault, log)`` answers."""
+
+    name: str
+    event: str
+    takes_context: bool
+    timeout_seconds: float
+    module: str
+    summary: str
+
+    def answer(self, context: str = "") -> dict[str, Any]:
+        """The JSON answer carrying ``context`` (ignored by events that take none)."""
+        return context_output(self.event, context) if self.takes_context else plain_output()
+
+
+HOOKS: dict[str, HookSpec] = {
+    spec.name: spec
+    for spec in (
+        HookSpec(
+            "context-surfacing",
+            "UserPromptSubmit",
+            True,
+            8,
+            "memtrove.hooks.context_surfacing",
+            "inject <vault-context> for each prompt",
+        ),
+        HookSpec(
+            "postcompact-inject",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.postcompact",
+            "re-inject the saved state after a compaction",
+        ),
+        HookSpec(
+            "curator-nudge",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.curator",
+            "show the curator report's actions",
+        ),
+        HookSpec(
+            "precompact-extract",
+            "PreCompact",
+            False,
+            5,
+            "memtrove.hooks.precompact",
+            "save the session's state before compaction",
+        ),
+    )
+}
+
+
+class _Vaults:
+    """Opens the vault on first use (hooks that gate early never open it) and closes it."""
+
+    def __init__(self, settings: HookSettings, env: Mapping[str, str]) -> None:
+        self._settings = settings
+        self._env = env
+        self._vault: Vault | None = None
+
+    def open(self) -> Vault:
+        if self._vault is None:
+            self._vault = Vault.open(
+                self._settings.vault_path,
+                config_dir=self._settings.config_dir,
+                busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS,
+                models=ModelSettings.from_env(self._env),
+            )
+        return self._vault
+
+    def close(self) -> None:
+        if self._vault is not None:
+            vault, self._vault = self._vault, None
+            vault.close()
+
+
+class _Answer:
+    """Writes the one JSON answer; later writes (the watchdog's) are ignored."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.written = False
+
+    def write(self, answer: dict[str, Any]) -> None:
+        with self._lock:
+            if self.written:
+                return
+            self.written = True
+            # ASCII JSON: a prompt may hold lone surrogates that UTF-8 cannot encode.
+            data = (json.dumps(answer, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (OSError, ValueError):
+                pass  # Claude Code went away; there is nobody left to answer
+
+
+def execute(
+    spec: HookSpec,
+    raw: bytes,
+    settings: HookSettings,
+    log: HookLog,
+    open_vault: Callable[[], Vault],
+) -> HookResult:
+    """Run ``spec``'s hook on a raw payload; exceptions propagate (``main`` fails open)."""
+    module = importlib.import_module(spec.module)
+    run: Callable[..., HookResult] = module.run
+    return run(parse_event(raw), settings, open_vault, log)
+
+
+def _read_stdin(stream: IO[bytes] | None) -> bytes:
+    if stream is None or stream.isatty():
+        return b""
+    return stream.read(MAX_STDIN_BYTES)
+
+
+def main(
+    argv: Sequence[str],
+    *,
+    vault: str | Path | None = None,
+    config_dir: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+    hard_exit: bool = False,
+    watchdog: bool = True,
+) -> int:
+    """Run the hook named by ``argv[0]``; always returns 0 (or never returns: ``hard_exit``).
+
+    ``stdin``/``stdout`` default to the process's binary streams; ``watchdog=False`` turns
+    the time bound off (for callers inside another program, such as tests).
+    """
+    name = argv[0] if argv else ""
+    env = os.environ if env is None else env
+    answer = _Answer(stdout if stdout is not None else sys.stdout.buffer)
+    spec = HOOKS.get(name)
+    try:
+        settings = HookSettings.from_env(env, vault=vault, config_dir=config_dir)
+    except Exception as error:  # an unusable environment: nothing to log to but stderr
+        HookLog(None, name).error(f"cannot read the settings: {type(error).__name__}: {error}")
+        answer.write(spec.answer() if spec is not None else plain_output())
+        if hard_exit:
+            _exit()
+        return 0
+    log = HookLog(settings.cache_dir / LOG_FILE, name or "(none)")
+    timer: threading.Timer | None = None
+    if spec is not None and watchdog:
+        limit = settings.timeout_seconds or max(1.0, spec.timeout_seconds - TIMEOUT_MARGIN)
+
+        def expire() -> None:
+            late = "the work after answering" if answer.written else "the answer (sent empty)"
+            answer.write(spec.answer())
+            log.error(f"timed out after {limit:g} s; {late} was cut short")
+            _exit()
+
+        timer = threading.Timer(limit, expire)
+        timer.daemon = True
+        timer.start()
+    vaults = _Vaults(settings, env)
+    try:
+        _answer(spec, name, settings, log, answer, vaults, stdin)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if hard_exit:
+        _exit()  # the OS releases the vault; closing would only checkpoint the WAL first
+    try:
+        vaults.close()
+    except Exception as error:
+        log.error(f"closing the vault: {type(error).__name__}: {error}")
+    return 0
+
+
+def _answer(
+    spec: HookSpec | None,
+    name: str,
+    settings: HookSettings,
+    log: HookLog,
+    answer: _Answer,
+    vaults: _Vaults,
+    stdin: IO[bytes] | None,
+) -> None:
+    """Answer once, then run the after-work; every failure is logged, none escapes."""
+    try:
+        if spec is None:
+            log.error(f"unknown hook {name!r} (known: {', '.join(HOOKS)})")
+            answer.write(plain_output())
+            return
+        for warning in settings.warnings:
+            log.warning(warning)
+        raw = _read_stdin(stdin if stdin is not None else sys.stdin.buffer)
+        result = execute(spec, raw, settings, log, vaults.open)
+        answer.write(spec.answer(result.context))
+        for step in result.after:
+            try:
+                step()
+            except Exception as error:
+                log.error(
+                    f"after answering: {type(error).__name__}: {error}", traceback.format_exc()
+                )
+    except Exception as error:
+        log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
+        answer.write(spec.answer() if spec is not None else plain_output())
+
+
+def _exit() -> None:
+    """End the process now: flush what was written, skip interpreter teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(0)

@@ -1,0 +1,116 @@
+"""What a hook process reads from its environment, read once by the runner.
+
+Environment (all optional):
+    MEMTROVE_VAULT, MEMTROVE_CONFIG_DIR       the vault and its config (as for the CLI)
+    MEMTROVE_PROFILE                          speed | balanced (default) | deep
+    MEMTROVE_HOOK_DEDUP_WINDOW_SEC            prompt dedupe window, seconds (600; 0 = off)
+    MEMTROVE_HEARTBEAT_PATTERNS               extra heartbeat phrases, comma-separated
+    MEMTROVE_DISABLE_HEARTBEAT_SUPPRESSION    true = never skip heartbeat-looking prompts
+    MEMTROVE_HOOK_VECTORS                     auto (default) | on | off: the vector leg in
+                                              a hook process (see context_surfacing)
+    MEMTROVE_HOOK_TIMEOUT                     seconds before a hook gives up (default: a
+                                              margin under Claude Code's timeout)
+    XDG_CACHE_HOME                            hooks.log and curator-report.json live in
+                                              ``$XDG_CACHE_HOME/memtrove``
+    CLAUDE_CONFIG_DIR                         Claude Code's folder (default ``~/.claude``),
+                                              where the compaction hooks find project memory
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memtrove.config import Settings
+from memtrove.hooks.profiles import PROFILES, Profile, resolve_profile
+
+__all__ = ["HOOK_BUSY_TIMEOUT_MS", "VECTOR_MODES", "HookSettings", "cache_dir"]
+
+HOOK_BUSY_TIMEOUT_MS = 1500  # DESIGN.md: hooks wait at most 1.5 s for a lock per statement
+VECTOR_MODES = ("auto", "on", "off")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/memtrove`` (``~/.cache/memtrove`` when unset or relative)."""
+    env = os.environ if env is None else env
+    value = env.get("XDG_CACHE_HOME", "").strip()
+    base = Path(value) if value and os.path.isabs(value) else None
+    if base is None:
+        base = Path(env.get("HOME") or Path.home()) / ".cache"
+    return base / "memtrove"
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """Settings of one hook process; ``warnings`` are logged, never fatal."""
+
+    vault_path: Path
+    config_dir: Path
+    cache_dir: Path
+    claude_dir: Path = Path("~/.claude")
+    profile: Profile = PROFILES["balanced"]
+    dedupe_window_seconds: int = 600
+    heartbeat_suppression: bool = True
+    heartbeat_patterns: tuple[str, ...] = ()
+    vectors: str = "auto"
+    timeout_seconds: float | None = None
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        vault: str | Path | None = None,
+        config_dir: str | Path | None = None,
+    ) -> HookSettings:
+        env = os.environ if env is None else env
+        warnings: list[str] = []
+        paths = Settings.from_env(env, vault=vault, config_dir=config_dir)
+        profile, warning = resolve_profile(env.get("MEMTROVE_PROFILE"))
+        if warning:
+            warnings.append(warning)
+        window = _number(env, "MEMTROVE_HOOK_DEDUP_WINDOW_SEC", 600.0, warnings)
+        vectors = env.get("MEMTROVE_HOOK_VECTORS", "").strip().lower() or "auto"
+        if vectors not in VECTOR_MODES:
+            warnings.append(f"MEMTROVE_HOOK_VECTORS must be auto, on or off, not {vectors!r}")
+            vectors = "auto"
+        timeout = _number(env, "MEMTROVE_HOOK_TIMEOUT", 0.0, warnings)
+        extra = env.get("MEMTROVE_HEARTBEAT_PATTERNS", "")
+        return cls(
+            vault_path=paths.vault_path,
+            config_dir=paths.config_dir,
+            cache_dir=cache_dir(env),
+            claude_dir=_claude_dir(env),
+            profile=profile,
+            dedupe_window_seconds=max(0, int(window)),
+            heartbeat_suppression=env.get("MEMTROVE_DISABLE_HEARTBEAT_SUPPRESSION", "")
+            .strip()
+            .lower()
+            not in _TRUE,
+            heartbeat_patterns=tuple(p.strip() for p in extra.split(",") if p.strip()),
+            vectors=vectors,
+            timeout_seconds=timeout if timeout > 0 else None,
+            warnings=tuple(warnings),
+        )
+
+
+def _claude_dir(env: Mapping[str, str]) -> Path:
+    value = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(env.get("HOME") or Path.home()) / ".claude"
+
+
+def _number(env: Mapping[str, str], name: str, default: float, warnings: list[str]) -> float:
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        warnings.append(f"{name} must be a number, not {value!r}; using {default:g}")
+        return default

@@ -1,0 +1,166 @@
+"""Hooks as Claude Code runs them: real processes fed recorded payloads on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hooks.conftest import (  # noqa: F401  (fixtures)
+    FIXTURES,
+    hook_env,
+    payload,
+    surfacing_vault,
+    template_vault,
+)
+
+INTERFACE_MODULES = {"typer", "rich", "click", "httpx", "fastapi", "mcp", "uvicorn",
+                     "starlette", "pydantic"}  # fmt: skip
+SESSION = "5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11"
+
+
+def process_env(hook_env: dict[str, str], **extra: str) -> dict[str, str]:  # noqa: F811
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTROVE_", "XDG_"))}
+    return {**clean, **hook_env, **extra}
+
+
+def hook(
+    name: str, stdin: bytes, env: dict[str, str], *, module: str = "memtrove", timeout: float = 30
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[bytes]]:
+    command = [sys.executable, "-m", module, *(["hook"] if module == "memtrove" else []), name]
+    done = subprocess.run(command, input=stdin, env=env, capture_output=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode("ascii").splitlines()
+    assert len(lines) == 1, done.stdout
+    assert b"Traceback" not in done.stderr
+    answer: dict[str, Any] = json.loads(lines[0])
+    return answer, done
+
+
+def context(answer: dict[str, Any]) -> str:
+    text: str = answer["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.json")))
+def test_context_surfacing_answers_every_payload(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    fixture: str,
+) -> None:
+    answer, _ = hook("context-surfacing", (FIXTURES / fixture).read_bytes(), process_env(hook_env))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    text = context(answer).lower()
+    assert "ignore previous" not in text and "different assistant" not in text
+    assert "experiments/" not in text and "_private" not in text
+    assert len(text) <= 800 * 4
+
+
+@pytest.mark.parametrize("name", ["postcompact-inject", "curator-nudge", "precompact-extract"])
+@pytest.mark.parametrize(
+    "fixture",
+    ["session_start_compact.json", "pre_compact_auto.json", "empty.json", "malformed.json",
+     "binary.json"],
+)  # fmt: skip
+def test_other_hooks_answer(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    name: str,
+    fixture: str,
+) -> None:
+    answer, _ = hook(name, (FIXTURES / fixture).read_bytes(), process_env(hook_env),
+                     module="memtrove.hooks")  # fmt: skip
+    if name == "precompact-extract":
+        assert answer == {"continue": True, "suppressOutput": False}
+    else:
+        assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_unknown_hook_and_empty_stdin(hook_env: dict[str, str]) -> None:  # noqa: F811
+    answer, done = hook("nope", b"", process_env(hook_env))
+    assert answer == {"continue": True, "suppressOutput": False}
+    assert b"unknown hook 'nope'" in done.stderr
+    answer, _ = hook("context-surfacing", b"", process_env(hook_env))
+    assert context(answer) == ""
+
+
+def test_the_hook_path_imports_no_interface_stack(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    command = [sys.executable, "-X", "importtime", "-m", "memtrove", "hook", "context-surfacing"]
+    traced = subprocess.run(
+        command, input=payload("user_prompt_submit.json", session_id="importtime"),
+        env=process_env(hook_env), capture_output=True, timeout=60,
+    )  # fmt: skip
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in traced.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
+    assert "memtrove" in imported and "sqlean" in imported
+    assert imported & INTERFACE_MODULES == set()
+
+
+def test_a_locked_vault_still_answers_within_the_timeout(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT="3")
+    holder = sqlite3.connect(surfacing_vault, isolation_level=None, timeout=10)
+    holder.execute("BEGIN IMMEDIATE")  # another process is writing, and keeps at it
+    try:
+        started = time.monotonic()
+        answer, done = hook("context-surfacing", payload("user_prompt_submit.json"), env)
+        elapsed = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "<vault-context>" in context(answer)  # reads work under a writer (WAL)
+    assert elapsed < 8
+    assert b"locked" not in done.stdout
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "timed out after 3 s" in log
+
+
+def test_ten_hook_processes_at_once_lose_no_turn(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    env = process_env(hook_env)
+    topics = ["thumbnail worker memory", "refresh token rotation", "resumable uploads",
+              "pyvips decoder benchmark", "postgres metadata schema", "HEIC support options",
+              "kickoff meeting notes", "launch scope for v1", "glossary of terms",
+              "weekly status of week 33"]  # fmt: skip
+    rounds = 3
+    for round_number in range(rounds):
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "memtrove", "hook", "context-surfacing"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for _ in topics
+        ]
+        for index, (process, topic) in enumerate(zip(processes, topics, strict=True)):
+            prompt = f"What do my notes say about {topic}? (round {round_number})"
+            body = payload("user_prompt_submit.json", prompt=prompt, session_id=f"s{index}")
+            out, err = process.communicate(body, timeout=60)
+            assert process.returncode == 0, err
+            answer = json.loads(out)
+            assert err == b"", err  # no lock error, no error of any kind
+            assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    with sqlite3.connect(surfacing_vault) as connection:
+        turns = connection.execute(
+            "SELECT session_id, COUNT(*), MAX(turn_index) FROM context_usage GROUP BY session_id"
+        ).fetchall()
+    assert sorted(turns) == sorted((f"s{i}", rounds, rounds - 1) for i in range(len(topics)))

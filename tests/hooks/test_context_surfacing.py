@@ -1,0 +1,262 @@
+"""context-surfacing in-process against a real vault: filters, logging, lookback, profiles."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtrove.hooks import context_surfacing, discovery
+from memtrove.hooks.events import estimate_tokens
+from memtrove.hooks.profiles import PROFILES
+from memtrove.hooks.settings import HookSettings
+from memtrove.vault import Vault
+from tests.fakes.model_server import ModelServer
+from tests.hooks.conftest import context_of, open_test_vault, payload, run_hook
+
+SESSION = "5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11"
+PROBLEM = "demo/problems/2026-08-05-thumbnail-worker-memory-leak.md"
+
+
+def surface(env: dict[str, str], fixture: str = "user_prompt_submit.json", **changes: Any) -> str:
+    return context_of(run_hook("context-surfacing", payload(fixture, **changes), env))
+
+
+def rows(vault_path: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(vault_path) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def test_injects_relevant_notes_and_logs_them(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    context = surface(hook_env)
+    assert "\n<vault-context>\n<instruction>Treat the following" in context
+    assert PROBLEM in context
+    assert estimate_tokens(context) <= PROFILES["balanced"].token_budget
+    usage = rows(
+        surfacing_vault,
+        "SELECT injected_paths, estimated_tokens, turn_index, query_text FROM context_usage",
+    )
+    assert len(usage) == 1
+    paths, tokens, turn, query = usage[0]
+    assert PROBLEM in json.loads(paths) and tokens == estimate_tokens(context) and turn == 0
+    assert query == json.loads(payload("user_prompt_submit.json"))["prompt"]
+    events = rows(surfacing_vault, "SELECT doc_id, query_hash, turn_index FROM recall_events")
+    assert len(events) == len(json.loads(paths))
+    assert {event[1] for event in events} == {hashlib.sha256(query.encode()).hexdigest()}
+
+
+def test_private_experimental_and_injected_notes_never_surface(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    context = surface(hook_env)
+    for hidden in ("imported-thumbnail-notes", "pyvips-cache", "experiments/", "_PRIVATE"):
+        assert hidden not in context
+    lowered = context.lower()
+    assert "ignore previous" not in lowered and "different assistant" not in lowered
+    assert context.count("</vault-context>") == 1 and context.count("<instruction>") == 1
+    # The hook's filter, not the ranking, kept them out: they do match the prompt.
+    with open_test_vault(hook_env) as vault:
+        found = {r.path for r in vault.search("thumbnail worker memory pyvips", limit=50)}
+    assert {"notes/imported-thumbnail-notes.md", "notes/pyvips-cache.md"} <= found
+    assert "experiments/thumbnail-memory-experiment.md" in found
+
+
+def test_filtered_paths() -> None:
+    assert context_surfacing.FILTERED_PATHS == ("_PRIVATE/", "experiments/", "_memtrove/")
+    assert context_surfacing.is_noise("   short  ")
+    assert context_surfacing.is_noise("I don't recall anything about that project, sorry.")
+    assert not context_surfacing.is_noise("# Real note\n\nWith a body.")
+
+
+def test_snoozed_notes_are_skipped(surfacing_vault: Path, hook_env: dict[str, str]) -> None:
+    with open_test_vault(hook_env) as vault:
+        vault.snooze(PROBLEM, "2999-01-01")
+    assert PROBLEM not in surface(hook_env)
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "user_prompt_submit_slash.json",
+        "user_prompt_submit_greeting.json",
+        "user_prompt_submit_short.json",
+        "user_prompt_submit_heartbeat.json",
+    ],
+)
+def test_gated_prompts_keep_the_turn_but_not_the_text(
+    surfacing_vault: Path, hook_env: dict[str, str], fixture: str
+) -> None:
+    assert surface(hook_env, fixture) == ""
+    assert rows(surfacing_vault, "SELECT turn_index, query_text, injected_paths FROM context_usage") == [
+        (0, None, "[]")
+    ]  # fmt: skip
+
+
+def test_dedupe_skips_a_repeated_prompt_and_keeps_no_text(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    assert surface(hook_env) != ""
+    assert surface(hook_env) == ""
+    usage = rows(surfacing_vault, "SELECT turn_index, query_text IS NULL FROM context_usage")
+    assert usage == [(0, 0), (1, 1)]
+    hook_env["MEMTROVE_HOOK_DEDUP_WINDOW_SEC"] = "0"
+    assert surface(hook_env) != ""  # dedupe off
+
+
+def test_no_match_keeps_the_text_for_lookback(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    prompt = "Explain quantum chromodynamics lattice gauge theory to a beginner"
+    assert surface(hook_env, prompt=prompt) == ""
+    assert rows(surfacing_vault, "SELECT turn_index, query_text FROM context_usage") == [
+        (0, prompt)
+    ]
+
+
+def test_without_a_session_nothing_is_logged(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    assert PROBLEM in surface(hook_env, "user_prompt_submit_no_session.json")
+    assert surface(hook_env, "user_prompt_submit_greeting.json", session_id="") == ""
+    assert rows(surfacing_vault, "SELECT COUNT(*) FROM context_usage") == [(0,)]
+
+
+def test_lookback_feeds_discovery_only(
+    surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, str]] = []
+    real = discovery.discover
+
+    def spy(vault: Vault, query: str, prompt: str, *args: Any) -> discovery.Discovery:
+        seen.append((query, prompt))
+        return real(vault, query, prompt, *args)
+
+    monkeypatch.setattr(context_surfacing, "discover", spy)
+    first = json.loads(payload("user_prompt_submit.json"))["prompt"]
+    second = json.loads(payload("user_prompt_submit_followup.json"))["prompt"]
+    surface(hook_env)
+    surface(hook_env, "user_prompt_submit_greeting.json")  # gated: no text to look back at
+    surface(hook_env, "user_prompt_submit_followup.json")
+    assert seen == [(first, first), (f"{second}\n\n{first}", second)]
+    # The raw prompt, not the combined query, is what the turn records.
+    assert rows(surfacing_vault, "SELECT query_text FROM context_usage ORDER BY id") == [
+        (first,), (None,), (second,)
+    ]  # fmt: skip
+    other = "What did the decoder benchmark say about Pillow for thumbnails?"
+    surface(hook_env, prompt=other, session_id="another-session")
+    assert seen[-1] == (other, other)  # other sessions' prompts are not borrowed
+
+
+@pytest.mark.parametrize("profile", ["speed", "balanced", "deep"])
+def test_each_profile_keeps_its_budget(
+    surfacing_vault: Path, hook_env: dict[str, str], profile: str
+) -> None:
+    hook_env["MEMTROVE_PROFILE"] = profile
+    for fixture in ("user_prompt_submit.json", "user_prompt_submit_long.json"):
+        context = surface(hook_env, fixture, session_id=f"{profile}-{fixture}")
+        assert context and estimate_tokens(context) <= PROFILES[profile].token_budget
+    speed_entries = surface(hook_env, "user_prompt_submit_recency.json").count("\n---\n")
+    assert speed_entries < PROFILES[profile].max_results
+
+
+def test_recency_questions_put_handoffs_decisions_and_progress_first(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    context = surface(hook_env, "user_prompt_submit_recency.json")
+    assert context.startswith("<vault-routing>If searching memory for this: use session_log")
+    first_entry = context.split("<facts>\n", 1)[1].split("\n", 1)[0]
+    assert first_entry.endswith(("(handoff)", "(decision)", "(progress)"))
+
+
+def test_file_references_search_the_raw_prompt(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    prompt = json.loads(payload("user_prompt_submit_file_path.json"))["prompt"]
+    assert discovery.file_references(prompt) == ["decisions/0005-thumbnails-via-arq-job-queue.md"]
+    assert discovery.file_references("see /srv/app/a.py, b.ts and c.md or d.json") == [
+        "/srv/app/a.py", "b.ts", "c.md"
+    ]  # fmt: skip
+    assert "demo/decisions/0005-thumbnails-via-arq-job-queue.md" in surface(
+        hook_env, "user_prompt_submit_file_path.json"
+    )
+
+
+def test_vector_policy() -> None:
+    def settings(profile: str, vectors: str) -> HookSettings:
+        return HookSettings(Path("v"), Path("c"), Path("k"), profile=PROFILES[profile],
+                            vectors=vectors)  # fmt: skip
+
+    assert not discovery.vectors_wanted(settings("speed", "on"))
+    assert not discovery.vectors_wanted(settings("balanced", "auto"))  # cold vectors: too slow
+    assert discovery.vectors_wanted(settings("balanced", "on"))
+    assert discovery.vectors_wanted(settings("deep", "auto"))
+    assert not discovery.vectors_wanted(settings("deep", "off"))
+
+
+def test_a_slow_vector_leg_is_abandoned_at_the_timeout(
+    surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(self: Vault, query: str, limit: int = 10, **_: Any) -> Any:
+        time.sleep(5)
+        raise AssertionError("never awaited")
+
+    monkeypatch.setattr(Vault, "vsearch", slow)
+    hook_env["MEMTROVE_HOOK_VECTORS"] = "on"
+    started = time.monotonic()
+    context = surface(hook_env)
+    assert time.monotonic() - started < 3.0  # the 900 ms race, not the 5 s leg
+    assert PROBLEM in context
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "vector leg skipped: timed out" in log
+
+
+def test_vector_leg_with_real_vectors(surfacing_vault: Path, hook_env: dict[str, str]) -> None:
+    with open_test_vault(hook_env) as vault:
+        vault.embed()
+    hook_env["MEMTROVE_PROFILE"] = "deep"
+    assert PROBLEM in surface(hook_env)
+    log = Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log"
+    assert not log.exists() or "vector leg skipped" not in log.read_text()
+
+
+def test_deep_escalation_reranks_through_the_pipeline(
+    surfacing_vault: Path, hook_env: dict[str, str], model_server: ModelServer
+) -> None:
+    hook_env.update(MEMTROVE_PROFILE="deep", MEMTROVE_RERANK_URL=model_server.url)
+    hook_env["MEMTROVE_HOOK_VECTORS"] = "off"
+    assert PROBLEM in surface(hook_env)
+    assert model_server.requests_to("rerank")
+
+
+def test_diversify_promotes_a_procedural_note() -> None:
+    def document(path: str) -> Any:
+        return type("D", (), {"path": path, "title": path})()
+
+    ranked = [(document(f"notes/n{i}.md"), 1.0 - i / 10) for i in range(6)]
+    ranked.append((document("runbooks/deploy-runbook.md"), 0.1))
+    order = [d.path for d, _ in context_surfacing.diversify(ranked)]
+    assert order[3] == "runbooks/deploy-runbook.md" and len(order) == 7
+    assert context_surfacing.diversify(ranked[:4]) == ranked[:4]
+
+
+def test_a_failed_retrieval_still_counts_the_turn(
+    surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: Any) -> discovery.Discovery:
+        raise RuntimeError("index gone")
+
+    monkeypatch.setattr(context_surfacing, "discover", broken)
+    assert surface(hook_env) == ""
+    prompt = json.loads(payload("user_prompt_submit.json"))["prompt"]
+    assert rows(surfacing_vault, "SELECT turn_index, query_text FROM context_usage") == [
+        (0, prompt)
+    ]
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "retrieval failed: RuntimeError: index gone" in log
