@@ -1,0 +1,16 @@
+"""The REST routes, one module per area; :data:`ROUTERS` lists them in the docs' order."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from memtrove.api.routes import documents, maintenance, search, status
+
+__all__ = ["ROUTERS"]
+
+ROUTERS: tuple[APIRouter, ...] = (
+    status.router,
+    search.router,
+    documents.router,
+    maintenance.router,
+)

@@ -1,0 +1,61 @@
+"""The vault's state: health, statistics, collections, sessions and lifecycle counts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from memtrove import __version__
+from memtrove.api.routes.common import ERRORS, VaultDependency
+from memtrove.api.schemas import MAX_LIMIT
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["status"], responses=ERRORS)
+
+
+@router.get("/health")
+def health(vault: VaultDependency) -> dict[str, Any]:
+    """Liveness plus the counts an agent checks first: documents and pending embeddings."""
+    stats = vault.index_stats()
+    return {
+        "status": "ok",
+        "service": "memtrove",
+        "version": __version__,
+        "vault": str(vault.path),
+        "documents": stats.documents,
+        "needs_embedding": stats.pending_embeds,
+        "has_vectors": stats.vectors > 0,
+    }
+
+
+@router.get("/stats")
+def stats(vault: VaultDependency) -> dict[str, Any]:
+    """``memtrove status`` (vault size, schema, documents, fragments, collections, content
+    types) plus the index's ``health``: embeddings pending or failed, stale documents."""
+    return {**vault.status().to_dict(), "health": vault.index_stats().to_dict()}
+
+
+@router.get("/collections")
+def collections(vault: VaultDependency) -> dict[str, Any]:
+    """Every configured collection: name, path, pattern, documents, whether its folder exists."""
+    found = vault.status().collections
+    return {"count": len(found), "collections": [asdict(item) for item in found]}
+
+
+@router.get("/sessions")
+def sessions(
+    vault: VaultDependency,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="How many.")] = 10,
+) -> dict[str, Any]:
+    """The most recent agent sessions: turns, documents injected, tokens estimated."""
+    found = vault.session_log(limit)
+    return {"count": len(found), "sessions": [session.to_dict() for session in found]}
+
+
+@router.get("/lifecycle/status")
+def lifecycle_status(vault: VaultDependency) -> dict[str, Any]:
+    """Documents by lifecycle state: active, inactive, pinned, snoozed, invalidated."""
+    return vault.lifecycle_status().to_dict()

@@ -1,0 +1,134 @@
+"""Request bodies of the REST API, and the shapes OpenAPI documents for its answers.
+
+Every body model forbids unknown fields (a misspelt option is a 422, never silently
+ignored) and is strict: ``"10"`` is not a number and ``1`` is not ``true``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "MAX_LIMIT",
+    "ErrorBody",
+    "ForgetRequest",
+    "PinRequest",
+    "ReindexRequest",
+    "SearchMode",
+    "SearchRequest",
+    "SearchResponse",
+    "SnoozeRequest",
+    "names",
+]
+
+# One cap for every `limit` (search, retrieve, similar, sessions, documents): the same as the
+# product the API mirrors, and plenty for an agent's context window.
+MAX_LIMIT = 50
+
+SearchMode = Literal["auto", "keyword", "semantic", "hybrid", "query"]
+NameList = str | list[str] | None
+
+
+class StrictModel(BaseModel):
+    """A request body: unknown fields and loose types are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SearchRequest(StrictModel):
+    """``POST /search`` and ``POST /retrieve``."""
+
+    query: str = Field(description="What to look for.")
+    mode: SearchMode = Field(
+        default="auto",
+        description=(
+            "keyword (BM25), semantic (vectors), hybrid (score fusion, no model server), "
+            "query (the full pipeline) or auto: /search picks keyword for up to 3 words and "
+            "hybrid above; /retrieve picks query."
+        ),
+    )
+    collection: NameList = Field(
+        default=None, description="Only these collections: a list or a comma-separated string."
+    )
+    content_type: NameList = Field(
+        default=None, description="Only these content types: a list or a comma-separated string."
+    )
+    since: str | None = Field(default=None, description="Authored/modified on or after (ISO date).")
+    until: str | None = Field(
+        default=None, description="Authored/modified on or before (ISO date)."
+    )
+    min_score: float = Field(default=0.0, ge=0.0, le=1.0, description="Drop results scoring below.")
+    intent: str | None = Field(default=None, description="What the query is for (mode query only).")
+    compact: bool = Field(default=True, description="false adds each document's stored text.")
+    limit: int = Field(
+        default=10, ge=1, le=MAX_LIMIT, description=f"Results (at most {MAX_LIMIT})."
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query must not be blank")
+        return value
+
+
+class PinRequest(StrictModel):
+    """``POST /documents/{docid}/pin``; an empty body pins."""
+
+    unpin: bool = Field(default=False, description="true removes the pin.")
+
+
+class SnoozeRequest(StrictModel):
+    """``POST /documents/{docid}/snooze``; an empty body snoozes for 30 days."""
+
+    until: str | None = Field(
+        default=None, description="ISO date or datetime (a bare date: the end of that day, UTC)."
+    )
+    unsnooze: bool = Field(
+        default=False, description="true ends the snooze (then leave out until)."
+    )
+
+
+class ForgetRequest(StrictModel):
+    """``POST /documents/{docid}/forget`` takes no options; the body may be empty or ``{}``."""
+
+
+class ReindexRequest(StrictModel):
+    """``POST /reindex``: re-scan collections (all by default) and index what changed."""
+
+    collection: NameList = Field(
+        default=None, description="Only these collections: a list or a comma-separated string."
+    )
+    embed: bool = Field(default=False, description="Then embed what is new or changed.")
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: one line, fit to show a user."""
+
+    error: str
+
+
+class SearchResponse(BaseModel):
+    """The answer of ``POST /search`` and ``POST /retrieve``."""
+
+    query: str
+    mode: str = Field(description="The mode that ran (auto resolved).")
+    count: int
+    results: list[dict[str, Any]] = Field(
+        description=(
+            "{docid, collection, path, title, score, snippet, content_type, modified_at}, "
+            "plus content when compact is false."
+        )
+    )
+    stages: list[str]
+    skipped: dict[str, str]
+    warnings: list[str]
+
+
+def names(value: NameList) -> list[str] | None:
+    """A list or comma-separated string of names, cleaned; None when it names nothing."""
+    items = value if isinstance(value, list) else [value or ""]
+    cleaned = [name.strip() for item in items for name in item.split(",") if name.strip()]
+    return cleaned or None

@@ -1,0 +1,133 @@
+"""``memtrove serve``: the REST API (FastAPI under uvicorn) over the vault.
+
+The composition root of the REST interface: it reads ``MEMTROVE_API_TOKEN`` and
+``MEMTROVE_CORS_ORIGINS``, refuses to listen beyond loopback without a token, binds the
+socket itself (so ``--port 0`` prints the port it got), opens the vault, and serves until
+SIGINT or SIGTERM, then closes the vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from types import FrameType
+
+import typer
+
+from memtrove.cli.common import fail, open_vault
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind_listener", "is_loopback", "register"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7438
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option(
+        DEFAULT_HOST, "--host", help="Address to listen on (beyond loopback needs a token)."
+    ),
+    port: int = typer.Option(
+        DEFAULT_PORT, "--port", min=0, max=65535, help="Port (0 picks a free one)."
+    ),
+) -> None:
+    """Serve the REST API (OpenAPI docs at /docs) until interrupted.
+
+    Set MEMTROVE_API_TOKEN to require `Authorization: Bearer <token>` on every request, and
+    MEMTROVE_CORS_ORIGINS (comma-separated) to let those browser origins call it.
+    """
+    token = os.environ.get("MEMTROVE_API_TOKEN", "").strip() or None
+    if token is None and not is_loopback(host):
+        raise fail(
+            f"refusing to serve on {host} without MEMTROVE_API_TOKEN; set a token or use "
+            f"--host {DEFAULT_HOST}"
+        )
+    origins = [o.strip() for o in os.environ.get("MEMTROVE_CORS_ORIGINS", "").split(",")]
+    origins = [origin for origin in origins if origin]
+    if "*" in origins:
+        raise fail("MEMTROVE_CORS_ORIGINS must list exact origins; '*' is refused")
+
+    # Warnings and errors (a 500's traceback) go to stderr. Configured before any model loads:
+    # wordllama calls logging.basicConfig(level=INFO) on import, which is then a no-op.
+    logging.basicConfig(
+        level=logging.WARNING, format="memtrove: %(levelname)s %(name)s: %(message)s", force=True
+    )
+    import uvicorn  # the web stack loads only for this command
+
+    from memtrove.api import create_app
+
+    listener = bind_listener(host, port)
+    with listener, open_vault(ctx) as vault:
+        app = create_app(vault, token=token, cors_origins=origins)
+        url = f"http://{_url_host(host)}:{listener.getsockname()[1]}"
+        note = "" if token else "; no MEMTROVE_API_TOKEN, so any local process may call it"
+        print(f"memtrove: serving {url} (docs at {url}/docs{note})", file=sys.stderr, flush=True)
+        config = uvicorn.Config(
+            app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
+        )
+        with _stop_quietly():
+            uvicorn.Server(config).run(sockets=[listener])
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; created with ``IPPROTO_TCP`` as its protocol because asyncio
+    sets TCP_NODELAY only on such sockets' connections, and without it every answer (headers
+    and body are two writes) waits ~40 ms for the client's delayed ACK."""
+    address = host.strip().strip("[]")
+    try:
+        family, kind, proto, _, location = socket.getaddrinfo(
+            address, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+        )[0]
+        listener = socket.socket(family, kind, proto)
+        try:
+            if os.name != "nt":  # on Windows SO_REUSEADDR would let others share the port
+                listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(location)
+            listener.listen(2048)
+        except OSError:
+            listener.close()
+            raise
+    except OSError as error:
+        raise fail(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    return listener
+
+
+def _url_host(host: str) -> str:
+    address = host.strip().strip("[]")
+    return f"[{address}]" if ":" in address else address
+
+
+@contextlib.contextmanager
+def _stop_quietly() -> Iterator[None]:
+    """uvicorn re-raises the signal that stopped it once it has shut down; turn that into a
+    clean exit, so the vault is closed and no traceback is printed."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

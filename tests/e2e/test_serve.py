@@ -1,0 +1,240 @@
+"""``memtrove serve`` as users run it: a real server process on an ephemeral port, driven
+over HTTP with httpx (and once with a raw socket, which sends ``..`` as typed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import EXAMPLES
+
+TOKEN = "e2e-token-6f1c0b"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+URL_LINE = re.compile(r"memtrove: serving (http://\S+) ")
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                return self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise
+        return self.process.returncode
+
+
+def base_env(home: Path) -> dict[str, str]:
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("MEMTROVE_")}
+    return {
+        **clean,
+        "HOME": str(home),
+        "MEMTROVE_VAULT": str(home / "vault.sqlite"),
+        "MEMTROVE_CONFIG_DIR": str(home / "config"),
+    }
+
+
+def start(env: dict[str, str], *args: str, log: Path) -> Server:
+    """Start ``memtrove serve ARGS`` and wait for the URL line on stderr."""
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memtrove", "serve", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        match = URL_LINE.search(log.read_text(encoding="utf-8", errors="replace"))
+        if match:
+            return Server(process, match.group(1), log)
+        if process.poll() is not None:
+            raise AssertionError(f"serve exited {process.returncode}: {log.read_text()}")
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"serve printed no URL: {log.read_text()}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vault of examples/vault, indexed and embedded by the real CLI."""
+    folder = tmp_path_factory.mktemp("serve")
+    result = subprocess.run(
+        [sys.executable, "-m", "memtrove", "bootstrap", str(EXAMPLES), "--name", "demo"],
+        env=base_env(folder),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(home: Path) -> Iterator[Server]:
+    env = {**base_env(home), "MEMTROVE_API_TOKEN": TOKEN}
+    running = start(env, "--port", "0", log=home / "serve.log")
+    yield running
+    assert running.stop() == 0
+    log = running.log.read_text()
+    assert "Traceback" not in log
+    assert "INFO" not in log  # no access log, and no INFO lines once the model has loaded
+
+
+@pytest.fixture
+def http(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+def test_the_token_is_required(http: httpx.Client) -> None:
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {TOKEN}"}):
+        refused = http.get("/health", headers=headers)
+        assert refused.status_code == 401 and set(refused.json()) == {"error"}
+        assert http.post("/search", json={"query": "x"}, headers=headers).status_code == 401
+    health = http.get("/health", headers=BEARER)
+    assert health.status_code == 200
+    assert health.json()["status"] == "ok" and health.json()["documents"] == 30
+
+
+def test_search_works(http: httpx.Client) -> None:
+    found = http.post("/search", json={"query": "refresh token", "limit": 3}, headers=BEARER)
+    assert found.status_code == 200
+    body = found.json()
+    assert body["mode"] == "keyword" and body["count"] == 3
+    assert "0004-jwt" in body["results"][0]["path"]
+    semantic = http.post(
+        "/search", json={"query": "photos too large to upload", "mode": "semantic"}, headers=BEARER
+    ).json()  # loads the embedded model on this first vector request
+    assert semantic["stages"] == ["vector"] and semantic["count"] == 10
+    retrieved = http.post("/retrieve", json={"query": "why were users logged out"}, headers=BEARER)
+    assert retrieved.json()["mode"] == "query" and retrieved.json()["count"] > 0
+
+
+def test_an_unknown_docid_is_404(http: httpx.Client) -> None:
+    missing = http.get("/documents/abcdef", headers=BEARER)
+    assert missing.status_code == 404 and "abcdef" in missing.json()["error"]
+    docid = http.post("/search", json={"query": "refresh token"}, headers=BEARER).json()["results"][
+        0
+    ]["docid"]
+    found = http.get(f"/documents/{docid}", headers=BEARER).json()
+    assert found["docid"] == docid and found["body_length"] > 0
+
+
+def test_path_traversal_is_refused(http: httpx.Client, server: Server) -> None:
+    for path in ("/documents/..%2F..%2Fetc%2Fpasswd", "/documents/%2Fetc%2Fpasswd"):
+        answer = http.get(path, headers=BEARER)
+        assert answer.status_code == 400 and "root:" not in answer.text
+    for pattern in ("../../etc/passwd", "/etc/passwd", "demo/../../../etc/passwd"):
+        answer = http.get("/documents", params={"pattern": pattern}, headers=BEARER)
+        assert answer.status_code == 400 and "root:" not in answer.text
+    # httpx normalises "..", so send the request line exactly as an attacker would
+    status, raw = _raw_get(server.url, "/documents/../../etc/passwd")
+    assert status in (400, 404) and b"root:" not in raw
+
+
+def test_docs_are_served(http: httpx.Client) -> None:
+    docs = http.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    schema = http.get("/openapi.json").json()
+    assert {"/search", "/retrieve", "/documents/{docid}", "/export"} <= set(schema["paths"])
+
+
+def test_concurrent_requests(http: httpx.Client) -> None:
+    queries = ["refresh token", "thumbnail worker", "postgresql", "upload chunks"] * 6
+
+    def search(query: str) -> int:
+        return http.post("/search", json={"query": query}, headers=BEARER).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert set(pool.map(search, queries)) == {200}
+
+
+def test_limits_and_unknown_fields(http: httpx.Client) -> None:
+    too_many = http.post("/search", json={"query": "x", "limit": 500}, headers=BEARER)
+    assert too_many.status_code == 422 and "limit" in too_many.json()["error"]
+    extra = http.post("/search", json={"query": "x", "colection": "demo"}, headers=BEARER)
+    assert extra.status_code == 422 and "colection" in extra.json()["error"]
+    huge = http.post("/search", json={"query": "x" * 2_000_000}, headers=BEARER)
+    assert huge.status_code == 413
+
+
+def test_an_explicit_port_and_a_clean_stop(home: Path, tmp_path: Path) -> None:
+    port = free_port()
+    running = start(base_env(home), "--port", str(port), log=tmp_path / "serve.log")
+    assert running.url == f"http://127.0.0.1:{port}"
+    assert "no MEMTROVE_API_TOKEN" in running.log.read_text()
+    assert httpx.get(f"{running.url}/collections", timeout=30).json()["count"] == 1
+    assert running.stop(signal.SIGINT) == 0
+    assert "Traceback" not in running.log.read_text()
+
+
+def test_a_public_host_needs_a_token(home: Path) -> None:
+    for host in ("0.0.0.0", "::", "192.0.2.10"):
+        refused = subprocess.run(
+            [sys.executable, "-m", "memtrove", "serve", "--host", host, "--port", "0"],
+            env=base_env(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert refused.returncode == 1
+        assert refused.stderr.count("\n") == 1
+        assert refused.stderr.startswith("memtrove: error: refusing to serve on")
+        assert "MEMTROVE_API_TOKEN" in refused.stderr
+
+
+def test_a_port_in_use_is_one_line(home: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = subprocess.run(
+            [sys.executable, "-m", "memtrove", "serve", "--port", str(port)],
+            env=base_env(home),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith(f"memtrove: error: cannot listen on 127.0.0.1:{port}")
+
+
+def _raw_get(url: str, path: str) -> tuple[int, bytes]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Connection: close\r\n\r\n"
+        )
+        connection.sendall(request.encode())
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    return int(raw.split(b" ", 2)[1]), raw
