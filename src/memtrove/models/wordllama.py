@@ -6,6 +6,7 @@ downloads disabled. Loading takes about half a second, so it happens on first us
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,9 +68,17 @@ class WordLlamaEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
+                root = logging.getLogger()
+                handlers, level = list(root.handlers), root.level
                 try:
+                    # wordllama calls logging.basicConfig(INFO) on import, which would send
+                    # every library's INFO lines to stderr (and onto an MCP or hook channel).
                     import wordllama
                     from wordllama import WordLlama
+
+                    for handler in [h for h in root.handlers if h not in handlers]:
+                        root.removeHandler(handler)
+                    root.setLevel(level)
 
                     model = WordLlama.load(
                         config=WORDLLAMA_CONFIG,
