@@ -1,10 +1,17 @@
 """``python -m memtrove`` (and the ``memtrove`` script): the CLI.
 
 ``memtrove hook NAME`` skips the CLI entirely: a hook runs on every prompt, so its process
-must not pay for importing Typer and Rich (see :mod:`memtrove.hooks.runner`).
+must not pay for importing Typer and Rich (see :mod:`memtrove.hooks.runner`). A bare
+``memtrove mcp`` (stdio) skips it too, so the MCP handshake answers sooner.
 """
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memtrove.vault import Vault
 
 __all__ = ["main"]
 
@@ -16,9 +23,35 @@ def main() -> None:
         from memtrove.hooks.runner import main as run_hook
 
         sys.exit(run_hook(arguments[1:], hard_exit=True))  # hard_exit: does not return
+    if arguments == ["mcp"]:
+        sys.exit(_serve_mcp_stdio())
     from memtrove.cli import main as cli_main
 
     cli_main()
+
+
+def _serve_mcp_stdio() -> int:
+    """``memtrove mcp`` over stdio without loading the CLI: the MCP SDK alone takes most of
+    a second to import, and a client waits for the handshake. Options go through the CLI."""
+    import contextlib
+    import logging
+
+    from memtrove.config import Settings
+    from memtrove.mcp.server import run
+
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="memtrove mcp: %(levelname)s %(message)s"
+    )
+    settings = Settings.from_env()
+
+    def open_vault() -> Vault:
+        from memtrove.vault import Vault
+
+        return Vault.open(settings.vault_path, config_dir=settings.config_dir)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run(open_vault, http=False)
+    return 0
 
 
 if __name__ == "__main__":
