@@ -10,6 +10,8 @@ upgrade a stale read snapshot, the one case SQLite's busy handler cannot wait ou
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
 import random
 import time
 from collections.abc import Iterator
@@ -17,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlean
-import sqlite_vec
 
 from memtrove.errors import ExtensionError, VaultBusyError, VaultOpenError
 
@@ -97,10 +98,20 @@ def open_connection(path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) 
     return connection
 
 
+def _vec0_path() -> str:
+    """sqlite-vec's loadable extension, found without importing its package (which imports
+    numpy, a tenth of a second every hook would pay)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(locations[0], "vec0")
+
+
 def _load_sqlite_vec(connection: Connection, path: Path) -> None:
     try:
         connection.enable_load_extension(True)
-        sqlite_vec.load(connection)
+        connection.load_extension(_vec0_path())
         connection.enable_load_extension(False)
         connection.execute("SELECT vec_version()").fetchone()
     except Exception as error:

@@ -18,9 +18,7 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import ModelResponseError, ModelUnavailableError
@@ -34,6 +32,10 @@ from memtrove.retrieval.vectors import (
     set_space,
     vector_count,
 )
+
+if TYPE_CHECKING:
+    pass
+
 
 __all__ = ["MAX_ATTEMPTS", "EmbedProgress", "EmbedReport", "embed_pending", "pending_counts"]
 
@@ -246,6 +248,8 @@ def _embed_rows(embedder: Embedder, rows: Sequence[Any], bodies: dict[str, str])
     Static embedders that pool tokens (``embed_spans``) tokenize each body once for all of its
     fragments; others embed each fragment's formatted text.
     """
+    import numpy as np
+
     dimensions = embedder.dimensions
     if not rows:
         return np.zeros((0, dimensions), np.float32)

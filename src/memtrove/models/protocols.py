@@ -13,15 +13,18 @@ L2-normalised; rerank scores are finite and in [0, 1]. A service that answers ot
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 __all__ = ["LLM", "Embedder", "Reranker", "Vectors"]
 
-Vectors = npt.NDArray[np.float32]
-"""A 2-d float32 array, one L2-normalised row per text (1-d for a single query)."""
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+    """A 2-d float32 array, one L2-normalised row per text (1-d for a single query)."""
+else:  # numpy loads with the first vector, not with every import of memtrove
+    Vectors = Any
 
 
 @runtime_checkable

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from memtrove.errors import ConfigError, ModelUnavailableError
 from memtrove.models.protocols import LLM, Embedder, Reranker
-from memtrove.models.wordllama import WordLlamaEmbedder
 
 __all__ = ["ModelSettings", "Models"]
 
@@ -117,6 +116,8 @@ class Models:
         """The embedded default, used for queries only when it matches the stored space."""
         with self._lock:
             if self._fallback is None:
+                from memtrove.models.wordllama import WordLlamaEmbedder
+
                 self._fallback = WordLlamaEmbedder()
             return self._fallback
 

@@ -10,14 +10,16 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import ModelUnavailableError
 from memtrove.models.protocols import Vectors
 from memtrove.text import STOPWORDS
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 
 __all__ = ["WORDLLAMA_CONFIG", "WordLlamaEmbedder"]
 
@@ -50,6 +52,8 @@ class WordLlamaEmbedder:
     input_style = "plain"
 
     def __init__(self, dimensions: int = 256) -> None:
+        import numpy as np
+
         self._dimensions = dimensions
         self._model: Any = None
         self._tokenizer: Any = None
@@ -66,6 +70,8 @@ class WordLlamaEmbedder:
         return self._dimensions
 
     def _load(self) -> Any:
+        import numpy as np
+
         with self._lock:
             if self._model is None:
                 root = logging.getLogger()
@@ -102,12 +108,16 @@ class WordLlamaEmbedder:
             return self._tokenizer
 
     def _ids(self, encoding: Any) -> npt.NDArray[np.int64]:
+        import numpy as np
+
         ids = np.asarray(encoding.ids, dtype=np.int64)
         np.clip(ids, 0, self._table.shape[0] - 1, out=ids)
         return ids
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised row per text (a text with no content words gives a zero row)."""
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self._dimensions), dtype=np.float32)
         tokenizer = self._load()
@@ -134,6 +144,8 @@ class WordLlamaEmbedder:
         ``prefix + "\\n" + body[start:end]`` embedded alone (a word at a span's start may be
         split differently in context), for a fraction of the work.
         """
+        import numpy as np
+
         tokenizer = self._load()
         bodies = tokenizer.encode_batch(
             [_lower(body) for body, _ in items], add_special_tokens=False
@@ -169,6 +181,8 @@ class WordLlamaEmbedder:
         return out
 
     def _sums(self, texts: Sequence[str]) -> list[Vectors]:
+        import numpy as np
+
         if not texts:
             return []
         encodings = self._tokenizer.encode_batch(
@@ -193,6 +207,8 @@ class WordLlamaEmbedder:
         its IDF in the vault, keeps the vector on what distinguishes the question. Words of
         weight 0 are left out; if nothing is left, the plain mean is used.
         """
+        import numpy as np
+
         tokenizer = self._load()
         total = np.zeros(self._table.shape[1], dtype=np.float32)
         plain = np.zeros(self._table.shape[1], dtype=np.float32)
@@ -213,6 +229,8 @@ class WordLlamaEmbedder:
 
 def _skip_mask(tokenizer: Any, size: int) -> npt.NDArray[np.bool_]:
     """Vocabulary ids left out of averages: stopwords and tokens without a letter or digit."""
+    import numpy as np
+
     skip = np.zeros(size, dtype=np.bool_)
     vocabulary: dict[str, int] = tokenizer.get_vocab()
     for token, index in vocabulary.items():
@@ -226,6 +244,8 @@ def _skip_mask(tokenizer: Any, size: int) -> npt.NDArray[np.bool_]:
 
 
 def _normalise(rows: Vectors) -> Vectors:
+    import numpy as np
+
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     result: Vectors = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
     return result

@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
@@ -61,6 +60,10 @@ from memtrove.retrieval.vectors import (
     stored_space,
 )
 from memtrove.text import STOPWORDS, parse_iso_datetime, words
+
+if TYPE_CHECKING:
+    pass
+
 
 __all__ = [
     "BYPASS_GAP",
@@ -195,6 +198,8 @@ class Retriever:
 
     def _cached_query_vector(self, embedder: Embedder, text: str) -> Vectors:
         """A model service's query vector, cached in the vault like other model answers."""
+        import numpy as np
+
         key = cache_key("query-vector", embedder.identity, str(embedder.dimensions), text)
         cached = cache_get(self._connection, key)
         if isinstance(cached, list) and len(cached) == embedder.dimensions:

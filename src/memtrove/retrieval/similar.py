@@ -10,13 +10,16 @@ notes look alike. No embedder is needed: the stored vectors are compared with ea
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.results import Document
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.retrieval.vectors import VectorHit, search_vectors, vector_count
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["similar_documents"]
 
@@ -29,6 +32,8 @@ def similar_documents(
     Raises :class:`EmbeddingSpaceError`, naming the fix, when the vault has no vectors or
     the document has none yet.
     """
+    import numpy as np
+
     if vector_count(connection) == 0:
         raise EmbeddingSpaceError(
             "the vault has no vectors yet; run `memtrove embed` to find similar documents"

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
 from memtrove.models.protocols import Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 
 __all__ = ["MAX_IN_MEMORY", "VectorMatrix"]
 
@@ -29,6 +32,8 @@ class VectorMatrix:
     """Row ids (``content_vectors.id``) and their vectors, loaded on demand."""
 
     def __init__(self) -> None:
+        import numpy as np
+
         self._ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)
         self._position: dict[int, int] = {}
@@ -37,6 +42,8 @@ class VectorMatrix:
 
     def ready(self, connection: Connection) -> bool:
         """Load or refresh the matrix if needed; False when the vault should use sqlite-vec."""
+        import numpy as np
+
         with self._lock:
             version = (
                 int(connection.execute("PRAGMA data_version").fetchone()[0]),
@@ -62,6 +69,8 @@ class VectorMatrix:
 
     def nearest(self, query: Vectors, k: int) -> list[tuple[int, float]]:
         """The ``k`` most similar rows as (row id, cosine), best first."""
+        import numpy as np
+
         if not len(self._ids) or k <= 0:
             return []
         scores = self._matrix @ np.asarray(query, dtype=np.float32)
@@ -72,6 +81,8 @@ class VectorMatrix:
 
     def similarities(self, query: Vectors, rowids: Sequence[int]) -> dict[int, float]:
         """Cosine of the query with each given row (rows not loaded are left out)."""
+        import numpy as np
+
         rows = [(rowid, self._position[rowid]) for rowid in rowids if rowid in self._position]
         if not rows:
             return {}
@@ -88,6 +99,8 @@ def _has_table(connection: Connection) -> bool:
 
 def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors] | None:
     """Vectors from sqlite-vec's chunk tables (validity bitmap, row ids, packed float32)."""
+    import numpy as np
+
     try:
         chunks = connection.execute(
             "SELECT chunk_id, size, validity, rowids FROM vectors_vec_chunks ORDER BY chunk_id"
@@ -120,6 +133,8 @@ def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors
 
 
 def _read_rows(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors]:
+    import numpy as np
+
     rows = connection.execute("SELECT rowid, embedding FROM vectors_vec").fetchall()
     if not rows:
         return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)

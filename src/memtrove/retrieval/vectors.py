@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.text import now_iso
+
+if TYPE_CHECKING:
+    pass
+
 
 __all__ = [
     "EmbeddingSpace",
@@ -147,6 +150,8 @@ def insert_vectors(
 
     Runs inside the caller's write transaction; ids are allocated under its lock.
     """
+    import numpy as np
+
     if not rows:
         return
     start = int(
@@ -188,6 +193,8 @@ def search_vectors(
     product; otherwise from sqlite-vec's KNN. Either way the candidates are then joined to
     active documents through the filters, asking for more when too few survive them.
     """
+    import numpy as np
+
     if limit <= 0 or not _has_vector_table(connection):
         return []
     in_memory = matrix is not None and matrix.ready(connection)
@@ -267,6 +274,8 @@ def document_similarities(
     matrix: VectorMatrix | None = None,
 ) -> dict[int, float]:
     """Each document's best-fragment cosine similarity to the query (0.0 without vectors)."""
+    import numpy as np
+
     if not doc_ids or not _has_vector_table(connection):
         return {}
     placeholders = ",".join("?" * len(doc_ids))
