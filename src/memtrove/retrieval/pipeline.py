@@ -137,12 +137,14 @@ class Retriever:
     def __init__(self, connection: Connection, models: Models) -> None:
         self._connection = connection
         self._models = models
-        self._matrix = VectorMatrix()
+        self._vectors_in_memory: VectorMatrix | None = None  # built with the first vector
 
     @property
     def matrix(self) -> VectorMatrix:
         """The vault's fragment vectors held in memory (loaded on first use)."""
-        return self._matrix
+        if self._vectors_in_memory is None:
+            self._vectors_in_memory = VectorMatrix()
+        return self._vectors_in_memory
 
     # -- channels ------------------------------------------------------------------------------
 
@@ -244,7 +246,7 @@ class Retriever:
             content_types=filters.content_types,
             since=filters.since,
             until=filters.until,
-            matrix=self._matrix,
+            matrix=self.matrix,
         )
         return [(hit.doc_id, hit.score, hit.seq) for hit in hits]
 
@@ -269,7 +271,7 @@ class Retriever:
             ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
             cosine = {doc: score for doc, score, _ in semantic}
             missing = [doc for doc, _ in lexical if doc not in cosine]
-            cosine.update(document_similarities(self._connection, vector, missing, self._matrix))
+            cosine.update(document_similarities(self._connection, vector, missing, self.matrix))
             for doc in missing:
                 cosine.setdefault(doc, 0.0)
         fused = score_fusion(lexical, cosine)
