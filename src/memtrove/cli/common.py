@@ -5,18 +5,29 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from memtrove.config import Settings
 from memtrove.errors import MemtroveError
+from memtrove.results import SearchResult
 from memtrove.vault import Vault
 
-__all__ = ["CliState", "console", "fail", "open_vault", "print_json", "state"]
+__all__ = [
+    "CliState",
+    "console",
+    "fail",
+    "open_vault",
+    "print_json",
+    "print_results",
+    "split_collections",
+    "state",
+]
 
 console = Console(highlight=False, soft_wrap=True)
 error_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -63,3 +74,27 @@ def open_vault(ctx: typer.Context) -> Iterator[Vault]:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def split_collections(values: list[str] | None) -> list[str] | None:
+    """``-c a -c b,c`` -> ``["a", "b", "c"]``; None when no collection was named."""
+    names = [name for item in values or [] for name in item.split(",") if name]
+    return names or None
+
+
+def print_results(results: Sequence[SearchResult]) -> None:
+    """Ranked results as the search commands print them (``no results`` when empty)."""
+    if not results:
+        console.print("no results")
+    for rank, r in enumerate(results, 1):
+        console.print(
+            f"[bold]{rank:>2}. {r.score:.3f}[/]  {escape(r.collection)}/{escape(r.path)}  "
+            f"[dim]\\[{r.content_type}] #{r.docid}[/]",
+            markup=True,
+        )
+        console.print(f"    {r.title}", markup=False)
+        if r.snippet:
+            console.print(f"    [dim]{escape(r.snippet)}[/]", markup=True)
+        if r.content is not None:
+            for line in r.content.splitlines():
+                console.print(f"    | {line}", markup=False)

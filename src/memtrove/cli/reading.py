@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from memtrove.cli.common import console, fail, open_vault, print_json
+from memtrove.cli.common import (
+    console,
+    fail,
+    open_vault,
+    print_json,
+    print_results,
+    split_collections,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,12 +37,11 @@ def search(
 ) -> None:
     """BM25 keyword search over paths, titles and bodies."""
     text = " ".join(query)
-    collections = [name for item in collection or [] for name in item.split(",") if name]
     with open_vault(ctx) as vault:
         results = vault.search(
             text,
             limit=limit,
-            collections=collections or None,
+            collections=split_collections(collection),
             content_types=content_type or None,
             since=since,
             until=until,
@@ -44,22 +50,7 @@ def search(
     if as_json:
         print_json({"query": text, "results": [r.to_dict() for r in results]})
         return
-    if not results:
-        console.print("no results")
-        return
-    for rank, r in enumerate(results, 1):
-        console.print(
-            f"[bold]{rank:>2}. {r.score:.3f}[/]  {r.collection}/{r.path}  "
-            f"[dim]\\[{r.content_type}] #{r.docid}[/]",
-            markup=True,
-        )
-        console.print(f"    {r.title}", markup=False)
-        if r.snippet:
-            console.print(f"    [dim]{_escape(r.snippet)}[/]", markup=True)
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")
+    print_results(results)
 
 
 def list_documents(

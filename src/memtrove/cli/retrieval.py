@@ -11,7 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memtrove.cli.common import console, open_vault, print_json
+from memtrove.cli.common import (
+    console,
+    open_vault,
+    print_json,
+    print_results,
+    split_collections,
+)
 from memtrove.index.embedding import EmbedProgress, EmbedReport
 from memtrove.results import SearchResults
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT
@@ -129,7 +135,7 @@ def vsearch(
         results = vault.vsearch(
             text,
             limit=limit,
-            collections=_collections(collection),
+            collections=split_collections(collection),
             content_types=content_type or None,
             since=since,
             until=until,
@@ -170,7 +176,7 @@ def query(
             text,
             limit=limit,
             intent=intent,
-            collections=_collections(collection),
+            collections=split_collections(collection),
             compact=not full,
             content_types=content_type or None,
             since=since,
@@ -182,11 +188,6 @@ def query(
     _print_results(text, results, as_json=as_json, show_stages=True)
 
 
-def _collections(values: list[str] | None) -> list[str] | None:
-    names = [name for item in values or [] for name in item.split(",") if name]
-    return names or None
-
-
 def _print_results(
     text: str, results: SearchResults, *, as_json: bool, show_stages: bool = False
 ) -> None:
@@ -195,20 +196,7 @@ def _print_results(
     if as_json:
         print_json({"query": text, **results.to_dict()})
         return
-    if not results:
-        console.print("no results")
-    for rank, r in enumerate(results, 1):
-        console.print(
-            f"[bold]{rank:>2}. {r.score:.3f}[/]  {escape(r.collection)}/{escape(r.path)}  "
-            f"[dim]\\[{r.content_type}] #{r.docid}[/]",
-            markup=True,
-        )
-        console.print(f"    {r.title}", markup=False)
-        if r.snippet:
-            console.print(f"    [dim]{escape(r.snippet)}[/]", markup=True)
-        if r.content is not None:
-            for line in r.content.splitlines():
-                console.print(f"    | {line}", markup=False)
+    print_results(results)
     if show_stages:
         stages = " > ".join(results.stages) or "none"
         skipped = "; ".join(f"{stage}: {why}" for stage, why in results.skipped.items())

@@ -276,15 +276,8 @@ class Retriever:
                 cosine.setdefault(doc, 0.0)
         fused = score_fusion(lexical, cosine)
         ranking.stages.append("fusion")
-        sources = sorted(fused, key=lambda doc: -fused[doc])[:CONTEXT_SOURCES]
-        neighbours = conversation_neighbours(
-            self._connection, sources, since=filters.since, until=filters.until
-        )
-        if any(neighbours.values()):
-            fused = propagate(fused, neighbours)
-            ranking.stages.append("context")
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        ranking.hits = normalize_max(ordered)[:limit]
+        ranking.hits = normalize_max(self._with_context(ordered, filters, ranking))[:limit]
         return ranking
 
     def _try_vectors(
@@ -401,7 +394,10 @@ class Retriever:
     def _with_context(
         self, fused: list[tuple[int, float]], filters: Filters, ranking: Ranking
     ) -> list[tuple[int, float]]:
-        """Conversation turns next to strong hits share in their score (retrieval.hybrid)."""
+        """Conversation turns next to strong hits share in their score (retrieval.hybrid).
+
+        ``fused`` is best first; the result is too (unchanged when no turn has neighbours).
+        """
         sources = [doc for doc, _ in fused[:CONTEXT_SOURCES]]
         neighbours = conversation_neighbours(
             self._connection, sources, since=filters.since, until=filters.until

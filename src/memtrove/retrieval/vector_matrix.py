@@ -67,6 +67,11 @@ class VectorMatrix:
         self._ids, self._matrix = ids, matrix
         self._position = {int(rowid): n for n, rowid in enumerate(ids)}
 
+    @property
+    def size(self) -> int:
+        """Vectors loaded (the vault's count as of the last :meth:`ready`)."""
+        return len(self._ids)
+
     def nearest(self, query: Vectors, k: int) -> list[tuple[int, float]]:
         """The ``k`` most similar rows as (row id, cosine), best first."""
         import numpy as np

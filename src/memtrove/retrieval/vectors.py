@@ -198,7 +198,7 @@ def search_vectors(
     if limit <= 0 or not _has_vector_table(connection):
         return []
     in_memory = matrix is not None and matrix.ready(connection)
-    total = vector_count(connection)
+    total = matrix.size if in_memory and matrix is not None else vector_count(connection)
     if total == 0:
         return []
     ceiling = total if in_memory else min(total, _MAX_K)
