@@ -27,38 +27,57 @@ from memtrove.errors import (
     VaultError,
     VaultOpenError,
 )
-from memtrove.results import (
-    Check,
-    Collection,
-    CollectionStatus,
-    DoctorReport,
-    Document,
-    DocumentSummary,
-    FileIssue,
-    IndexStats,
-    LifecycleStatus,
-    MultiGet,
-    RerankHealth,
-    SearchResult,
-    SearchResults,
-    SessionRecord,
-    TargetMatch,
-    Timeline,
-    UpdateReport,
-    VaultStatus,
-)
 
 if TYPE_CHECKING:
     from memtrove.index.embedding import EmbedReport
     from memtrove.models.registry import ModelSettings
+    from memtrove.results import (
+        Check,
+        Collection,
+        CollectionStatus,
+        DoctorReport,
+        Document,
+        DocumentSummary,
+        FileIssue,
+        IndexStats,
+        LifecycleStatus,
+        MultiGet,
+        RerankHealth,
+        SearchResult,
+        SearchResults,
+        SessionRecord,
+        TargetMatch,
+        Timeline,
+        UpdateReport,
+        VaultStatus,
+    )
     from memtrove.vault import Vault
 
-# The Vault pulls in numpy and the retrieval stack (about 0.25 s); hooks and the MCP handshake
-# import this package for its errors and result types, so those load on first use instead.
+# The Vault pulls in numpy and the retrieval stack (about 0.25 s) and even the result types
+# take ~30 ms to define; hooks and the MCP front import this package for its errors and
+# version, so everything else loads on first use.
 _LAZY = {
     "Vault": "memtrove.vault",
     "EmbedReport": "memtrove.index.embedding",
     "ModelSettings": "memtrove.models.registry",
+    "Check": "memtrove.results",
+    "Collection": "memtrove.results",
+    "CollectionStatus": "memtrove.results",
+    "DoctorReport": "memtrove.results",
+    "Document": "memtrove.results",
+    "DocumentSummary": "memtrove.results",
+    "FileIssue": "memtrove.results",
+    "IndexStats": "memtrove.results",
+    "LifecycleStatus": "memtrove.results",
+    "MultiGet": "memtrove.results",
+    "RerankHealth": "memtrove.results",
+    "SearchResult": "memtrove.results",
+    "SearchResults": "memtrove.results",
+    "SessionRecord": "memtrove.results",
+    "TargetMatch": "memtrove.results",
+    "Timeline": "memtrove.results",
+    "UpdateReport": "memtrove.results",
+    "VaultStatus": "memtrove.results",
 }
 
 

@@ -31,13 +31,14 @@ def main() -> None:
 
 
 def _serve_mcp_stdio() -> int:
-    """``memtrove mcp`` over stdio without loading the CLI: the MCP SDK alone takes most of
-    a second to import, and a client waits for the handshake. Options go through the CLI."""
+    """``memtrove mcp`` over stdio without loading the CLI, behind the front that answers
+    the handshake while the MCP SDK imports (see :mod:`memtrove.mcp.front`). Options go
+    through the CLI."""
     import contextlib
     import logging
 
-    from memtrove.config import Settings
-    from memtrove.mcp.server import run
+    from memtrove.mcp.front import serve_stdio
+    from memtrove.paths import Settings, cache_dir
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="memtrove mcp: %(levelname)s %(message)s"
@@ -49,8 +50,13 @@ def _serve_mcp_stdio() -> int:
 
         return Vault.open(settings.vault_path, config_dir=settings.config_dir)
 
-    with contextlib.suppress(KeyboardInterrupt):
+    def run_sdk() -> None:
+        from memtrove.mcp.server import run
+
         run(open_vault, http=False)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        serve_stdio(run_sdk, cache_dir())
     return 0
 
 

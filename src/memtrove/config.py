@@ -3,9 +3,8 @@
 Only entry points (the CLI, ``Vault.open`` without a path, later the servers and hooks) read
 the environment here; everything below them takes plain arguments.
 
-Environment:
-    MEMTROVE_VAULT       vault file (default ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
-    MEMTROVE_CONFIG_DIR  config folder (default ``$XDG_CONFIG_HOME/memtrove``)
+The paths themselves (and their environment variables) are resolved in
+:mod:`memtrove.paths`; ``Settings`` and ``cache_dir`` are re-exported here.
 
 ``config.yaml`` keeps collections under ``collections:``; other top-level keys are preserved
 when memtrove rewrites the file (atomically, under a lock).
@@ -17,8 +16,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from memtrove.errors import (
     CollectionNotFoundError,
     ConfigError,
 )
+from memtrove.paths import CONFIG_FILE_NAME, Settings, cache_dir
 from memtrove.results import Collection
 
 __all__ = [
@@ -37,53 +36,13 @@ __all__ = [
     "DEFAULT_PATTERN",
     "CollectionConfig",
     "Settings",
+    "cache_dir",
     "collection_name_for",
     "validate_collection_name",
 ]
 
-CONFIG_FILE_NAME = "config.yaml"
 DEFAULT_PATTERN = "**/*.md"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-
-
-def _xdg(variable: str, fallback: str, env: Mapping[str, str]) -> Path:
-    value = env.get(variable, "").strip()
-    if value and os.path.isabs(value):
-        return Path(value)
-    return Path(env.get("HOME") or Path.home()) / fallback
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Resolved paths for one process."""
-
-    vault_path: Path
-    config_dir: Path
-
-    @property
-    def config_file(self) -> Path:
-        return self.config_dir / CONFIG_FILE_NAME
-
-    @classmethod
-    def from_env(
-        cls,
-        env: Mapping[str, str] | None = None,
-        *,
-        vault: str | Path | None = None,
-        config_dir: str | Path | None = None,
-    ) -> Settings:
-        env = os.environ if env is None else env
-        vault_value = vault or env.get("MEMTROVE_VAULT", "").strip()
-        if vault_value:
-            vault_path = Path(vault_value).expanduser()
-        else:
-            vault_path = _xdg("XDG_CACHE_HOME", ".cache", env) / "memtrove" / "vault.sqlite"
-        config_value = config_dir or env.get("MEMTROVE_CONFIG_DIR", "").strip()
-        if config_value:
-            config_path = Path(config_value).expanduser()
-        else:
-            config_path = _xdg("XDG_CONFIG_HOME", ".config", env) / "memtrove"
-        return cls(vault_path=vault_path.absolute(), config_dir=config_path.absolute())
 
 
 def collection_name_for(path: Path) -> str:

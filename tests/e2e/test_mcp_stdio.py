@@ -277,3 +277,107 @@ def test_streamable_http_on_loopback(env: dict[str, str]) -> None:
         stdout, stderr = process.communicate(timeout=30)
     assert stdout == "" and "Traceback" not in stderr, stderr
     assert stderr.startswith(f"memtrove mcp: streamable HTTP on http://127.0.0.1:{port}/mcp")
+
+
+def handshake(env: dict[str, str], errlog: Path) -> tuple[float, dict[str, Any], list[str]]:
+    """One stdio session: (seconds from spawn to tools listed, initialize result, tool names)."""
+    found: dict[str, Any] = {}
+
+    async def main() -> None:
+        with errlog.open("a") as stream:
+            started = time.perf_counter()
+            async with (
+                stdio_client(server_parameters(env), errlog=stream) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                initialized = await session.initialize()
+                listed = await session.list_tools()
+                found["seconds"] = time.perf_counter() - started
+                found["initialize"] = initialized.model_dump(mode="json")
+                found["tools"] = [tool.name for tool in listed.tools]
+                result = await session.call_tool("search", {"query": "refresh token", "limit": 1})
+                assert not result.is_error and "#" in text_of(result)
+
+    anyio.run(main)
+    return found["seconds"], found["initialize"], found["tools"]
+
+
+def answers_file(env: dict[str, str]) -> Path:
+    return Path(env["XDG_CACHE_HOME"]) / "memtrove" / "mcp-answers.json"
+
+
+def test_the_handshake_is_answered_from_stored_answers(
+    env: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    errlog = tmp_path / "stderr.txt"
+    assert not answers_file(env).exists()
+    cold, first_initialize, first_tools = handshake(env, errlog)
+    stored = json.loads(answers_file(env).read_text())
+    methods = {json.loads(key)[0] for key in stored["answers"]}
+    assert {"initialize", "tools/list"} <= methods
+    warm, second_initialize, second_tools = handshake(env, errlog)
+    assert second_initialize == first_initialize and second_tools == first_tools
+    assert set(second_tools) == TOOLS
+    assert "Traceback" not in errlog.read_text() and "out of date" not in errlog.read_text()
+    with capsys.disabled():
+        print(f"\nmcp handshake: first start {cold * 1000:.0f} ms, later {warm * 1000:.0f} ms")
+
+
+def test_an_out_of_date_stored_answer_heals(env: dict[str, str], tmp_path: Path) -> None:
+    errlog = tmp_path / "stderr.txt"
+    handshake(env, errlog)
+    path = answers_file(env)
+    stored = json.loads(path.read_text())
+    for key, result in stored["answers"].items():
+        if json.loads(key)[0] == "tools/list":
+            result["tools"] = result["tools"][:1]
+    path.write_text(json.dumps(stored))
+    handshake(env, errlog)  # answered from the stale file, then corrected by the SDK's answer
+    assert "a stored MCP answer was out of date" in errlog.read_text()
+    _, _, tools = handshake(env, errlog)
+    assert set(tools) == TOOLS
+    stored = json.loads(path.read_text())
+    assert all(
+        len(result["tools"]) == len(TOOLS)
+        for key, result in stored["answers"].items()
+        if json.loads(key)[0] == "tools/list"
+    )
+
+
+def test_answers_of_another_version_are_ignored(env: dict[str, str], tmp_path: Path) -> None:
+    errlog = tmp_path / "stderr.txt"
+    path = answers_file(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bogus = {"tools": [{"name": "bogus", "inputSchema": {"type": "object"}}]}
+    path.write_text(json.dumps({"fingerprint": "0.0.0|old", "answers": {'["tools/list",null]': bogus}}))  # fmt: skip
+    _, _, tools = handshake(env, errlog)
+    assert set(tools) == TOOLS
+    assert json.loads(path.read_text())["fingerprint"] != "0.0.0|old"
+
+
+def test_an_unwritable_cache_only_costs_speed(env: dict[str, str], tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    errlog = tmp_path / "stderr.txt"
+    _, _, tools = handshake(env | {"XDG_CACHE_HOME": str(blocker)}, errlog)
+    assert set(tools) == TOOLS
+    assert "cannot store MCP answers" in errlog.read_text()
+    assert "Traceback" not in errlog.read_text()
+
+
+def test_the_modern_protocol_is_answered_from_stored_answers_too(env: dict[str, str]) -> None:
+    """The SDK's ``Client`` probes ``server/discover`` (2026-07-28) before any handshake."""
+    listings: list[list[str]] = []
+
+    async def main() -> None:
+        async with Client(server_parameters(env)) as client:
+            listed = await client.list_tools()
+            listings.append([tool.name for tool in listed.tools])
+            result = await client.call_tool("status", {})
+            assert not result.is_error and "documents 30 active" in text_of(result)
+
+    anyio.run(main)
+    anyio.run(main)
+    assert listings[0] == listings[1] and set(listings[0]) == TOOLS
+    stored = json.loads(answers_file(env).read_text())
+    assert "server/discover" in {json.loads(key)[0] for key in stored["answers"]}

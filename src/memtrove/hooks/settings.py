@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtrove.config import Settings
+from memtrove.config import Settings, cache_dir
 from memtrove.hooks.profiles import PROFILES, Profile, resolve_profile
 
 __all__ = ["HOOK_BUSY_TIMEOUT_MS", "VECTOR_MODES", "HookSettings", "cache_dir"]
@@ -31,16 +31,6 @@ __all__ = ["HOOK_BUSY_TIMEOUT_MS", "VECTOR_MODES", "HookSettings", "cache_dir"]
 HOOK_BUSY_TIMEOUT_MS = 1500  # DESIGN.md: hooks wait at most 1.5 s for a lock per statement
 VECTOR_MODES = ("auto", "on", "off")
 _TRUE = {"1", "true", "yes", "on"}
-
-
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/memtrove`` (``~/.cache/memtrove`` when unset or relative)."""
-    env = os.environ if env is None else env
-    value = env.get("XDG_CACHE_HOME", "").strip()
-    base = Path(value) if value and os.path.isabs(value) else None
-    if base is None:
-        base = Path(env.get("HOME") or Path.home()) / ".cache"
-    return base / "memtrove"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,248 @@
+"""The stdio front of ``memtrove mcp``: the handshake is answered before the MCP SDK loads.
+
+Importing the MCP SDK takes most of a second (its protocol types are hundreds of pydantic
+models), and an MCP client waits for ``initialize`` and ``tools/list`` before the agent can
+start. Their answers never change for a given memtrove and SDK, so the front keeps the
+SDK's own answers from earlier runs in ``$XDG_CACHE_HOME/memtrove/mcp-answers.json`` and
+replies from there at once, while the SDK imports.
+
+The SDK still sees every message, in order, as if it had been first: the front owns the
+process's real stdin and stdout and puts the SDK on a pair of pipes (``fd 0``/``fd 1``
+are moved onto them, so the SDK's own stdio transport is used unchanged). A request the
+front answered reaches the SDK under a private id; the SDK's answer to it is dropped, after
+being compared with what the client got (a difference is logged and the stored answer
+replaced, so a stale file heals itself on the next start). Every other message, in either
+direction, passes through untouched; answers to the kinds of request kept here are recorded
+the first time the SDK gives them.
+
+Stored answers are keyed by the exact request (method and parameters) and are valid for one
+fingerprint: memtrove's version, the SDK's files and this package's files. Only the
+standard library is imported here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from memtrove import __version__
+
+__all__ = ["ANSWERS_FILE", "STORED_METHODS", "Answers", "serve_stdio"]
+
+logger = logging.getLogger("memtrove.mcp")
+
+ANSWERS_FILE = "mcp-answers.json"
+# Requests whose answer depends only on the request (and the installed code).
+STORED_METHODS = frozenset(
+    {"initialize", "server/discover", "tools/list", "resources/templates/list", "prompts/list"}
+)
+MAX_ANSWERS = 64
+_PRIVATE_ID = "memtrove-front-"
+
+
+def _fingerprint() -> str:
+    """memtrove's version plus size and mtime of the SDK's and this package's source files."""
+    parts = [__version__]
+    for package in ("mcp", "mcp_types"):
+        with contextlib.suppress(ImportError, ValueError, AttributeError):
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.origin:
+                parts.append(_stat_of(Path(spec.origin).parent))
+    parts.append(_stat_of(Path(__file__).parent))
+    return "|".join(parts)
+
+
+def _stat_of(folder: Path) -> str:
+    entries = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(folder), key=lambda item: item.name):
+            if entry.name.endswith(".py") or entry.name == "py.typed":
+                status = entry.stat()
+                entries.append(f"{entry.name}:{status.st_size}:{status.st_mtime_ns}")
+    return f"{folder}#{','.join(entries)}"
+
+
+def request_key(method: str, params: Any) -> str:
+    return json.dumps([method, params], sort_keys=True, separators=(",", ":"))
+
+
+class Answers:
+    """The stored answers: read once at start, rewritten (atomically) when one is learned."""
+
+    def __init__(self, path: Path, fingerprint: str) -> None:
+        self.path = path
+        self.fingerprint = fingerprint
+        self._lock = threading.Lock()
+        self._answers: dict[str, Any] = {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("fingerprint") == fingerprint:
+            answers = data.get("answers")
+            if isinstance(answers, dict):
+                self._answers = answers
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            return self._answers.get(key)
+
+    def store(self, key: str, result: Any) -> None:
+        with self._lock:
+            if self._answers.get(key) == result:
+                return
+            self._answers.pop(key, None)
+            self._answers[key] = result
+            while len(self._answers) > MAX_ANSWERS:
+                del self._answers[next(iter(self._answers))]
+            document = {"fingerprint": self.fingerprint, "answers": dict(self._answers)}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(
+                dir=self.path.parent, prefix=".mcp-answers-", suffix=".tmp"
+            )
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(document, handle, separators=(",", ":"))
+            os.replace(temporary, self.path)
+        except OSError as error:  # a read-only cache only costs speed
+            logger.warning("cannot store MCP answers in %s: %s", self.path, error)
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(temporary)
+
+
+class _Front:
+    """Reads the client (real stdin), feeds the SDK (pipe), relays the SDK's output."""
+
+    def __init__(self, answers: Answers, client_in: IO[bytes], client_out: int) -> None:
+        self.answers = answers
+        self.client_in = client_in
+        self.client_out = client_out
+        self.sdk_in = -1
+        self._write_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._answered: dict[str, tuple[str, Any]] = {}  # private id -> (key, result sent)
+        self._recording: dict[str, str] = {}  # client id (JSON) -> key
+        self._lock = threading.Lock()
+
+    def to_client(self, data: bytes) -> None:
+        with self._write_lock:
+            view = memoryview(data)
+            while view:
+                written = os.write(self.client_out, view)
+                view = view[written:]
+
+    def to_sdk(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.sdk_in, view)
+            view = view[written:]
+
+    def read_client(self) -> None:
+        """Until the client hangs up; then the SDK's input is closed so that it ends too."""
+        try:
+            for line in self.client_in:
+                self._from_client(line if line.endswith(b"\n") else line + b"\n")
+        except OSError as error:
+            logger.warning("reading the client failed: %s", error)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.sdk_in)
+
+    def _from_client(self, line: bytes) -> None:
+        message = _parse(line)
+        method = message.get("method") if message else None
+        if message is None or method not in STORED_METHODS or "id" not in message:
+            self.to_sdk(line)
+            return
+        key = request_key(str(method), message.get("params"))
+        result = self.answers.get(key)
+        if result is None:
+            with self._lock:
+                self._recording[json.dumps(message["id"])] = key
+            self.to_sdk(line)
+            return
+        private = f"{_PRIVATE_ID}{next(self._ids)}"
+        with self._lock:
+            self._answered[private] = (key, result)
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        self.to_client(_line(answer))
+        self.to_sdk(_line({**message, "id": private}))
+
+    def relay_sdk(self, sdk_out: IO[bytes]) -> None:
+        """Copies the SDK's output to the client, dropping its answers to private ids."""
+        for line in sdk_out:
+            message = _parse(line)
+            is_answer = message is not None and "method" not in message and "id" in message
+            if is_answer and message is not None and self._settle(message):
+                continue
+            with contextlib.suppress(OSError):
+                self.to_client(line if line.endswith(b"\n") else line + b"\n")
+
+    def _settle(self, message: dict[str, Any]) -> bool:
+        """Records or checks an answer; True when it was to a private id (drop it)."""
+        identifier = message["id"]
+        with self._lock:
+            if isinstance(identifier, str) and identifier in self._answered:
+                key, sent = self._answered.pop(identifier)
+                private = True
+            else:
+                key = self._recording.pop(json.dumps(identifier), "")
+                sent = None
+                private = False
+        result = message.get("result")
+        if key and isinstance(result, dict):
+            if private and result != sent:
+                logger.warning("a stored MCP answer was out of date; it is replaced")
+            self.answers.store(key, result)
+        return private
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def serve_stdio(run_sdk: Callable[[], None], cache_dir: Path) -> None:
+    """Serve MCP over this process's stdio: the front in two threads, ``run_sdk`` (which
+    imports the SDK and serves over ``fd 0``/``fd 1``) in the calling thread."""
+    answers = Answers(cache_dir / ANSWERS_FILE, _fingerprint())
+    client_in = os.fdopen(os.dup(0), "rb")
+    client_out = os.dup(1)
+    sdk_in_read, sdk_in_write = os.pipe()
+    sdk_out_read, sdk_out_write = os.pipe()
+    os.dup2(sdk_in_read, 0)
+    os.dup2(sdk_out_write, 1)
+    os.close(sdk_in_read)
+    os.close(sdk_out_write)
+    front = _Front(answers, client_in, client_out)
+    front.sdk_in = sdk_in_write
+    sdk_out = os.fdopen(sdk_out_read, "rb")
+    reader = threading.Thread(target=front.read_client, name="mcp-front-reader", daemon=True)
+    relay = threading.Thread(
+        target=front.relay_sdk, args=(sdk_out,), name="mcp-front-relay", daemon=True
+    )
+    reader.start()
+    relay.start()
+    try:
+        run_sdk()
+    finally:
+        # The SDK is done: end its output (fd 1 is the pipe's last writer) and drain it.
+        with contextlib.suppress(OSError):
+            os.close(1)
+        relay.join(timeout=5)
