@@ -11,6 +11,8 @@ prompt, against the 10k-note retrieval vault, without any server.
    ``balanced+vectors`` races the cold vector leg with ``MEMTROVE_HOOK_VECTORS=on``), each
    in a fresh ``python -m memtrove hook context-surfacing`` process, after 3 untimed
    warm-up prompts; interleaving spreads a busy machine's noise over all profiles alike.
+   A profile ending in ``@served`` (``balanced@served``) runs with ``memtrove serve``
+   started on its vault copy first, so its hooks take the warm path.
    Bytecode caching is on for these processes, as in an installed package.
 
 Reports, per profile, the time from process start to the JSON answer (``json``) and to
@@ -83,7 +85,7 @@ def make_prompts(count: int, size: int) -> list[str]:
 def hook_env(vault: Path, config: Path, cache: Path, profile: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTROVE_", "XDG_CACHE"))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files
-    name, _, extra = profile.partition("+")
+    name, _, extra = profile.partition("@")[0].partition("+")
     env.update(
         MEMTROVE_VAULT=str(vault),
         MEMTROVE_CONFIG_DIR=str(config),
@@ -115,6 +117,31 @@ def timed_process(
     return (answered - started) * 1000, (ended - started) * 1000, line.decode()
 
 
+def start_server(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``memtrove serve --port 0`` for a profile's vault; returns once it has published
+    itself for the warm path (its server file exists) and answered one search."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    servers = Path(env["XDG_CACHE_HOME"]) / "memtrove" / "servers"
+    deadline = time.monotonic() + 120
+    while not any(servers.glob("*.json")):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("memtrove serve did not start")
+        time.sleep(0.1)
+    # Load the model and vectors as a long-running server would have long since done.
+    subprocess.run(
+        [sys.executable, "-m", "memtrove", "vsearch", "warm up the server"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return server
+
+
 def baseline(code: str, env: dict[str, str], runs: int) -> float:
     times = [
         timed_process([sys.executable, "-c", code + "; print('x')"], b"", env)[0]
@@ -139,7 +166,7 @@ def summarize(
         injected_share=round(len(injected) / len(tokens), 2),
         tokens_mean=round(statistics.mean(injected), 1) if injected else 0.0,
         tokens_max=max(tokens, default=0),
-        budget=BUDGETS[profile.partition("+")[0]],
+        budget=BUDGETS[profile.partition("@")[0].partition("+")[0]],
     )
 
 
@@ -177,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10_000, help="corpus size (10000)")
     parser.add_argument("--prompts", type=int, default=60, help="timed prompts per profile")
     parser.add_argument(
-        "--profiles", default="speed,balanced,deep", help="comma-separated; add balanced+vectors"
+        "--profiles", default="speed,balanced,deep", help="comma-separated; add balanced+vectors, balanced@served, deep@served"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
@@ -203,8 +230,14 @@ def main(argv: list[str] | None = None) -> int:
             envs[profile] = hook_env(
                 folder / "vault.sqlite", folder / "config", folder / "cache", profile
             )
-        log(f"{len(prompts)} prompts x {', '.join(profiles)} ...")
-        rows = run_profiles(profiles, prompts, envs, bare)
+        servers = [start_server(envs[p]) for p in profiles if p.endswith("@served")]
+        try:
+            log(f"{len(prompts)} prompts x {', '.join(profiles)} ...")
+            rows = run_profiles(profiles, prompts, envs, bare)
+        finally:
+            for server in servers:
+                server.terminate()
+                server.wait(timeout=30)
     if args.json:
         report = {"size": args.size, "python_start_ms": round(bare, 1),
                   "import_vault_ms": round(imported, 1), "profiles": [asdict(r) for r in rows]}  # fmt: skip

@@ -4,8 +4,7 @@ The public API is the :class:`Vault` facade, the result types it returns, the mo
 it takes and the errors it raises; everything else is internal and may change.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from memtrove.errors import (
     AmbiguousReferenceError,
@@ -28,7 +27,10 @@ from memtrove.errors import (
     VaultOpenError,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from memtrove.index.embedding import EmbedReport
     from memtrove.models.registry import ModelSettings
     from memtrove.results import (
@@ -85,6 +87,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'memtrove' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

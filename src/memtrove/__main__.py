@@ -20,14 +20,33 @@ def main() -> None:
     """Dispatch ``hook NAME`` to the hook runner before anything else is imported."""
     arguments = sys.argv[1:]
     if len(arguments) >= 2 and arguments[0] == "hook" and not arguments[1].startswith("-"):
-        from memtrove.hooks.runner import main as run_hook
-
-        sys.exit(run_hook(arguments[1:], hard_exit=True))  # hard_exit: does not return
+        sys.exit(_run_hook(arguments[1:]))
     if arguments == ["mcp"]:
         sys.exit(_serve_mcp_stdio())
     from memtrove.cli import main as cli_main
 
     cli_main()
+
+
+def _run_hook(arguments: list[str]) -> int:
+    """A running ``memtrove serve`` answers when it can (the warm path); otherwise the hook
+    runs in this process."""
+    import io
+    import os
+
+    try:
+        from memtrove.hooks.remote import encode_answer, run
+
+        raw, answer = run(arguments[0])
+    except Exception:  # the warm path is an optimisation: never let it cost the answer
+        raw, answer = b"", None
+    if answer is not None:
+        sys.stdout.buffer.write(encode_answer(answer))
+        sys.stdout.buffer.flush()
+        os._exit(0)
+    from memtrove.hooks.runner import main as run_hook
+
+    return run_hook(arguments, stdin=io.BytesIO(raw), hard_exit=True)  # does not return
 
 
 def _serve_mcp_stdio() -> int:
@@ -37,8 +56,8 @@ def _serve_mcp_stdio() -> int:
     import contextlib
     import logging
 
+    from memtrove.config import Settings, cache_dir
     from memtrove.mcp.front import serve_stdio
-    from memtrove.paths import Settings, cache_dir
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="memtrove mcp: %(levelname)s %(message)s"

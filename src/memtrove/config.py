@@ -3,8 +3,9 @@
 Only entry points (the CLI, ``Vault.open`` without a path, later the servers and hooks) read
 the environment here; everything below them takes plain arguments.
 
-The paths themselves (and their environment variables) are resolved in
-:mod:`memtrove.paths`; ``Settings`` and ``cache_dir`` are re-exported here.
+Environment (resolved in :mod:`memtrove.paths`):
+    MEMTROVE_VAULT       vault file (default ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
+    MEMTROVE_CONFIG_DIR  config folder (default ``$XDG_CONFIG_HOME/memtrove``)
 
 ``config.yaml`` keeps collections under ``collections:``; other top-level keys are preserved
 when memtrove rewrites the file (atomically, under a lock).
@@ -16,7 +17,8 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from memtrove.errors import (
     CollectionNotFoundError,
     ConfigError,
 )
-from memtrove.paths import CONFIG_FILE_NAME, Settings, cache_dir
+from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
 from memtrove.results import Collection
 
 __all__ = [
@@ -43,6 +45,36 @@ __all__ = [
 
 DEFAULT_PATTERN = "**/*.md"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/memtrove`` (``~/.cache/memtrove`` when unset or relative)."""
+    return Path(cache_location(env))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved paths for one process."""
+
+    vault_path: Path
+    config_dir: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_dir / CONFIG_FILE_NAME
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        vault: str | Path | None = None,
+        config_dir: str | Path | None = None,
+    ) -> Settings:
+        return cls(
+            vault_path=Path(vault_location(env, vault)),
+            config_dir=Path(config_location(env, config_dir)),
+        )
 
 
 def collection_name_for(path: Path) -> str:

@@ -112,6 +112,23 @@ class SearchResult:
             data["content"] = self.content
         return data
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchResult:
+        """The inverse of :meth:`to_dict` (plus ``doc_id`` when present): the warm path."""
+        content = data.get("content")
+        return cls(
+            docid=str(data["docid"]),
+            collection=str(data["collection"]),
+            path=str(data["path"]),
+            title=str(data["title"]),
+            score=float(data["score"]),
+            snippet=str(data["snippet"]),
+            content_type=str(data["content_type"]),
+            modified_at=str(data["modified_at"]),
+            doc_id=int(data.get("doc_id") or 0),
+            content=None if content is None else str(content),
+        )
+
 
 class SearchResults(list[SearchResult]):
     """Ranked results (a list) plus how they were found.
@@ -141,6 +158,16 @@ class SearchResults(list[SearchResult]):
             "skipped": self.skipped,
             "warnings": self.warnings,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchResults:
+        """The inverse of :meth:`to_dict`: the warm path's answers."""
+        return cls(
+            (SearchResult.from_dict(item) for item in data.get("results") or ()),
+            stages=[str(stage) for stage in data.get("stages") or ()],
+            skipped={str(k): str(v) for k, v in (data.get("skipped") or {}).items()},
+            warnings=[str(warning) for warning in data.get("warnings") or ()],
+        )
 
 
 @dataclass(frozen=True)

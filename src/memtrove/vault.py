@@ -12,9 +12,10 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -69,6 +70,8 @@ from memtrove.retrieval.target import find_target
 
 __all__ = ["Vault"]
 
+MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
+
 
 class Vault:
     """One SQLite vault file plus the collections configured for it."""
@@ -86,6 +89,9 @@ class Vault:
         self._lock = threading.RLock()
         self.models = models or Models()
         self._retriever = Retriever(connection, self.models)
+        self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
+        self._spare_readers: list[Vault] = []  # second connections, kept warm for reuse
+        self._is_closed = False
         # The time session windows, snoozes and staleness are measured against (tests set it).
         self._clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -118,11 +124,42 @@ class Vault:
         except BaseException:
             connection.close()
             raise
-        return cls(connection, settings.vault_path, CollectionConfig(settings.config_file), models)
+        vault = cls(connection, settings.vault_path, CollectionConfig(settings.config_file), models)
+        vault._busy_timeout_ms = busy_timeout_ms
+        return vault
 
     def close(self) -> None:
         with self._lock:
+            self._is_closed = True
+            readers, self._spare_readers = self._spare_readers, []
+            for reader in readers:
+                reader.close()
             self._connection.close()
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Vault]:
+        """This vault on a second connection, for work in another thread that must not hold
+        this one's lock (a leg that may be abandoned). Connections are kept for the next
+        call, with their vectors loaded, so a long-lived process pays for them once."""
+        with self._lock:
+            reader = self._spare_readers.pop() if self._spare_readers else None
+        if reader is None:
+            reader = Vault.open(
+                self.path,
+                config_dir=self._collections.config_file.parent,
+                busy_timeout_ms=self._busy_timeout_ms,
+                models=self.models,
+            )
+        try:
+            yield reader
+        except BaseException:
+            reader.close()  # its state is unknown: do not reuse it
+            raise
+        with self._lock:
+            if len(self._spare_readers) < MAX_SPARE_READERS and not self._is_closed:
+                self._spare_readers.append(reader)
+                return
+        reader.close()
 
     def __enter__(self) -> Vault:
         return self

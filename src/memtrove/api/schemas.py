@@ -20,6 +20,8 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SnoozeRequest",
+    "WarmHookRequest",
+    "WarmSearchRequest",
     "names",
 ]
 
@@ -132,3 +134,29 @@ def names(value: NameList) -> list[str] | None:
     items = value if isinstance(value, list) else [value or ""]
     cleaned = [name.strip() for item in items for name in item.split(",") if name.strip()]
     return cleaned or None
+
+
+class WarmHookRequest(StrictModel):
+    """``POST /warm/hook/{name}``: what ``memtrove hook NAME`` read, for the warm path."""
+
+    payload: str = Field(description="The hook's stdin, base64-encoded.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="The hook's MEMTROVE_*/XDG_*/HOME settings."
+    )
+
+
+class WarmSearchRequest(StrictModel):
+    """``POST /warm/{method}``: a CLI search with the CLI's own arguments and limits."""
+
+    query: str
+    env: dict[str, str] = Field(default_factory=dict)
+    limit: int = Field(default=10, ge=1, le=1000)
+    collections: list[str] | None = None
+    content_types: list[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    min_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    intent: str | None = None
+    compact: bool | None = None
+    diverse: bool | None = None
+    candidate_limit: int | None = Field(default=None, ge=1, le=1000)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,10 +14,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from memtrove.config import Settings
+from memtrove.config import Settings, cache_dir
 from memtrove.errors import MemtroveError
-from memtrove.results import SearchResult
+from memtrove.results import SearchResult, SearchResults
 from memtrove.vault import Vault
+from memtrove.warm import WarmUnavailable, find_server, forwarded_env
 
 __all__ = [
     "CliState",
@@ -25,10 +27,12 @@ __all__ = [
     "open_vault",
     "print_json",
     "print_results",
+    "search_with",
     "split_collections",
     "state",
 ]
 
+WARM_TIMEOUT = 120.0  # seconds a CLI search waits for a running server before running itself
 console = Console(highlight=False, soft_wrap=True)
 error_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -70,6 +74,29 @@ def open_vault(ctx: typer.Context) -> Iterator[Vault]:
             yield vault
         finally:
             vault.close()
+
+
+def search_with(ctx: typer.Context, method: str, text: str, **options: Any) -> SearchResults:
+    """``Vault.<method>(text, **options)`` (search, vsearch, hybrid or query), through a
+    running ``memtrove serve`` of the same vault when there is one (its models are loaded:
+    see memtrove.warm), else in this process. The results are the same either way; any
+    refusal by the server (including a bad argument) is retried here, where it is reported."""
+    settings = state(ctx).settings
+    server = find_server(cache_dir(), settings.vault_path)
+    token = os.environ.get("MEMTROVE_API_TOKEN", "").strip() or None
+    if server is not None and (token is not None or not server.token_required):
+        env = forwarded_env(os.environ) | {
+            "MEMTROVE_VAULT": str(settings.vault_path),
+            "MEMTROVE_CONFIG_DIR": str(settings.config_dir),
+        }
+        body = {"query": text, "env": env, **options}
+        with contextlib.suppress(WarmUnavailable, KeyError, TypeError, ValueError):
+            answer = server.post(f"/warm/{method}", body, token=token, timeout=WARM_TIMEOUT)
+            return SearchResults.from_dict(answer)
+    with open_vault(ctx) as vault:
+        run: Callable[..., SearchResults] = getattr(vault, method)
+        with user_errors():
+            return run(text, **options)
 
 
 def print_json(data: Any) -> None:

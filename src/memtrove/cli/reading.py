@@ -10,6 +10,7 @@ from memtrove.cli.common import (
     open_vault,
     print_json,
     print_results,
+    search_with,
     split_collections,
 )
 
@@ -37,16 +38,17 @@ def search(
 ) -> None:
     """BM25 keyword search over paths, titles and bodies."""
     text = " ".join(query)
-    with open_vault(ctx) as vault:
-        results = vault.search(
-            text,
-            limit=limit,
-            collections=split_collections(collection),
-            content_types=content_type or None,
-            since=since,
-            until=until,
-            min_score=min_score,
-        )
+    results = search_with(
+        ctx,
+        "search",
+        text,
+        limit=limit,
+        collections=split_collections(collection),
+        content_types=content_type or None,
+        since=since,
+        until=until,
+        min_score=min_score,
+    )
     if as_json:
         print_json({"query": text, "results": [r.to_dict() for r in results]})
         return

@@ -16,6 +16,7 @@ from memtrove.cli.common import (
     open_vault,
     print_json,
     print_results,
+    search_with,
     split_collections,
 )
 from memtrove.index.embedding import EmbedProgress, EmbedReport
@@ -131,16 +132,17 @@ def vsearch(
 ) -> None:
     """Vector search: documents ranked by their best fragment's cosine similarity."""
     text = " ".join(query)
-    with open_vault(ctx) as vault:
-        results = vault.vsearch(
-            text,
-            limit=limit,
-            collections=split_collections(collection),
-            content_types=content_type or None,
-            since=since,
-            until=until,
-            min_score=min_score,
-        )
+    results = search_with(
+        ctx,
+        "vsearch",
+        text,
+        limit=limit,
+        collections=split_collections(collection),
+        content_types=content_type or None,
+        since=since,
+        until=until,
+        min_score=min_score,
+    )
     _print_results(text, results, as_json=as_json)
 
 
@@ -171,20 +173,21 @@ def query(
 ) -> None:
     """Hybrid search: BM25 and vectors, expansion, fusion, reranking, scoring, diversity."""
     text = " ".join(query)
-    with open_vault(ctx) as vault:
-        results = vault.query(
-            text,
-            limit=limit,
-            intent=intent,
-            collections=split_collections(collection),
-            compact=not full,
-            content_types=content_type or None,
-            since=since,
-            until=until,
-            min_score=min_score,
-            diverse=diverse,
-            candidate_limit=candidate_limit,
-        )
+    results = search_with(
+        ctx,
+        "query",
+        text,
+        limit=limit,
+        intent=intent,
+        collections=split_collections(collection),
+        compact=not full,
+        content_types=content_type or None,
+        since=since,
+        until=until,
+        min_score=min_score,
+        diverse=diverse,
+        candidate_limit=candidate_limit,
+    )
     _print_results(text, results, as_json=as_json, show_stages=True)
 
 

@@ -3,7 +3,8 @@
 The composition root of the REST interface: it reads ``MEMTROVE_API_TOKEN`` and
 ``MEMTROVE_CORS_ORIGINS``, refuses to listen beyond loopback without a token, binds the
 socket itself (so ``--port 0`` prints the port it got), opens the vault, and serves until
-SIGINT or SIGTERM, then closes the vault.
+SIGINT or SIGTERM, then closes the vault. While it runs, it is published for the warm path
+(:mod:`memtrove.warm`): hooks and CLI searches of the same vault use its loaded models.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 
 import typer
 
 from memtrove.cli.common import fail, open_vault
+from memtrove.config import cache_dir
+from memtrove.warm import publish, withdraw
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind_listener", "is_loopback", "register"]
 
@@ -75,8 +79,28 @@ def serve(
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
-        with _stop_quietly():
-            uvicorn.Server(config).run(sockets=[listener])
+        published = _publish(host, listener.getsockname()[1], vault.path, token is not None)
+        try:
+            with _stop_quietly():
+                uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            if published is not None:
+                withdraw(published)
+
+
+def _publish(host: str, port: int, vault_path: Path, token_required: bool) -> str | None:
+    """Tell hooks and CLI searches of this vault where the warm path is (see memtrove.warm);
+    a wildcard address is reached over loopback. Failing to publish only costs speed."""
+    address = host.strip().strip("[]")
+    if address in ("0.0.0.0", "") or is_loopback(address):
+        address = "127.0.0.1" if ":" not in address else "::1"
+    elif address == "::":
+        address = "::1"
+    try:
+        return publish(cache_dir(), vault_path, address, port, token_required=token_required)
+    except OSError as error:
+        print(f"memtrove: warning: the warm path is off: {error}", file=sys.stderr, flush=True)
+        return None
 
 
 def is_loopback(host: str) -> bool:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from memtrove.errors import MemtroveError
-from memtrove.hooks.settings import HOOK_BUSY_TIMEOUT_MS, HookSettings
+from memtrove.hooks.settings import HookSettings
 from memtrove.results import SearchResult, SearchResults
 from memtrove.vault import Vault
 
@@ -136,12 +136,7 @@ def _on_own_connection(vault: Vault, work: Callable[[Vault], T]) -> Callable[[],
     """``work`` on a second connection: a leg must not hold the hook's connection lock."""
 
     def run() -> T:
-        with Vault.open(
-            vault.path,
-            config_dir=vault.config_file.parent,
-            busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS,
-            models=vault.models,
-        ) as own:
+        with vault.reader() as own:
             return work(own)
 
     return run

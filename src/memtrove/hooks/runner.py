@@ -25,83 +25,20 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from memtrove.hooks.events import (
-    MAX_STDIN_BYTES,
-    HookResult,
-    context_output,
-    parse_event,
-    plain_output,
-)
+from memtrove.hooks.catalog import HOOKS, HookSpec
+from memtrove.hooks.events import MAX_STDIN_BYTES, HookResult, parse_event, plain_output
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HOOK_BUSY_TIMEOUT_MS, HookSettings
 from memtrove.models.registry import ModelSettings
 from memtrove.vault import Vault
 
-__all__ = ["HOOKS", "LOG_FILE", "HookSpec", "execute", "main"]
+__all__ = ["HOOKS", "LOG_FILE", "HookSpec", "execute", "main", "run_in_server"]
 
 LOG_FILE = "hooks.log"
 TIMEOUT_MARGIN = 1.0  # seconds kept back from Claude Code's timeout (startup, writing)
-
-
-@dataclass(frozen=True)
-class HookSpec:
-    """A hook: the Claude Code event it is installed for, whether that event takes
-    context, Claude Code's timeout for it (seconds, as ``setup hooks`` writes it), and the
-    module whose ``run(event, settings, open_vault, log)`` answers."""
-
-    name: str
-    event: str
-    takes_context: bool
-    timeout_seconds: float
-    module: str
-    summary: str
-
-    def answer(self, context: str = "") -> dict[str, Any]:
-        """The JSON answer carrying ``context`` (ignored by events that take none)."""
-        return context_output(self.event, context) if self.takes_context else plain_output()
-
-
-HOOKS: dict[str, HookSpec] = {
-    spec.name: spec
-    for spec in (
-        HookSpec(
-            "context-surfacing",
-            "UserPromptSubmit",
-            True,
-            8,
-            "memtrove.hooks.context_surfacing",
-            "inject <vault-context> for each prompt",
-        ),
-        HookSpec(
-            "postcompact-inject",
-            "SessionStart",
-            True,
-            5,
-            "memtrove.hooks.postcompact",
-            "re-inject the saved state after a compaction",
-        ),
-        HookSpec(
-            "curator-nudge",
-            "SessionStart",
-            True,
-            5,
-            "memtrove.hooks.curator",
-            "show the curator report's actions",
-        ),
-        HookSpec(
-            "precompact-extract",
-            "PreCompact",
-            False,
-            5,
-            "memtrove.hooks.precompact",
-            "save the session's state before compaction",
-        ),
-    )
-}
 
 
 class _Vaults:
@@ -161,6 +98,40 @@ def execute(
     module = importlib.import_module(spec.module)
     run: Callable[..., HookResult] = module.run
     return run(parse_event(raw), settings, open_vault, log)
+
+
+def run_in_server(
+    name: str, raw: bytes, env: Mapping[str, str], vault: Vault
+) -> tuple[dict[str, Any], list[Callable[[], None]]]:
+    """The warm path's server side: hook ``name`` over ``vault`` (already open, kept open),
+    with the settings of the hook process's ``env``. Returns the JSON answer and the work
+    to run once it is sent; fails open like the process (errors go to the hook log)."""
+    spec = HOOKS.get(name)
+    settings = HookSettings.from_env(env)
+    log = HookLog(settings.cache_dir / LOG_FILE, name or "(none)")
+    if spec is None:
+        log.error(f"unknown hook {name!r} (known: {', '.join(HOOKS)})")
+        return plain_output(), []
+    for warning in settings.warnings:
+        log.warning(warning)
+    try:
+        result = execute(spec, raw, settings, log, lambda: vault)
+    except Exception as error:
+        log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
+        return spec.answer(), []
+
+    def logged(step: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                step()
+            except Exception as error:
+                log.error(
+                    f"after answering: {type(error).__name__}: {error}", traceback.format_exc()
+                )
+
+        return run
+
+    return spec.answer(result.context), [logged(step) for step in result.after]
 
 
 def _read_stdin(stream: IO[bytes] | None) -> bytes:

@@ -3,8 +3,9 @@
 sqlite-vec scans its table for every query (about 65 ms for 90k x 256 vectors here, more as
 ``k`` grows); a matrix product over the same vectors in memory takes about 10 ms. The matrix
 is read straight from sqlite-vec's chunk tables (about 0.1 s for 90k vectors), checked
-against ``content_vectors``, and reloaded when the vault changes: when this connection
-wrote, or ``PRAGMA data_version`` says another one did. If the chunk layout is not what this
+against ``content_vectors``, and reloaded when the vectors change: the vault's
+``vector_version`` counter (moved by triggers on ``content_vectors``, whoever writes) is
+read before each search; other writes (session rows, documents) leave the matrix alone. If the chunk layout is not what this
 version expects, the vectors are read through the virtual table instead (slower, same
 result). Vaults past :data:`MAX_IN_MEMORY` vectors are searched by sqlite-vec directly.
 """
@@ -37,7 +38,7 @@ class VectorMatrix:
         self._ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)
         self._position: dict[int, int] = {}
-        self._version: tuple[int, int] | None = None
+        self._version: int | None = None
         self._lock = threading.Lock()
 
     def ready(self, connection: Connection) -> bool:
@@ -45,10 +46,7 @@ class VectorMatrix:
         import numpy as np
 
         with self._lock:
-            version = (
-                int(connection.execute("PRAGMA data_version").fetchone()[0]),
-                int(connection.total_changes),
-            )
+            version = _vector_version(connection)
             if version == self._version:
                 return len(self._ids) > 0
             count = int(connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0])
@@ -93,6 +91,11 @@ class VectorMatrix:
             return {}
         scores = self._matrix[[n for _, n in rows]] @ np.asarray(query, dtype=np.float32)
         return {rowid: float(score) for (rowid, _), score in zip(rows, scores, strict=True)}
+
+
+def _vector_version(connection: Connection) -> int:
+    row = connection.execute("SELECT version FROM vector_version WHERE id = 1").fetchone()
+    return int(row[0]) if row is not None else -1
 
 
 def _has_table(connection: Connection) -> bool:

@@ -12,6 +12,7 @@ from memtrove.db.schema import (
     m003_fts_vocab,
     m004_vectors,
     m005_sessions,
+    m006_vector_version,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -22,4 +23,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m003_fts_vocab.NAME, m003_fts_vocab.STATEMENTS),
     (m004_vectors.NAME, m004_vectors.STATEMENTS),
     (m005_sessions.NAME, m005_sessions.STATEMENTS),
+    (m006_vector_version.NAME, m006_vector_version.STATEMENTS),
 )

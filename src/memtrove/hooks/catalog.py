@@ -1,0 +1,85 @@
+"""The hooks memtrove installs: name, Claude Code event, timeout and implementing module.
+
+Imports nothing: the warm path (:mod:`memtrove.hooks.remote`) reads it first thing in a
+hook process, where every import is paid for on every prompt.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["HOOKS", "HookSpec"]
+
+
+class HookSpec:
+    """A hook: the Claude Code event it is installed for, whether that event takes
+    context, Claude Code's timeout for it (seconds, as ``setup hooks`` writes it), and the
+    module whose ``run(event, settings, open_vault, log)`` answers."""
+
+    __slots__ = ("event", "module", "name", "summary", "takes_context", "timeout_seconds")
+
+    def __init__(
+        self,
+        name: str,
+        event: str,
+        takes_context: bool,
+        timeout_seconds: float,
+        module: str,
+        summary: str,
+    ) -> None:
+        self.name = name
+        self.event = event
+        self.takes_context = takes_context
+        self.timeout_seconds = timeout_seconds
+        self.module = module
+        self.summary = summary
+
+    def __repr__(self) -> str:
+        return f"HookSpec({self.name!r}, {self.event!r})"
+
+    def answer(self, context: str = "") -> dict[str, Any]:
+        """The JSON answer carrying ``context`` (ignored by events that take none)."""
+        from memtrove.hooks.events import context_output, plain_output
+
+        return context_output(self.event, context) if self.takes_context else plain_output()
+
+
+HOOKS: dict[str, HookSpec] = {
+    spec.name: spec
+    for spec in (
+        HookSpec(
+            "context-surfacing",
+            "UserPromptSubmit",
+            True,
+            8,
+            "memtrove.hooks.context_surfacing",
+            "inject <vault-context> for each prompt",
+        ),
+        HookSpec(
+            "postcompact-inject",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.postcompact",
+            "re-inject the saved state after a compaction",
+        ),
+        HookSpec(
+            "curator-nudge",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.curator",
+            "show the curator report's actions",
+        ),
+        HookSpec(
+            "precompact-extract",
+            "PreCompact",
+            False,
+            5,
+            "memtrove.hooks.precompact",
+            "save the session's state before compaction",
+        ),
+    )
+}
