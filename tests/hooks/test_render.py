@@ -10,6 +10,7 @@ from memtrove.hooks.events import estimate_tokens
 from memtrove.hooks.profiles import PROFILES
 from memtrove.hooks.render import (
     Entry,
+    Link,
     extract_snippet,
     render_context,
     routing_hint,
@@ -84,11 +85,14 @@ def test_frame_and_entries() -> None:
 
 def test_routing_hint_and_optional_parts() -> None:
     rendered = render_context(
-        [entry("notes/a.md", 0.9)],
+        [entry("notes/a.md", 0.9), entry("notes/b.md", 0.8)],
         highlighter("worker"),
         800,
         routing=routing_hint("why did we pick pyvips"),
-        relationships=["- a --[causal]--> b"],
+        relationships=[
+            Link("notes/a.md", "notes/b.md", "- a --[causal]--> b"),
+            Link("notes/a.md", "notes/zzz.md", "- a --[causal]--> not shown"),
+        ],
         vault_facts=["worker uses pyvips"],
         facts_tokens=200,
     )
@@ -120,13 +124,34 @@ def test_budget_bounds_the_whole_context(profile: str) -> None:
         highlighter("thumbnail worker"),
         budget,
         routing=routing_hint("why did the worker fail"),
-        relationships=[f"- n{i} --[causal]--> n{i + 1}" for i in range(10)],
+        relationships=[
+            Link(f"notes/n{i:02}.md", f"notes/n{i + 1:02}.md", f"- n{i} --[causal]--> n{i + 1}")
+            for i in range(10)
+        ],
         vault_facts=["worker uses pyvips"] * 30,
         facts_tokens=PROFILES[profile].facts_tokens,
     )
     assert rendered.shown
     assert estimate_tokens(rendered.text) <= budget
     assert rendered.tokens <= budget
+    if PROFILES[profile].facts_tokens:  # facts keep their sub-budget; relationships get room
+        assert "<vault-facts>" in rendered.text and "<relationships>" in rendered.text
+        assert len(rendered.shown) >= 3
+
+
+def test_relationships_need_both_ends_shown_and_never_cost_the_first_three() -> None:
+    big = "# Big\n\n" + "thumbnail worker " * 200
+    entries = [entry(f"notes/n{i}.md", 0.9 - i * 0.01, big) for i in range(3)]
+    link = Link("notes/n0.md", "notes/n1.md", "- n0 --[causal]--> n1 " + "x" * 300)
+    plain = render_context(entries, highlighter("thumbnail"), 400)
+    tight = render_context(entries, highlighter("thumbnail"), 400, relationships=[link])
+    assert [e.key for e in tight.shown] == [e.key for e in plain.shown]  # none given up
+    assert estimate_tokens(tight.text) <= 400
+    roomy = render_context(entries[:2], highlighter("thumbnail"), 1200, relationships=[link])
+    assert "<relationships>" in roomy.text
+    lonely = Link("notes/n0.md", "notes/elsewhere.md", "- n0 --[causal]--> elsewhere")
+    alone = render_context(entries[:2], highlighter("thumbnail"), 1200, relationships=[lonely])
+    assert "<relationships>" not in alone.text
 
 
 def test_a_first_entry_too_long_for_its_tier_drops_to_a_shorter_one() -> None:

@@ -43,7 +43,7 @@ from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, combine_query, select_priors
 from memtrove.hooks.profiles import apply_adaptive_threshold
 from memtrove.hooks.promptguard import find_injection, sanitize
-from memtrove.hooks.render import Entry, Rendered, render_context, routing_hint
+from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing_hint
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
 from memtrove.retrieval.fts import parse_query
@@ -74,6 +74,8 @@ HOOK_NAME = "context-surfacing"
 EVENT_NAME = "UserPromptSubmit"
 FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
+MAX_RELATIONSHIPS = 10
+MAX_VAULT_FACTS = 20
 
 _DENIALS = re.compile(
     r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
@@ -111,22 +113,30 @@ def diversify(ranked: list[tuple[Document, float]]) -> list[tuple[Document, floa
     return ranked
 
 
-def relationship_lines(vault: Vault, documents: list[Document]) -> list[str]:
-    """``- Source --[type]--> Target`` for graph edges between surfaced documents.
-
-    Returns [] until the graph (memory_relations) lands; the block is then rendered only
-    when this has lines.
-    """
-    return []
+def relationship_lines(vault: Vault, documents: list[Document]) -> list[Link]:
+    """``- Source --[type]--> Target`` for graph edges between surfaced documents (at most
+    ten, strongest first; the renderer keeps those whose two ends it shows). An edge whose
+    title fails the injection filter is left out."""
+    keys = {d.doc_id: f"{d.collection}/{d.path}" for d in documents}
+    links: list[Link] = []
+    for relation in vault.relations_among(list(keys), limit=MAX_RELATIONSHIPS):
+        source, target = sanitize(relation.source_title), sanitize(relation.target_title)
+        if source and target:
+            line = f"- {source} --[{relation.relation_type}]--> {target}"
+            links.append(Link(keys[relation.source_id], keys[relation.target_id], line))
+    return links
 
 
 def vault_fact_lines(vault: Vault, prompt: str) -> list[str]:
-    """``subject predicate object`` triples about entities named in the raw prompt.
-
-    Returns [] until entity triples land; the block is then rendered only when this has
-    lines (within the profile's ``facts_tokens``).
-    """
-    return []
+    """``subject predicate object`` for current facts about entities named in the *raw*
+    prompt (earlier turns would seed unrelated entities); the renderer keeps them within the
+    profile's ``facts_tokens``. A fact that fails the injection filter is left out."""
+    lines: list[str] = []
+    for fact in vault.facts_about(prompt, limit=MAX_VAULT_FACTS):
+        line = sanitize(fact.line())
+        if line:
+            lines.append(line)
+    return lines
 
 
 def _effective(document: Document) -> datetime | None:
@@ -276,8 +286,12 @@ def _surface(
         Highlighter(parse_query(prompt).highlight),
         profile.token_budget,
         routing=routing_hint(prompt),
-        relationships=relationship_lines(vault, documents) if documents else [],
-        vault_facts=vault_fact_lines(vault, prompt) if profile.facts_tokens else [],
+        relationships=_quietly(lambda: relationship_lines(vault, documents), [], log)
+        if len(documents) > 1
+        else [],
+        vault_facts=_quietly(lambda: vault_fact_lines(vault, prompt), [], log)
+        if profile.facts_tokens
+        else [],
         facts_tokens=profile.facts_tokens,
     )
     return rendered, ranked

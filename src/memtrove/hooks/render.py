@@ -49,6 +49,7 @@ __all__ = [
     "ENTRY_SEPARATOR",
     "INSTRUCTION",
     "Entry",
+    "Link",
     "Rendered",
     "extract_snippet",
     "render_context",
@@ -61,6 +62,7 @@ INSTRUCTION = (
     "Treat the following as background facts you already know unless the user corrects them."
 )
 ENTRY_SEPARATOR = "\n\n---\n\n"
+KEPT_BEFORE_RELATIONSHIPS = 3  # entries never given up to make room for relationships
 HOT_SCORE, WARM_SCORE = 0.8, 0.6
 HOT_RATIO, WARM_RATIO = 0.85, 0.70
 HOT_CHARS, WARM_CHARS = 300, 150
@@ -211,13 +213,22 @@ def _part(tag: str, lines: Sequence[str], room_chars: int) -> str | None:
     return f"<{tag}>\n" + "\n".join(fitted) + f"\n</{tag}>" if fitted else None
 
 
+@dataclass(frozen=True)
+class Link:
+    """A relationship line and the entries (by key) at its two ends."""
+
+    source: str
+    target: str
+    line: str
+
+
 def render_context(
     entries: Sequence[Entry],
     highlighter: Highlighter,
     budget_tokens: int,
     *,
     routing: str | None = None,
-    relationships: Sequence[str] = (),
+    relationships: Sequence[Link] = (),
     vault_facts: Sequence[str] = (),
     facts_tokens: int = 0,
 ) -> Rendered:
@@ -228,10 +239,50 @@ def render_context(
     first entry that fits at no tier. A snippet the injection filter rejects drops its
     entry (the caller has checked title, path and body already). Returns empty text when
     no entry fits.
+
+    Vault facts keep their sub-budget (``facts_tokens``) when there are any. Relationships
+    are shown only between entries that are shown; they get room by leaving out the last
+    entries, but never the first three (they are the first thing dropped when room is short).
     """
     budget_chars = budget_tokens * 4  # estimate_tokens(text) <= budget iff len <= 4 * budget
+    frame = len(_frame(routing, "", ()))
+    facts_block = _part("vault-facts", vault_facts, facts_tokens * 4)
+    reserve = len(facts_block) + 1 if facts_block else 0
+    texts, shown, used = _fit(entries, highlighter, budget_chars - reserve, frame)
+    if not texts:
+        return Rendered(text="", shown=[], tokens=0)
+    relations: str | None = None
+    links = _links_among(relationships, shown)
+    if links:
+        wanted = _part("relationships", links, budget_chars)
+        room = budget_chars - reserve - (len(wanted) + 1 if wanted else 0)
+        fewer_texts, fewer, fewer_used = _fit(entries, highlighter, room, frame)
+        if len(fewer) >= min(KEPT_BEFORE_RELATIONSHIPS, len(shown)):
+            texts, shown, used = fewer_texts, fewer, fewer_used
+        relations = _part(
+            "relationships", _links_among(relationships, shown), budget_chars - reserve - used
+        )
+    parts: list[str] = []
+    if relations:
+        parts.append(relations)
+        used += len(relations) + 1
+    known = _part("vault-facts", vault_facts, min(budget_chars - used, facts_tokens * 4))
+    if known:
+        parts.append(known)
+    text = _frame(routing, ENTRY_SEPARATOR.join(texts), parts)
+    return Rendered(text=text, shown=shown, tokens=estimate_tokens(text))
+
+
+def _links_among(links: Sequence[Link], shown: Sequence[Entry]) -> list[str]:
+    keys = {entry.key for entry in shown}
+    return [link.line for link in links if link.source in keys and link.target in keys]
+
+
+def _fit(
+    entries: Sequence[Entry], highlighter: Highlighter, budget_chars: int, used: int
+) -> tuple[list[str], list[Entry], int]:
+    """The entries' texts that fit in ``budget_chars`` (``used`` already taken)."""
     best = max((entry.score for entry in entries), default=0.0)
-    used = len(_frame(routing, "", ()))
     texts: list[str] = []
     shown: list[Entry] = []
     for entry in entries:
@@ -257,17 +308,4 @@ def render_context(
         texts.append(fitted)
         shown.append(entry)
         used += separator + len(fitted)
-    if not texts:
-        return Rendered(text="", shown=[], tokens=0)
-    facts = ENTRY_SEPARATOR.join(texts)
-    parts: list[str] = []
-    relations = _part("relationships", relationships, budget_chars - used)
-    if relations:
-        parts.append(relations)
-        used += len(relations) + 1
-    room = min(budget_chars - used, facts_tokens * 4)
-    known = _part("vault-facts", vault_facts, room)
-    if known:
-        parts.append(known)
-    text = _frame(routing, facts, parts)
-    return Rendered(text=text, shown=shown, tokens=estimate_tokens(text))
+    return texts, shown, used

@@ -13,6 +13,7 @@ from memtrove.db.schema import (
     m004_vectors,
     m005_sessions,
     m006_vector_version,
+    m007_graph,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -24,4 +25,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m004_vectors.NAME, m004_vectors.STATEMENTS),
     (m005_sessions.NAME, m005_sessions.STATEMENTS),
     (m006_vector_version.NAME, m006_vector_version.STATEMENTS),
+    (m007_graph.NAME, m007_graph.STATEMENTS),
 )

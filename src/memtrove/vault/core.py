@@ -1,0 +1,228 @@
+"""The Vault facade: every interface (CLI, MCP, REST, hooks) calls memtrove through here.
+
+::
+
+    with memtrove.Vault.open() as vault:
+        vault.add_collection("~/notes")
+        vault.update()
+        for result in vault.search("refresh token rotation"):
+            print(result.score, result.title)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from memtrove.config import (
+    DEFAULT_PATTERN,
+    CollectionConfig,
+    Settings,
+    collection_name_for,
+    validate_collection_name,
+)
+from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, open_connection
+from memtrove.db.migrations import migrate
+from memtrove.errors import CollectionError, CollectionNotFoundError
+from memtrove.index.indexer import ProgressCallback, deactivate_collection, update_collections
+from memtrove.models.registry import Models, ModelSettings
+from memtrove.results import (
+    Collection,
+    DoctorReport,
+    RerankHealth,
+    UpdateReport,
+)
+from memtrove.retrieval.pipeline import Retriever
+from memtrove.vault.graph import GraphAccess
+from memtrove.vault.reading import Reading
+from memtrove.vault.tracking import Tracking
+
+__all__ = ["MAX_SPARE_READERS", "Vault"]
+
+MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
+
+
+class Vault(Reading, Tracking, GraphAccess):
+    """One SQLite vault file plus the collections configured for it."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        path: Path,
+        collections: CollectionConfig,
+        models: Models | None = None,
+    ) -> None:
+        self._connection = connection
+        self.path = path
+        self._collections = collections
+        self._lock = threading.RLock()
+        self.models = models or Models()
+        self._retriever = Retriever(connection, self.models)
+        self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
+        self._spare_readers: list[Vault] = []  # second connections, kept warm for reuse
+        self._is_closed = False
+        # The time session windows, snoozes and staleness are measured against (tests set it).
+        self._clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        config_dir: str | Path | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        models: ModelSettings | Models | None = None,
+    ) -> Vault:
+        """Open (creating if needed) and migrate a vault.
+
+        ``path`` defaults to ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
+        ``config_dir`` (for ``config.yaml``) to ``MEMTROVE_CONFIG_DIR`` or
+        ``$XDG_CONFIG_HOME/memtrove``; ``models`` to the ``MEMTROVE_*`` model variables
+        (nothing is loaded or contacted until a stage needs it).
+        """
+        if models is None:
+            models = Models(ModelSettings.from_env(os.environ))
+        elif isinstance(models, ModelSettings):
+            models = Models(models)
+        settings = Settings.from_env(vault=path, config_dir=config_dir)
+        connection = open_connection(settings.vault_path, busy_timeout_ms)
+        try:
+            migrate(connection, label=f"vault {settings.vault_path}")
+        except BaseException:
+            connection.close()
+            raise
+        vault = cls(connection, settings.vault_path, CollectionConfig(settings.config_file), models)
+        vault._busy_timeout_ms = busy_timeout_ms
+        return vault
+
+    def close(self) -> None:
+        with self._lock:
+            self._is_closed = True
+            readers, self._spare_readers = self._spare_readers, []
+            for reader in readers:
+                reader.close()
+            self._connection.close()
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Vault]:
+        """This vault on a second connection, for work in another thread that must not hold
+        this one's lock (a leg that may be abandoned). Connections are kept for the next
+        call, with their vectors loaded, so a long-lived process pays for them once."""
+        with self._lock:
+            reader = self._spare_readers.pop() if self._spare_readers else None
+        if reader is None:
+            reader = Vault.open(
+                self.path,
+                config_dir=self._collections.config_file.parent,
+                busy_timeout_ms=self._busy_timeout_ms,
+                models=self.models,
+            )
+        try:
+            yield reader
+        except BaseException:
+            reader.close()  # its state is unknown: do not reuse it
+            raise
+        with self._lock:
+            if len(self._spare_readers) < MAX_SPARE_READERS and not self._is_closed:
+                self._spare_readers.append(reader)
+                return
+        reader.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def config_file(self) -> Path:
+        return self._collections.config_file
+
+    # -- collections -------------------------------------------------------------------------
+
+    def collections(self) -> list[Collection]:
+        return self._collections.load()
+
+    def add_collection(
+        self, path: str | Path, name: str | None = None, pattern: str = DEFAULT_PATTERN
+    ) -> Collection:
+        """Register a folder; it is indexed by the next :meth:`update`."""
+        folder = Path(path).expanduser()
+        if not folder.exists():
+            raise CollectionError(f"collection path {folder} does not exist")
+        if not folder.is_dir():
+            raise CollectionError(f"collection path {folder} is not a folder")
+        if not pattern.strip():
+            raise CollectionError("collection pattern must not be empty")
+        collection = Collection(
+            name=validate_collection_name(
+                name if name is not None else collection_name_for(folder.resolve())
+            ),
+            path=folder.resolve(),
+            pattern=pattern.strip(),
+        )
+        self._collections.add(collection)
+        return collection
+
+    def remove_collection(self, name: str) -> Collection:
+        """Forget a collection and deactivate its documents (their text stays in the vault)."""
+        removed = self._collections.remove(name)
+        with self._lock:
+            deactivate_collection(self._connection, name)
+        return removed
+
+    # -- indexing ----------------------------------------------------------------------------
+
+    def update(
+        self, collections: Sequence[str] | None = None, *, progress: ProgressCallback | None = None
+    ) -> UpdateReport:
+        """Re-scan collections (all by default) and index what changed."""
+        configured = self.collections()
+        if collections:
+            known = {collection.name for collection in configured}
+            for name in collections:
+                if name not in known:
+                    raise CollectionNotFoundError(f"no collection named {name!r}")
+            configured = [c for c in configured if c.name in set(collections)]
+        with self._lock:
+            return update_collections(self._connection, configured, progress=progress)
+
+    # -- health ------------------------------------------------------------------------------
+
+    def doctor(self, timeout: float = 8.0) -> DoctorReport:
+        """Check the vault, its collections, fragments, vectors and model services.
+
+        The vault is read under the lock; model services are probed outside it (each probe
+        bounded by ``timeout`` seconds), so a slow service never stalls other callers.
+        """
+        from memtrove.lifecycle.doctor import run_doctor  # httpx and friends: off the hot path
+
+        return run_doctor(
+            self._connection,
+            self.models,
+            self.collections,
+            vault_path=self.path,
+            timeout=timeout,
+            lock=self._lock,
+        )
+
+    def rerank_health(self, timeout: float = 8.0) -> RerankHealth:
+        """Probe the reranker live with a golden set (:mod:`memtrove.lifecycle.probes`).
+
+        Needs no lock: it reads nothing from the vault and calls the reranker directly.
+        """
+        from memtrove.lifecycle.doctor import rerank_health
+
+        return rerank_health(self.models, timeout)

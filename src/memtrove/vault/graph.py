@@ -1,0 +1,65 @@
+"""The Vault's graph methods: typed edges between documents and facts about entities."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memtrove.graph.relations import Relation, relations_among, upsert_relation
+from memtrove.graph.triples import Fact, add_fact, facts_about
+from memtrove.vault.state import VaultState
+
+__all__ = ["GraphAccess"]
+
+
+class GraphAccess(VaultState):
+    """Relations between documents and subject-predicate-object facts."""
+
+    def relate(
+        self,
+        source: str,
+        target: str,
+        relation_type: str,
+        weight: float = 1.0,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record a ``relation_type`` edge from document ``source`` to ``target`` (refs as
+        for :meth:`get`); writing it again keeps the larger weight."""
+        source_id = self.get(source).doc_id
+        target_id = self.get(target).doc_id
+        with self._lock:
+            upsert_relation(self._connection, source_id, target_id, relation_type, weight, metadata)
+
+    def relations_among(self, doc_ids: Sequence[int], limit: int = 10) -> list[Relation]:
+        """Edges whose two ends are both among ``doc_ids``, strongest first."""
+        with self._lock:
+            return relations_among(self._connection, doc_ids, limit)
+
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object_name: str | None = None,
+        *,
+        object_literal: str | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        confidence: float = 1.0,
+    ) -> int:
+        """Record ``subject predicate object`` (entity ``object_name`` or a literal)."""
+        with self._lock:
+            return add_fact(
+                self._connection,
+                subject,
+                predicate,
+                object_name,
+                object_literal=object_literal,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                confidence=confidence,
+            )
+
+    def facts_about(self, text: str, limit: int = 20) -> list[Fact]:
+        """Current facts about the entities named in ``text``."""
+        with self._lock:
+            return facts_about(self._connection, text, now=self._clock(), limit=limit)

@@ -1,0 +1,127 @@
+"""The Vault's curation (pin, snooze, forget, targets) and session tracking methods."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+
+from memtrove.index import curation
+from memtrove.lifecycle import sessions
+from memtrove.results import (
+    Document,
+    SessionRecord,
+    TargetMatch,
+)
+from memtrove.retrieval.arguments import (
+    MAX_LIMIT,
+    check_count,
+    check_limit,
+)
+from memtrove.retrieval.fts import MAX_QUERY_CHARS
+from memtrove.retrieval.target import find_target
+from memtrove.vault.state import VaultState
+
+__all__ = ["Tracking"]
+
+
+class Tracking(VaultState):
+    """Curating documents and recording what hooks injected."""
+
+    # -- curation ------------------------------------------------------------------------------
+
+    def pin(self, ref: str, *, unpin: bool = False) -> Document:
+        """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""
+        with self._lock:
+            return curation.pin_document(self._connection, ref, pinned=not unpin)
+
+    def snooze(self, ref: str, until: str | None = None) -> Document:
+        """Hide a document from context surfacing until ``until`` (ISO date or datetime; a
+        bare date is the end of that day, UTC); None unsnoozes. It stays searchable.
+
+        A moment not in the future is refused with InvalidQueryError.
+        """
+        moment = curation.parse_snooze_until(until, self._clock())
+        with self._lock:
+            return curation.snooze_document(self._connection, ref, moment)
+
+    def forget(self, ref: str) -> Document:
+        """Deactivate a document: it leaves every search (its text stays in the vault), and
+        :meth:`update` leaves it out until its file's content changes. Idempotent."""
+        with self._lock:
+            return curation.forget_document(self._connection, ref)
+
+    def find_target(self, query: str) -> TargetMatch:
+        """The document ``query`` most likely names: exact ref or path, else BM25, title
+        words, vectors (see :mod:`memtrove.retrieval.target`); check ``confident``."""
+        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+            query = query[:MAX_QUERY_CHARS]
+        with self._lock:
+            return find_target(self._connection, self._retriever, query)
+
+    # -- sessions and hooks --------------------------------------------------------------------
+
+    def hook_seen(self, hook_name: str, prompt: str, window_seconds: int = 600) -> bool:
+        """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window;
+        records the sighting either way. Best-effort: a vault still locked after the busy
+        timeout records nothing and answers False, never raising."""
+        with self._lock:
+            return sessions.record_prompt(
+                self._connection, hook_name, prompt, window_seconds, self._clock()
+            )
+
+    def turn_index(self, session_id: str, hook_name: str = "context-surfacing") -> int:
+        """How many context_usage rows ``hook_name`` logged for the session before now."""
+        with self._lock:
+            return sessions.turn_index(self._connection, session_id, hook_name)
+
+    def recent_queries(
+        self, session_id: str, *, within_seconds: int = 600, limit: int = 2
+    ) -> builtins.list[str]:
+        """The session's latest context-surfacing prompts (query_text), newest first."""
+        with self._lock:
+            return sessions.recent_queries(
+                self._connection,
+                session_id,
+                check_count("within_seconds", within_seconds),
+                min(check_count("limit", limit), MAX_LIMIT),
+                self._clock(),
+            )
+
+    def log_context_usage(
+        self,
+        session_id: str,
+        hook_name: str,
+        *,
+        injected: Sequence[tuple[int, float]] = (),
+        estimated_tokens: int = 0,
+        turn_index: int = 0,
+        query_text: str | None = None,
+    ) -> int:
+        """Log one hook run (context_usage, recall events and stats, co-activations, session
+        log) in one write transaction; ``injected`` holds (doc id, score). Returns its id.
+
+        A locked vault is waited for: the write is retried for 30 s (on top of the busy
+        timeout) before VaultBusyError. An unknown doc id raises DocumentNotFoundError.
+        """
+        with self._lock:
+            return sessions.log_context_usage(
+                self._connection,
+                session_id,
+                hook_name,
+                injected=injected,
+                estimated_tokens=check_count("estimated_tokens", estimated_tokens),
+                turn=check_count("turn_index", turn_index),
+                query_text=query_text,
+                now=self._clock(),
+            )
+
+    def co_activation_count(self, doc_id: int) -> int:
+        """How often the document was injected together with any other document."""
+        with self._lock:
+            return sessions.co_activation_count(self._connection, doc_id)
+
+    def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
+        """Recent sessions, the most recently active first."""
+        limit = check_limit(limit)
+        with self._lock:
+            return sessions.session_records(self._connection, limit)
