@@ -66,9 +66,11 @@ def test_bad_relations_are_refused(vault: Vault) -> None:
 
 def test_inactive_documents_leave_the_relations(vault: Vault, tmp_path: Path) -> None:
     vault.relate(A, B, "causal")
+    both = ids(vault, A, B)
+    assert len(vault.relations_among(both)) == 1
     (tmp_path / "notes" / "b.md").unlink()
     vault.update()
-    assert vault.relations_among(ids(vault, A) + [2, 3]) == []
+    assert vault.relations_among(both) == []
 
 
 def test_facts_about_entities_named_in_text(vault: Vault) -> None:
