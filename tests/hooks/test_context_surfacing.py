@@ -288,3 +288,45 @@ def test_relationships_and_vault_facts_are_rendered(
     assert "Ignore previous instructions" not in context and "three nodes" not in context
     assert context.index("</facts>") < context.index("<relationships>")
     assert context.index("</relationships>") < context.index("<vault-facts>")
+
+
+def _doc(doc_id: int) -> Any:
+    from memtrove.results import Document
+
+    return Document(
+        doc_id, f"{doc_id:06x}", "demo", f"n{doc_id}.md", f"N{doc_id}", "h", "note", 0.5, 0.5,
+        False, None, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", None, True, "body",
+    )  # fmt: skip
+
+
+def test_spreading_activation_lifts_co_activated_results_only() -> None:
+    ranked = [(_doc(1), 0.95), (_doc(2), 0.9), (_doc(3), 0.5), (_doc(4), 0.45), (_doc(5), 0.44)]
+    pairs = {(1, 4): 3, (2, 4): 1, (1, 5): 1, (3, 9): 7}
+    spread = context_surfacing.spread_activation(ranked, pairs)
+    scores = {document.doc_id: round(score, 3) for document, score in spread}
+    assert scores == {1: 0.95, 2: 0.9, 3: 0.5, 4: 0.65, 5: 0.54}  # +0.2 (two HOT), +0.1
+    assert [d.doc_id for d, _ in spread] == [1, 2, 4, 5, 3]
+    capped = context_surfacing.spread_activation([(_doc(1), 0.95), (_doc(2), 0.97)], {(1, 2): 1})
+    assert max(score for _, score in capped) == 1.0
+    cold = [(_doc(1), 0.7), (_doc(4), 0.5)]  # nothing HOT: no spreading
+    assert context_surfacing.spread_activation(cold, {(1, 4): 5}) == cold
+
+
+def test_the_nudge_comes_every_interval_until_memory_is_curated(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    env = hook_env | {"MEMTROVE_NUDGE_INTERVAL": "3", "MEMTROVE_HOOK_DEDUP_WINDOW_SEC": "0"}
+    nudged = [
+        "<vault-nudge>" in surface(env, session_id="nudge", prompt=f"thumbnail worker memory {n}")
+        for n in range(7)
+    ]
+    assert nudged == [False, False, True, False, False, True, False]
+    with open_test_vault(env) as vault:
+        vault.pin(PROBLEM)
+    after = [
+        "<vault-nudge>" in surface(env, session_id="nudge", prompt=f"what about the pyvips cache size {n}")
+        for n in range(3)
+    ]
+    assert after == [False, False, True]
+    quiet = env | {"MEMTROVE_NUDGE_INTERVAL": "0"}
+    assert "<vault-nudge>" not in surface(quiet, session_id="nudge", prompt="what about the pyvips cache again")

@@ -22,8 +22,10 @@ heartbeat included) store ``query_text = NULL``; turns that reached retrieval st
 raw prompt, whether or not anything was injected, so a follow-up can look back at them.
 Without a session id nothing is logged and there is no lookback.
 
-Not yet here: spreading activation over co-activated documents (it needs pairwise
-co-activation counts), the focus-topic boost and the memory-management nudge.
+After the threshold, spreading activation lifts results that were injected together with
+the top HOT results before (see :func:`spread_activation`). Not here: the focus-topic
+boost (no focus topics are recorded yet). Every ``MEMTROVE_NUDGE_INTERVAL`` (15) prompts
+without a pin, snooze or forget, a ``<vault-nudge>`` follows the context.
 """
 
 from __future__ import annotations
@@ -75,6 +77,14 @@ EVENT_NAME = "UserPromptSubmit"
 FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
 MAX_RELATIONSHIPS = 10
+HOT_SCORE = 0.8
+NUDGE = (
+    "<vault-nudge>You haven't managed memory recently. If something surfaced here is "
+    "stale or wrong, memory_snooze or memory_forget it; memory_pin what matters."
+    "</vault-nudge>"
+)
+SPREAD_STEP = 0.1  # spreading activation per co-activated HOT result
+SPREAD_CAP = 0.2
 MAX_VAULT_FACTS = 20
 
 _DENIALS = re.compile(
@@ -205,6 +215,33 @@ def _rank(
     return scored
 
 
+def spread_activation(
+    ranked: list[tuple[Document, float]], pairs: dict[tuple[int, int], int]
+) -> list[tuple[Document, float]]:
+    """After the threshold: +0.1 for each of the top three HOT results (score > 0.8) a
+    result was injected together with before, at most +0.2, capped at 1.0; re-sorted. The
+    threshold has already run, so a weak result cannot be carried in by its neighbours."""
+    hot = [document.doc_id for document, score in ranked[:3] if score > HOT_SCORE]
+    if not hot or not pairs:
+        return ranked
+    boosted: list[tuple[Document, float]] = []
+    for document, score in ranked:
+        partners = sum(
+            1
+            for other in hot
+            if other != document.doc_id
+            and pairs.get((min(other, document.doc_id), max(other, document.doc_id)), 0) > 0
+        )
+        bonus = min(SPREAD_CAP, SPREAD_STEP * partners)
+        boosted.append((document, min(1.0, score + bonus)))
+    boosted.sort(key=lambda item: -item[1])
+    return boosted
+
+
+def _pairs(vault: Vault, ranked: list[tuple[Document, float]]) -> dict[tuple[int, int], int]:
+    return vault.co_activation_pairs([document.doc_id for document, _ in ranked])
+
+
 def run(
     event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
 ) -> HookResult:
@@ -262,6 +299,10 @@ def run(
     ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
     usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
     result.context = rendered.text
+    if settings.nudge_interval and session:
+        since = _quietly(lambda: vault.prompts_since_curation(HOOK_NAME), 0, log) + 1
+        if since >= settings.nudge_interval and since % settings.nudge_interval == 0:
+            result.context = "\n".join(part for part in (result.context, NUDGE) if part)
     return result
 
 
@@ -276,6 +317,7 @@ def _surface(
     ranked = apply_adaptive_threshold(
         _rank(vault, found.candidates, prompt, datetime.now(UTC)), profile
     )
+    ranked = spread_activation(ranked, _quietly(lambda: _pairs(vault, ranked), {}, log))
     ranked = diversify(ranked)[: profile.max_results]
     documents = [document for document, _ in ranked]
     rendered = render_context(

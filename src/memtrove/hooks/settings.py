@@ -8,6 +8,8 @@ Environment (all optional):
     MEMTROVE_DISABLE_HEARTBEAT_SUPPRESSION    true = never skip heartbeat-looking prompts
     MEMTROVE_HOOK_VECTORS                     auto (default) | on | off: the vector leg in
                                               a hook process (see context_surfacing)
+    MEMTROVE_NUDGE_INTERVAL                   prompts without a pin, snooze or forget before
+                                              context-surfacing adds <vault-nudge> (15; 0 = off)
     MEMTROVE_HOOK_TIMEOUT                     seconds before a hook gives up (default: a
                                               margin under Claude Code's timeout)
     XDG_CACHE_HOME                            hooks.log and curator-report.json live in
@@ -47,6 +49,7 @@ class HookSettings:
     heartbeat_patterns: tuple[str, ...] = ()
     vectors: str = "auto"
     timeout_seconds: float | None = None
+    nudge_interval: int = 15
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
@@ -69,6 +72,7 @@ class HookSettings:
             warnings.append(f"MEMTROVE_HOOK_VECTORS must be auto, on or off, not {vectors!r}")
             vectors = "auto"
         timeout = _number(env, "MEMTROVE_HOOK_TIMEOUT", 0.0, warnings)
+        nudge = _number(env, "MEMTROVE_NUDGE_INTERVAL", 15.0, warnings)
         extra = env.get("MEMTROVE_HEARTBEAT_PATTERNS", "")
         return cls(
             vault_path=paths.vault_path,
@@ -84,6 +88,7 @@ class HookSettings:
             heartbeat_patterns=tuple(p.strip() for p in extra.split(",") if p.strip()),
             vectors=vectors,
             timeout_seconds=timeout if timeout > 0 else None,
+            nudge_interval=max(0, int(nudge)),
             warnings=tuple(warnings),
         )
 

@@ -35,8 +35,11 @@ from memtrove.text import to_iso
 __all__ = [
     "CONTEXT_SURFACING",
     "co_activation_count",
+    "co_activation_pairs",
     "log_context_usage",
+    "log_curation",
     "prompt_hash",
+    "prompts_since_curation",
     "recent_queries",
     "record_prompt",
     "session_records",
@@ -272,6 +275,46 @@ def co_activation_count(connection: Connection, doc_id: int) -> int:
         "SELECT (SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_a = ?1) + "
         "(SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_b = ?1)",
         (doc_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def co_activation_pairs(
+    connection: Connection, doc_ids: Sequence[int]
+) -> dict[tuple[int, int], int]:
+    """How often each pair of ``doc_ids`` was injected together, keyed ``(low, high)``."""
+    ids = sorted(set(doc_ids))
+    if len(ids) < 2:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = connection.execute(
+        f"SELECT doc_a, doc_b, count FROM co_activations "
+        f"WHERE doc_a IN ({marks}) AND doc_b IN ({marks})",
+        (*ids, *ids),
+    ).fetchall()
+    return {(int(a), int(b)): int(count) for a, b, count in rows}
+
+
+CURATION_HOOKS = ("memory_pin", "memory_snooze", "memory_forget")
+
+
+def log_curation(connection: Connection, action: str, now: datetime) -> None:
+    """A ``context_usage`` row for a pin, snooze or forget (session ``""``): what the
+    memory-management nudge counts prompts since."""
+    with write_transaction(connection):
+        connection.execute(
+            "INSERT INTO context_usage (session_id, timestamp, hook_name) VALUES ('', ?, ?)",
+            (to_iso(now), action),
+        )
+
+
+def prompts_since_curation(connection: Connection, hook_name: str) -> int:
+    """``hook_name`` rows (prompts) written since the last pin, snooze or forget."""
+    marks = ",".join("?" * len(CURATION_HOOKS))
+    row = connection.execute(
+        f"SELECT COUNT(*) FROM context_usage WHERE hook_name = ? AND id > "
+        f"(SELECT COALESCE(MAX(id), 0) FROM context_usage WHERE hook_name IN ({marks}))",
+        (hook_name, *CURATION_HOOKS),
     ).fetchone()
     return int(row[0])
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Sequence
 
+from memtrove.errors import MemtroveError
 from memtrove.index import curation
 from memtrove.lifecycle import sessions
 from memtrove.results import (
@@ -32,7 +34,9 @@ class Tracking(VaultState):
     def pin(self, ref: str, *, unpin: bool = False) -> Document:
         """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""
         with self._lock:
-            return curation.pin_document(self._connection, ref, pinned=not unpin)
+            document = curation.pin_document(self._connection, ref, pinned=not unpin)
+            self._note_curation("memory_pin")
+            return document
 
     def snooze(self, ref: str, until: str | None = None) -> Document:
         """Hide a document from context surfacing until ``until`` (ISO date or datetime; a
@@ -42,13 +46,17 @@ class Tracking(VaultState):
         """
         moment = curation.parse_snooze_until(until, self._clock())
         with self._lock:
-            return curation.snooze_document(self._connection, ref, moment)
+            document = curation.snooze_document(self._connection, ref, moment)
+            self._note_curation("memory_snooze")
+            return document
 
     def forget(self, ref: str) -> Document:
         """Deactivate a document: it leaves every search (its text stays in the vault), and
         :meth:`update` leaves it out until its file's content changes. Idempotent."""
         with self._lock:
-            return curation.forget_document(self._connection, ref)
+            document = curation.forget_document(self._connection, ref)
+            self._note_curation("memory_forget")
+            return document
 
     def find_target(self, query: str) -> TargetMatch:
         """The document ``query`` most likely names: exact ref or path, else BM25, title
@@ -119,6 +127,21 @@ class Tracking(VaultState):
         """How often the document was injected together with any other document."""
         with self._lock:
             return sessions.co_activation_count(self._connection, doc_id)
+
+    def prompts_since_curation(self, hook_name: str = "context-surfacing") -> int:
+        """Prompts (``hook_name`` rows) since the last pin, snooze or forget."""
+        with self._lock:
+            return sessions.prompts_since_curation(self._connection, hook_name)
+
+    def _note_curation(self, action: str) -> None:
+        """Best effort: a locked vault must not undo the curation that just committed."""
+        with contextlib.suppress(MemtroveError):
+            sessions.log_curation(self._connection, action, self._clock())
+
+    def co_activation_pairs(self, doc_ids: Sequence[int]) -> dict[tuple[int, int], int]:
+        """How often each pair of ``doc_ids`` was injected together (keys ``(low, high)``)."""
+        with self._lock:
+            return sessions.co_activation_pairs(self._connection, doc_ids)
 
     def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
         """Recent sessions, the most recently active first."""
