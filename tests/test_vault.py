@@ -217,3 +217,25 @@ def test_status_and_list(demo: Vault) -> None:
     assert len(recent) == 5
     assert [d.modified_at for d in recent] == sorted((d.modified_at for d in recent), reverse=True)
     assert demo.list(5, collection="nope") == []
+
+
+def test_export_pages_through_every_active_document(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    for number in range(45):
+        write(folder, f"n{number:02}.md", f"# Note {number}\n\n" + "body text " * number)
+    write(tmp_path / "other", "x.md", "# Other\n\nelsewhere\n")
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c") as vault:
+        vault.add_collection(folder, name="many")
+        vault.add_collection(tmp_path / "other", name="other")
+        vault.update()
+        (folder / "n07.md").unlink()
+        vault.update()
+        exported = list(vault.export(batch=10))
+        assert len(exported) == 45  # 44 left in "many" plus "other"
+        assert len({d.doc_id for d in exported}) == 45
+        assert [d.doc_id for d in exported] == sorted(d.doc_id for d in exported)
+        assert "many/n07.md" not in {f"{d.collection}/{d.path}" for d in exported}
+        big = next(d for d in exported if d.path == "n44.md")
+        assert big.body.count("body text") == 44  # whole bodies
+        only = list(vault.export(["other"], batch=1))
+        assert [d.path for d in only] == ["x.md"]

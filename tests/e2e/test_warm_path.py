@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,23 @@ def pids_in(log: str, text: str) -> set[int]:
     return {int(pid) for pid in re.findall(r"\[(\d+)\] " + re.escape(text), log)}
 
 
+def usage_rows(copy: Copy) -> int:
+    """context_usage rows in the copy's vault (read with the standard sqlite3 module)."""
+    connection = sqlite3.connect(copy.vault, timeout=30)
+    try:
+        return int(connection.execute("SELECT COUNT(*) FROM context_usage").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def wait_for_usage(copy: Copy, count: int) -> None:
+    """Until the server has logged ``count`` turns: it does so after answering."""
+    deadline = time.monotonic() + 30
+    while usage_rows(copy) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert usage_rows(copy) == count
+
+
 def test_a_hook_is_answered_by_the_server_as_in_process(
     a: Copy, b: Copy, server: Served
 ) -> None:
@@ -236,9 +254,12 @@ def test_a_hook_is_answered_by_the_server_as_in_process(
     # The served hook never opened the vault: no SQLite driver, no numpy in its process.
     assert "sqlean" not in imported(served.stderr) and "sqlean" in imported(local.stderr)
 
+    wait_for_usage(a, 1)
     served = hook(payload(GREETING), a.env)
     local = hook(payload(GREETING), b.env)
     assert served.stdout == local.stdout and context(served) == ""
+    wait_for_usage(a, 2)
+    assert usage_rows(b) == 2  # every turn logged, gated or not, served or not
     assert pids_in(a.log(), GATED_LINE) == {server.pid}  # written by the server process
     assert len(pids_in(b.log(), GATED_LINE)) == 1
     assert pids_in(b.log(), GATED_LINE) != {server.pid}
@@ -256,20 +277,21 @@ def test_every_profile_answers_the_same_served(
     settings = {"MEMTROVE_PROFILE": profile, "MEMTROVE_HOOK_DEDUP_WINDOW_SEC": "0"}
     prompts = ["How are uploads of large videos handled on the phone?",
                "Why did the thumbnail worker run out of memory after the pyvips switch?"]  # fmt: skip
-    for attempt, prompt in enumerate(prompts * 2):
-        raw = payload(PROMPT, prompt=prompt, session_id=f"{profile}-{attempt}")
-        before = b.log()
-        served = hook(raw, a.env | settings)
-        local = hook(raw, b.env | settings)
-        if served.stdout != local.stdout and "vector leg skipped: timed out" in b.log()[
-            len(before) :
-        ]:
-            print(f"{profile}: the cold in-process vector leg lost its race; trying again")
-            continue
+    turns = 0
+    for prompt in prompts:
+        for _ in range(3):
+            raw = payload(PROMPT, prompt=prompt, session_id=f"{profile}-{turns}")
+            before = len(b.log())
+            served = hook(raw, a.env | settings)
+            turns += 1
+            wait_for_usage(a, turns)  # the next prompt sees this one's co-activations
+            local = hook(raw, b.env | settings)
+            if served.stdout == local.stdout or "vector leg skipped" not in b.log()[before:]:
+                break
+            print(f"{profile}: the cold in-process vector leg lost its race; again")
         assert served.stdout == local.stdout, b.log()
         assert "<vault-context>" in context(served)
-        if attempt >= len(prompts) - 1:
-            break
+    assert usage_rows(b) == turns
     assert "vector leg skipped" not in a.log()  # the server's vectors were warm
     assert "ran in-process" not in a.log() and "timed out" not in a.log()
 
@@ -334,7 +356,8 @@ def test_a_server_with_a_token(a: Copy, b: Copy) -> None:
         assert served.stdout == hook(payload(GREETING), b.env).stdout
         assert running.pid in pids_in(a.log(), GATED_LINE)
         wrong = a.env | {"MEMTROVE_API_TOKEN": "not-the-token"}
-        refused = hook(payload(PROMPT, session_id="wrong-token", prompt="refresh token"), wrong)
+        question = "How do we rotate the refresh token when it expires?"
+        refused = hook(payload(PROMPT, session_id="wrong-token", prompt=question), wrong)
         assert "<vault-context>" in context(refused)
         assert "HTTP 401" in a.log() and "ran in-process" in a.log()
     finally:
@@ -383,7 +406,7 @@ TOPICS = ["thumbnail worker memory", "refresh token rotation", "resumable upload
           "weekly status of week 33"]  # fmt: skip
 
 
-def test_ten_hooks_at_once_through_the_server(a: Copy, b: Copy, server: Served) -> None:
+def test_ten_hooks_at_once_through_the_server(a: Copy, server: Served) -> None:
     bodies = [
         payload(PROMPT, prompt=f"What do my notes say about {topic}?", session_id=f"s{n}")
         for n, topic in enumerate(TOPICS)
@@ -399,26 +422,31 @@ def test_ten_hooks_at_once_through_the_server(a: Copy, b: Copy, server: Served) 
         )
         for _ in bodies
     ]
+    with ThreadPoolExecutor(max_workers=len(processes)) as pool:  # every stdin at once
+        answered = list(
+            pool.map(lambda pair: pair[0].communicate(pair[1], timeout=HOOK_TIMEOUT),
+                     zip(processes, bodies, strict=True))
+        )  # fmt: skip
     outputs = []
-    for process, body in zip(processes, bodies, strict=True):
-        out, err = process.communicate(body, timeout=HOOK_TIMEOUT)
+    for process, (out, err) in zip(processes, answered, strict=True):
         assert process.returncode == 0, err
         assert err == b"", err
         assert out.count(b"\n") == 1
         outputs.append(out)
     print(f"ten concurrent served hooks: {time.perf_counter() - started:.2f} s")
     assert "ran in-process" not in a.log() and "error" not in a.log()
-    for out, body in zip(outputs, bodies, strict=True):
+    for out in outputs:  # the order they ran in sets co-activations: no in-process twin
         assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-        assert out == hook(body, b.env).stdout
 
     def rows() -> list[tuple[str, int, int]]:
-        with sqlite3.connect(a.vault, timeout=30) as connection:
+        connection = sqlite3.connect(a.vault, timeout=30)
+        try:
             found = connection.execute(
                 "SELECT session_id, COUNT(*), MAX(turn_index) FROM context_usage "
                 "GROUP BY session_id ORDER BY session_id"
             ).fetchall()
-        connection.close()
+        finally:
+            connection.close()
         return [(str(s), int(c), int(t)) for s, c, t in found]
 
     expected = sorted((f"s{n}", 1, 0) for n in range(len(TOPICS)))

@@ -78,6 +78,23 @@ def get_document(
     return _document(rows[0])
 
 
+def documents_after(
+    connection: Connection, after_id: int, limit: int, collections: Sequence[str] | None = None
+) -> list[Document]:
+    """Active documents with an id above ``after_id``, by id (keyset pages for export)."""
+    where = ""
+    parameters: list[Any] = [after_id]
+    if collections:
+        where = f" AND d.collection IN ({','.join('?' * len(collections))})"
+        parameters.extend(collections)
+    rows = connection.execute(
+        f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
+        f"WHERE d.id > ? AND d.active = 1{where} ORDER BY d.id LIMIT ?",
+        (*parameters, limit),
+    ).fetchall()
+    return [_document(row) for row in rows]
+
+
 def _document(row: Sequence[Any]) -> Document:
     return Document(
         doc_id=int(row[0]),

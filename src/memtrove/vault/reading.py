@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from memtrove.errors import InvalidQueryError
-from memtrove.index.documents import document_rows, get_document, list_documents
+from memtrove.index.documents import document_rows, documents_after, get_document, list_documents
 from memtrove.index.embedding import EmbedProgress, EmbedReport, embed_pending
 from memtrove.index.stats import index_stats, lifecycle_status, vault_status
 from memtrove.index.timeline import document_timeline, multi_get
@@ -34,7 +34,9 @@ from memtrove.retrieval.scoring import has_recency_intent
 from memtrove.retrieval.similar import similar_documents
 from memtrove.vault.state import VaultState
 
-__all__ = ["Reading"]
+__all__ = ["EXPORT_BATCH", "Reading"]
+
+EXPORT_BATCH = 200  # documents read per page by Vault.export
 
 
 class Reading(VaultState):
@@ -168,6 +170,23 @@ class Reading(VaultState):
             return embed_pending(
                 self._connection, self.models.embedder, force=force, progress=progress
             )
+
+    def export(
+        self, collections: Sequence[str] | None = None, batch: int = EXPORT_BATCH
+    ) -> Iterator[Document]:
+        """Every active document (of ``collections``, default all), whole, in id order.
+
+        Read in pages of ``batch`` under the vault's lock, released between pages, so an
+        export of any size streams in constant memory without holding up other callers.
+        """
+        after = 0
+        while True:
+            with self._lock:
+                page = documents_after(self._connection, after, batch, collections)
+            yield from page
+            if len(page) < batch:
+                return
+            after = page[-1].doc_id
 
     def _check(
         self,
