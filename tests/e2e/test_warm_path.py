@@ -240,9 +240,7 @@ def wait_for_usage(copy: Copy, count: int) -> None:
     assert usage_rows(copy) == count
 
 
-def test_a_hook_is_answered_by_the_server_as_in_process(
-    a: Copy, b: Copy, server: Served
-) -> None:
+def test_a_hook_is_answered_by_the_server_as_in_process(a: Copy, b: Copy, server: Served) -> None:
     assert server.info["pid"] == server.pid and server.info["vault"] == str(a.vault)
     assert server.info["host"] == "127.0.0.1" and server.info["token_required"] is False
     assert server.file.parent == a.servers and server.file.name.endswith("-vault.sqlite.json")
@@ -388,7 +386,7 @@ def test_a_killed_server_costs_nothing(a: Copy, b: Copy, server: Served) -> None
     assert len(gated) == 1 and server.pid not in gated  # answered in the hook's own process
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_stopped_server_withdraws_its_file(
     a: Copy, b: Copy, server: Served, sig: signal.Signals
 ) -> None:

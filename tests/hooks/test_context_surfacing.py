@@ -324,9 +324,12 @@ def test_the_nudge_comes_every_interval_until_memory_is_curated(
     with open_test_vault(env) as vault:
         vault.pin(PROBLEM)
     after = [
-        "<vault-nudge>" in surface(env, session_id="nudge", prompt=f"what about the pyvips cache size {n}")
+        "<vault-nudge>"
+        in surface(env, session_id="nudge", prompt=f"what about the pyvips cache size {n}")
         for n in range(3)
     ]
     assert after == [False, False, True]
     quiet = env | {"MEMTROVE_NUDGE_INTERVAL": "0"}
-    assert "<vault-nudge>" not in surface(quiet, session_id="nudge", prompt="what about the pyvips cache again")
+    assert "<vault-nudge>" not in surface(
+        quiet, session_id="nudge", prompt="what about the pyvips cache again"
+    )
