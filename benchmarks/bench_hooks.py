@@ -204,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10_000, help="corpus size (10000)")
     parser.add_argument("--prompts", type=int, default=60, help="timed prompts per profile")
     parser.add_argument(
-        "--profiles", default="speed,balanced,deep", help="comma-separated; add balanced+vectors, balanced@served, deep@served"
+        "--profiles",
+        default="speed,balanced,deep",
+        help="comma-separated; add balanced+vectors, balanced@served, deep@served",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)

@@ -55,19 +55,20 @@ def _serve_mcp_stdio() -> int:
     through the CLI."""
     import contextlib
     import logging
+    from pathlib import Path
 
-    from memtrove.config import Settings, cache_dir
     from memtrove.mcp.front import serve_stdio
+    from memtrove.paths import cache_location, config_location, vault_location
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="memtrove mcp: %(levelname)s %(message)s"
     )
-    settings = Settings.from_env()
+    vault_path, config_dir = vault_location(), config_location()
 
     def open_vault() -> Vault:
         from memtrove.vault import Vault
 
-        return Vault.open(settings.vault_path, config_dir=settings.config_dir)
+        return Vault.open(vault_path, config_dir=config_dir)
 
     def run_sdk() -> None:
         from memtrove.mcp.server import run
@@ -75,7 +76,7 @@ def _serve_mcp_stdio() -> int:
         run(open_vault, http=False)
 
     with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(run_sdk, cache_dir())
+        serve_stdio(run_sdk, Path(cache_location()))
     return 0
 
 

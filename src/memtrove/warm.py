@@ -88,7 +88,11 @@ class WarmServer:
             head.append(f"Authorization: Bearer {token}")
         request = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8", "surrogateescape") + data
         try:
-            with socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT) as sock:
+            sock = socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT)
+        except OSError as error:  # refused, or no accept in time: nothing was sent
+            raise WarmUnavailable(f"cannot connect: {type(error).__name__}: {error}") from None
+        try:
+            with sock:
                 sock.settimeout(timeout)
                 sock.sendall(request)
                 chunks = []

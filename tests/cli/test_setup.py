@@ -126,7 +126,9 @@ def test_setup_mcp_edits_claude_json(home: Path) -> None:
     path.write_text(json.dumps(original))
     path.chmod(0o600)
 
-    assert run("setup", "mcp").startswith(f"added MCP server memtrove to {path} (backup: ")
+    assert run("setup", "mcp", "--no-prime").startswith(
+        f"added MCP server memtrove to {path} (backup: "
+    )
     data = json.loads(path.read_text())
     assert data["mcpServers"]["memtrove"] == {
         "command": EXECUTABLE,
@@ -136,7 +138,7 @@ def test_setup_mcp_edits_claude_json(home: Path) -> None:
     assert data["mcpServers"]["other"] == original["mcpServers"]["other"]
     assert data["numStartups"] == 12 and data["projects"] == original["projects"]
     assert path.stat().st_mode & 0o777 == 0o600
-    assert run("setup", "mcp") == f"MCP server memtrove already in {path}\n"
+    assert run("setup", "mcp", "--no-prime") == f"MCP server memtrove already in {path}\n"
     assert len(backups(home, ".claude.json")) == 1
 
     assert run("setup", "mcp", "--remove").startswith(f"removed MCP server memtrove from {path}")
@@ -145,12 +147,17 @@ def test_setup_mcp_edits_claude_json(home: Path) -> None:
 
 
 def test_setup_mcp_creates_a_private_claude_json(home: Path) -> None:
-    run("setup", "mcp")
+    run("setup", "mcp", "--no-prime")
     path = home / ".claude.json"
     assert json.loads(path.read_text()) == {
         "mcpServers": {"memtrove": {"command": EXECUTABLE, "args": ["mcp"]}}
     }
     assert path.stat().st_mode & 0o777 == 0o600
+    assert not answers_file().exists()
+
+
+def answers_file() -> Path:
+    return Path(os.environ["XDG_CACHE_HOME"]) / "memtrove" / "mcp-answers.json"
 
 
 @pytest.mark.parametrize(
@@ -205,6 +212,11 @@ def test_bootstrap_setup_claude_does_everything(home: Path, tmp_path: Path) -> N
     assert "installed 4 memtrove hooks" in out and "added MCP server memtrove" in out
     assert our_hooks(settings(home)) == OURS
     assert "memtrove" in json.loads((home / ".claude.json").read_text())["mcpServers"]
+    # The handshake ran once per protocol version: the first session is answered at once.
+    stored = json.loads(answers_file().read_text())["answers"]
+    methods = [json.loads(key) for key in stored]
+    assert sum(1 for key in methods if key[0] == "initialize") == 4
+    assert {key[1] for key in methods if key[0] == "tools/list"} >= {"2025-11-25", "2025-06-18"}
 
 
 def test_port_needs_http() -> None:

@@ -90,8 +90,12 @@ def setup_hooks(
 @setup_app.command("mcp")
 def setup_mcp(
     remove: bool = typer.Option(False, "--remove", help="Remove the MCP server instead."),
+    prime: bool = typer.Option(
+        True, "--prime/--no-prime", help="Prepare the handshake's answers (a few seconds)."
+    ),
 ) -> None:
-    """Register `memtrove mcp` as Claude Code's MCP server memtrove (in ~/.claude.json)."""
+    """Register `memtrove mcp` as Claude Code's MCP server memtrove (in ~/.claude.json),
+    and run its handshake once so that the first session already starts fast."""
     with user_errors():
         if remove:
             change = claude_settings.remove_mcp(Path.home())
@@ -99,6 +103,25 @@ def setup_mcp(
             executable = claude_settings.memtrove_executable()
             change = claude_settings.install_mcp(Path.home(), executable)
     console.print(change.summary, markup=False)
+    if prime and not remove:
+        _prime_mcp()
+
+
+def _prime_mcp() -> None:
+    """Store the MCP handshake's answers now, so the first session starts fast."""
+    import os
+
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from memtrove.mcp.prime import prime_answers
+
+    done = prime_answers(HANDSHAKE_PROTOCOL_VERSIONS, os.environ)
+    if done < len(HANDSHAKE_PROTOCOL_VERSIONS):
+        print(
+            "memtrove: warning: the MCP handshake could not be prepared; the first session "
+            "will start a second slower",
+            file=sys.stderr,
+        )
 
 
 def setup_claude() -> None:
@@ -108,3 +131,4 @@ def setup_claude() -> None:
         with user_errors():
             change = install(Path.home(), executable)
         console.print(change.summary, markup=False)
+    _prime_mcp()

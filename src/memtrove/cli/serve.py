@@ -79,7 +79,7 @@ def serve(
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
-        published = _publish(host, listener.getsockname()[1], vault.path, token is not None)
+        published = _publish(listener, vault.path, token is not None)
         try:
             with _stop_quietly():
                 uvicorn.Server(config).run(sockets=[listener])
@@ -88,12 +88,13 @@ def serve(
                 withdraw(published)
 
 
-def _publish(host: str, port: int, vault_path: Path, token_required: bool) -> str | None:
-    """Tell hooks and CLI searches of this vault where the warm path is (see memtrove.warm);
-    a wildcard address is reached over loopback. Failing to publish only costs speed."""
-    address = host.strip().strip("[]")
-    if address in ("0.0.0.0", "") or is_loopback(address):
-        address = "127.0.0.1" if ":" not in address else "::1"
+def _publish(listener: socket.socket, vault_path: Path, token_required: bool) -> str | None:
+    """Tell hooks and CLI searches of this vault where the warm path is (see memtrove.warm):
+    the address the socket is bound to, a wildcard one reached over loopback. Failing to
+    publish only costs speed."""
+    address, port = listener.getsockname()[:2]
+    if address in ("0.0.0.0", ""):
+        address = "127.0.0.1"
     elif address == "::":
         address = "::1"
     try:

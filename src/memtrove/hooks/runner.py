@@ -103,9 +103,11 @@ def execute(
 def run_in_server(
     name: str, raw: bytes, env: Mapping[str, str], vault: Vault
 ) -> tuple[dict[str, Any], list[Callable[[], None]]]:
-    """The warm path's server side: hook ``name`` over ``vault`` (already open, kept open),
-    with the settings of the hook process's ``env``. Returns the JSON answer and the work
-    to run once it is sent; fails open like the process (errors go to the hook log)."""
+    """The warm path's server side: hook ``name`` with the settings of the hook process's
+    ``env``, on a reader connection of ``vault`` that waits for locks no longer than a hook
+    process would (:data:`HOOK_BUSY_TIMEOUT_MS`). Returns the JSON answer and the work to
+    run once it is sent (the connection is released after it); fails open like the
+    process (errors go to the hook log)."""
     spec = HOOKS.get(name)
     settings = HookSettings.from_env(env)
     log = HookLog(settings.cache_dir / LOG_FILE, name or "(none)")
@@ -114,24 +116,27 @@ def run_in_server(
         return plain_output(), []
     for warning in settings.warnings:
         log.warning(warning)
+    held = contextlib.ExitStack()
     try:
-        result = execute(spec, raw, settings, log, lambda: vault)
+        hook_vault = held.enter_context(vault.reader(busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS))
+        result = execute(spec, raw, settings, log, lambda: hook_vault)
     except Exception as error:
+        held.close()
         log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
         return spec.answer(), []
 
-    def logged(step: Callable[[], object]) -> Callable[[], None]:
-        def run() -> None:
-            try:
-                step()
-            except Exception as error:
-                log.error(
-                    f"after answering: {type(error).__name__}: {error}", traceback.format_exc()
-                )
+    def after() -> None:
+        with held:
+            for step in result.after:
+                try:
+                    step()
+                except Exception as error:
+                    log.error(
+                        f"after answering: {type(error).__name__}: {error}",
+                        traceback.format_exc(),
+                    )
 
-        return run
-
-    return spec.answer(result.context), [logged(step) for step in result.after]
+    return spec.answer(result.context), [after]
 
 
 def _read_stdin(stream: IO[bytes] | None) -> bytes:

@@ -30,7 +30,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -71,8 +71,25 @@ def _stat_of(folder: Path) -> str:
     return f"{folder}#{','.join(entries)}"
 
 
-def request_key(method: str, params: Any) -> str:
-    return json.dumps([method, params], sort_keys=True, separators=(",", ":"))
+_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
+
+def request_key(method: str, params: Any, version: str | None) -> str:
+    """What a stored answer is keyed by: the method, the protocol version of the session
+    and the parameters without ``_meta`` (which names the client, not the question). An
+    ``initialize`` answer depends on the version asked for, nothing else."""
+    if method == "initialize":
+        asked = params.get("protocolVersion") if isinstance(params, dict) else None
+        return json.dumps([method, asked], separators=(",", ":"))
+    if isinstance(params, dict):
+        params = {name: value for name, value in params.items() if name != "_meta"}
+    return json.dumps([method, version, params or None], sort_keys=True, separators=(",", ":"))
+
+
+def _meta_version(params: Any) -> str | None:
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(_VERSION_META) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
 
 
 class Answers:
@@ -97,26 +114,52 @@ class Answers:
             return self._answers.get(key)
 
     def store(self, key: str, result: Any) -> None:
+        """Keep ``result`` for ``key`` and rewrite the file, merged with what other
+        processes stored meanwhile (under a lock file, so none of their answers is lost)."""
         with self._lock:
             if self._answers.get(key) == result:
                 return
             self._answers.pop(key, None)
             self._answers[key] = result
-            while len(self._answers) > MAX_ANSWERS:
-                del self._answers[next(iter(self._answers))]
-            document = {"fingerprint": self.fingerprint, "answers": dict(self._answers)}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(
-                dir=self.path.parent, prefix=".mcp-answers-", suffix=".tmp"
-            )
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, separators=(",", ":"))
-            os.replace(temporary, self.path)
+            with _locked(self.path.with_suffix(".lock")), self._lock:
+                on_disk = Answers(self.path, self.fingerprint)._answers
+                merged = {**on_disk, **self._answers}
+                while len(merged) > MAX_ANSWERS:
+                    del merged[next(iter(merged))]
+                self._answers = merged
+                _write_json(self.path, {"fingerprint": self.fingerprint, "answers": merged})
         except OSError as error:  # a read-only cache only costs speed
             logger.warning("cannot store MCP answers in %s: %s", self.path, error)
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(temporary)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (POSIX ``flock``; elsewhere no lock is taken)."""
+    with open(path, "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-answers-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, separators=(",", ":"))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 class _Front:
@@ -132,6 +175,7 @@ class _Front:
         self._answered: dict[str, tuple[str, Any]] = {}  # private id -> (key, result sent)
         self._recording: dict[str, str] = {}  # client id (JSON) -> key
         self._lock = threading.Lock()
+        self.version: str | None = None  # the session's protocol version, once known
 
     def to_client(self, data: bytes) -> None:
         with self._write_lock:
@@ -163,7 +207,8 @@ class _Front:
         if message is None or method not in STORED_METHODS or "id" not in message:
             self.to_sdk(line)
             return
-        key = request_key(str(method), message.get("params"))
+        params = message.get("params")
+        key = request_key(str(method), params, _meta_version(params) or self.version)
         result = self.answers.get(key)
         if result is None:
             with self._lock:
@@ -173,6 +218,7 @@ class _Front:
         private = f"{_PRIVATE_ID}{next(self._ids)}"
         with self._lock:
             self._answered[private] = (key, result)
+            self._learn_version(method, result)
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         self.to_client(_line(answer))
         self.to_sdk(_line({**message, "id": private}))
@@ -199,11 +245,21 @@ class _Front:
                 sent = None
                 private = False
         result = message.get("result")
+        with self._lock:
+            if key.startswith('["initialize"'):
+                self._learn_version("initialize", result)
         if key and isinstance(result, dict):
             if private and result != sent:
                 logger.warning("a stored MCP answer was out of date; it is replaced")
             self.answers.store(key, result)
         return private
+
+    def _learn_version(self, method: object, result: Any) -> None:
+        """The negotiated version, from an ``initialize`` answer (the lock is held)."""
+        if method == "initialize" and isinstance(result, dict):
+            version = result.get("protocolVersion")
+            if isinstance(version, str):
+                self.version = version
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

@@ -111,10 +111,11 @@ class Vault(Reading, Tracking, GraphAccess):
             self._connection.close()
 
     @contextlib.contextmanager
-    def reader(self) -> Iterator[Vault]:
+    def reader(self, busy_timeout_ms: int | None = None) -> Iterator[Vault]:
         """This vault on a second connection, for work in another thread that must not hold
-        this one's lock (a leg that may be abandoned). Connections are kept for the next
-        call, with their vectors loaded, so a long-lived process pays for them once."""
+        this one's lock (a leg that may be abandoned, a request of the warm path). Waits for
+        locks ``busy_timeout_ms`` (default: as this vault). Connections are kept for the
+        next call, with their vectors loaded, so a long-lived process pays for them once."""
         with self._lock:
             reader = self._spare_readers.pop() if self._spare_readers else None
         if reader is None:
@@ -124,7 +125,9 @@ class Vault(Reading, Tracking, GraphAccess):
                 busy_timeout_ms=self._busy_timeout_ms,
                 models=self.models,
             )
+        wait = self._busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms
         try:
+            reader._set_busy_timeout(wait)
             yield reader
         except BaseException:
             reader.close()  # its state is unknown: do not reuse it
@@ -134,6 +137,12 @@ class Vault(Reading, Tracking, GraphAccess):
                 self._spare_readers.append(reader)
                 return
         reader.close()
+
+    def _set_busy_timeout(self, milliseconds: int) -> None:
+        with self._lock:
+            if milliseconds != self._busy_timeout_ms:
+                self._connection.execute(f"PRAGMA busy_timeout = {int(milliseconds)}")
+                self._busy_timeout_ms = milliseconds
 
     def __enter__(self) -> Vault:
         return self
