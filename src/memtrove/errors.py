@@ -9,6 +9,8 @@ message fit to print as is, and an HTTP-style ``status`` for the REST interface:
     │   ├── CollectionNotFoundError (404)  no collection of that name
     │   └── CollectionExistsError (409)    name already taken
     ├── DocumentNotFoundError (404)        docid or collection/path unknown
+    │   └── EntryNotFoundError (404)       no memory entry of that label in the store
+    ├── EntryExistsError (409)             the label names an entry; overwrite was not asked
     ├── AmbiguousReferenceError (409)      a short docid that names several documents
     ├── InvalidQueryError (400)            a search request that cannot be run
     ├── ModelError (502)                   a model service failed
@@ -36,6 +38,8 @@ __all__ = [
     "ConfigError",
     "DocumentNotFoundError",
     "EmbeddingSpaceError",
+    "EntryExistsError",
+    "EntryNotFoundError",
     "ExtensionError",
     "InvalidQueryError",
     "LeaseHeldError",
@@ -81,6 +85,14 @@ class CollectionExistsError(CollectionError):
 
 class DocumentNotFoundError(MemtroveError):
     status = 404
+
+
+class EntryNotFoundError(DocumentNotFoundError):
+    status = 404
+
+
+class EntryExistsError(MemtroveError):
+    status = 409
 
 
 class AmbiguousReferenceError(MemtroveError):

@@ -39,6 +39,7 @@ from memtrove.results import (
 )
 from memtrove.retrieval.pipeline import Retriever
 from memtrove.vault.graph import GraphAccess
+from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
 from memtrove.vault.tracking import Tracking
 
@@ -47,7 +48,7 @@ __all__ = ["MAX_SPARE_READERS", "Vault"]
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
-class Vault(Reading, Tracking, GraphAccess):
+class Vault(Reading, Tracking, GraphAccess, MemoryAccess):
     """One SQLite vault file plus the collections configured for it."""
 
     def __init__(

@@ -14,6 +14,7 @@ from memtrove.db.schema import (
     m005_sessions,
     m006_vector_version,
     m007_graph,
+    m008_memory,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -26,4 +27,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m005_sessions.NAME, m005_sessions.STATEMENTS),
     (m006_vector_version.NAME, m006_vector_version.STATEMENTS),
     (m007_graph.NAME, m007_graph.STATEMENTS),
+    (m008_memory.NAME, m008_memory.STATEMENTS),
 )

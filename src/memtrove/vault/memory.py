@@ -1,0 +1,246 @@
+"""The Vault's memory-store methods: remember, recall, forget entries; duplicates; hygiene.
+
+``store=None`` means the project store: named after the git repository holding the working
+directory (else the directory itself), unless the Vault was given ``project_store``.
+Recall without a store looks in the project store and ``global``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memtrove.errors import InvalidQueryError, MemtroveError
+from memtrove.index.internal import MEMORY_COLLECTION
+from memtrove.memory import dedup, entries, hygiene
+from memtrove.memory.git import project_store_for
+from memtrove.memory.slugs import GLOBAL_STORE, store_name
+from memtrove.memory.vectors import cosine_to_all, pack, unit_matrix
+from memtrove.results import (
+    DuplicateReport,
+    EntryVersion,
+    HygieneReport,
+    MemoryEntry,
+    RecalledEntry,
+    RememberResult,
+    SimilarEntry,
+)
+from memtrove.retrieval.fts import search_fts
+from memtrove.text import to_iso
+from memtrove.vault.state import VaultState
+
+__all__ = ["NUDGE_SIMILARITY", "MemoryAccess"]
+
+NUDGE_SIMILARITY = 0.55  # a new entry this close to another is worth a look
+RECALL_MIN_COSINE = 0.3  # an entry found by vector alone must be at least this close
+RECALL_BM25_WEIGHT = 0.6
+
+
+class MemoryAccess(VaultState):
+    """The agent's labelled memories (documents of ``_memtrove`` plus entry fields)."""
+
+    project_store: str | None = None
+
+    def resolve_store(self, store: str | None = None) -> str:
+        """``store`` as kept, or the project store's name."""
+        if store is not None and store.strip():
+            return store_name(store)
+        if self.project_store is None:
+            self.project_store = store_name(project_store_for(Path.cwd()))
+        return self.project_store
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def remember(
+        self,
+        label: str,
+        content: str,
+        store: str | None = None,
+        branch: str | None = None,
+        confidence: int | None = None,
+        overwrite: bool = False,
+    ) -> RememberResult:
+        """Write an entry; an existing label is refused unless ``overwrite`` (the old text
+        is then kept as an earlier version). ``similar`` lists entries of the store with
+        cosine >= 0.55 to the new one."""
+        target = self.resolve_store(store)
+        vector, model = self._entry_vector(label, content)
+        now = to_iso(self._clock())
+        with self._lock:
+            written = entries.write_entry(
+                self._connection,
+                target,
+                label,
+                content,
+                branch=branch,
+                confidence=confidence,
+                overwrite=overwrite,
+                embedding=None if vector is None else pack(vector),
+                model=model,
+                now=now,
+            )
+            similar = self._similar(written.entry, vector, model) if vector is not None else []
+        return RememberResult(written.entry, written.created, similar)
+
+    def forget_entry(self, label: str, store: str | None = None) -> MemoryEntry:
+        """Remove an entry (its text is kept as an earlier version)."""
+        with self._lock:
+            return entries.forget_entry(
+                self._connection, self.resolve_store(store), label, to_iso(self._clock())
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def entry(self, label: str, store: str | None = None) -> MemoryEntry:
+        with self._lock:
+            return entries.get_entry(self._connection, self.resolve_store(store), label)
+
+    def entries(
+        self, store: str | None = None, branch: str | None = None
+    ) -> builtins.list[MemoryEntry]:
+        with self._lock:
+            rows = entries.list_entries(
+                self._connection, [self.resolve_store(store)], branch=branch
+            )
+        return [entry for _, entry in rows]
+
+    def entry_versions(self, label: str, store: str | None = None) -> builtins.list[EntryVersion]:
+        """Earlier texts of an entry (overwritten or forgotten), newest first."""
+        with self._lock:
+            return entries.versions(self._connection, self.resolve_store(store), label)
+
+    def recall(
+        self,
+        query: str,
+        store: str | None = None,
+        branch: str | None = None,
+        limit: int = 10,
+    ) -> builtins.list[RecalledEntry]:
+        """Entries for ``query`` (keywords and vectors fused), counting each as recalled."""
+        found = self._search_entries(query, store, branch, limit)
+        if found:
+            with self._lock:
+                entries.stamp_recalled(
+                    self._connection, [doc_id for doc_id, _ in found], to_iso(self._clock())
+                )
+        return [item for _, item in found]
+
+    def search_entries(
+        self,
+        query: str,
+        store: str | None = None,
+        branch: str | None = None,
+        limit: int = 10,
+    ) -> builtins.list[RecalledEntry]:
+        """As :meth:`recall`, without counting a recall."""
+        return [item for _, item in self._search_entries(query, store, branch, limit)]
+
+    def _search_entries(
+        self, query: str, store: str | None, branch: str | None, limit: int
+    ) -> builtins.list[tuple[int, RecalledEntry]]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidQueryError(f"limit must be between 1 and 1000, got {limit!r}")
+        stores = [self.resolve_store(store)] if store else [self.resolve_store(), GLOBAL_STORE]
+        stores = list(dict.fromkeys(stores))
+        with self._lock:
+            live = dict(entries.list_entries(self._connection, stores, branch=branch))
+            if not live or not query.strip():
+                return []
+            scores: dict[int, float] = {}
+            for hit in search_fts(
+                self._connection, query, limit=max(50, limit * 5), collections=[MEMORY_COLLECTION]
+            ):
+                if hit.doc_id in live:
+                    scores[hit.doc_id] = RECALL_BM25_WEIGHT * hit.score
+            rows = self._vectors(stores)
+        if rows:
+            query_vector = self._query_vector(query)
+            if query_vector is not None:
+                similarities = cosine_to_all(query_vector, unit_matrix([r[4] for r in rows]))
+                for row, similarity in zip(rows, similarities, strict=False):
+                    cosine = float(similarity)
+                    if row[0] in live and (row[0] in scores or cosine >= RECALL_MIN_COSINE):
+                        scores[row[0]] = scores.get(row[0], 0.0) + (1 - RECALL_BM25_WEIGHT) * max(
+                            0.0, cosine
+                        )
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [(doc_id, RecalledEntry(live[doc_id], score)) for doc_id, score in ranked]
+
+    # -- duplicates and hygiene --------------------------------------------------------------
+
+    def find_duplicates(
+        self, store: str | None = None, threshold: float = dedup.DEFAULT_THRESHOLD
+    ) -> DuplicateReport:
+        """Unjudged pairs of near-duplicate entries, in connected clusters."""
+        model = self.models.embedder.identity
+        with self._lock:
+            return dedup.find_duplicates(
+                self._connection, self.resolve_store(store), model, threshold
+            )
+
+    def dedup_mark_checked(
+        self, label_a: str, label_b: str, status: str, store: str | None = None
+    ) -> tuple[str, str]:
+        """Record a verdict on a pair; returns the two slugs, sorted."""
+        with self._lock:
+            return dedup.mark_checked(
+                self._connection,
+                self.resolve_store(store),
+                label_a,
+                label_b,
+                status,
+                to_iso(self._clock()),
+            )
+
+    def hygiene(self, store: str | None = None, worktree: Path | None = None) -> HygieneReport:
+        """The store's maintenance signals (see :mod:`memtrove.memory.hygiene`)."""
+        model = self.models.embedder.identity
+        with self._lock:
+            return hygiene.hygiene_report(
+                self._connection,
+                self.resolve_store(store),
+                model=model,
+                worktree=worktree if worktree is not None else Path.cwd(),
+                now=self._clock(),
+            )
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _entry_vector(self, label: str, content: str) -> tuple[Any, str | None]:
+        """The entry's vector and the embedder's identity; (None, None) when the embedder
+        fails (the entry is still written, and found by keywords)."""
+        try:
+            embedder = self.models.embedder
+            vectors = embedder.embed_documents([f"{label}\n\n{content}"])
+            return vectors[0], embedder.identity
+        except MemtroveError:
+            return None, None
+
+    def _query_vector(self, query: str) -> Any:
+        try:
+            return self.models.embedder.embed_documents([query])[0]
+        except MemtroveError:
+            return None
+
+    def _vectors(self, stores: Sequence[str]) -> builtins.list[tuple[int, str, str, str, bytes]]:
+        return entries.stored_vectors(self._connection, stores, self.models.embedder.identity)
+
+    def _similar(
+        self, entry: MemoryEntry, vector: Any, model: str | None
+    ) -> builtins.list[SimilarEntry]:
+        rows = [
+            row
+            for row in entries.stored_vectors(self._connection, [entry.store], model or "")
+            if row[2] != entry.slug
+        ]
+        if not rows:
+            return []
+        similarities = cosine_to_all(vector, unit_matrix([row[4] for row in rows]))
+        close = [
+            SimilarEntry(row[1], row[2], row[3], float(score))
+            for row, score in zip(rows, similarities, strict=False)
+            if float(score) >= NUDGE_SIMILARITY
+        ]
+        return sorted(close, key=lambda item: -item.score)[:5]
