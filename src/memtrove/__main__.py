@@ -21,6 +21,10 @@ def main() -> None:
     arguments = sys.argv[1:]
     if len(arguments) >= 2 and arguments[0] == "hook" and not arguments[1].startswith("-"):
         sys.exit(_run_hook(arguments[1:]))
+    if arguments in (["buffer-batch"], ["buffer-tool"]):
+        from memtrove.hooks.buffer import main as buffer
+
+        sys.exit(buffer(arguments[0].removeprefix("buffer-")))
     if arguments == ["mcp"]:
         sys.exit(_serve_mcp_stdio())
     from memtrove.cli import main as cli_main

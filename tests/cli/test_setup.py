@@ -17,8 +17,9 @@ EXECUTABLE = "/opt/memtrove venv/bin/memtrove"  # a space: the command must quot
 QUOTED = "'/opt/memtrove venv/bin/memtrove'"
 OURS = {
     "UserPromptSubmit": [("context-surfacing", 8)],
-    "SessionStart": [("postcompact-inject", 5), ("curator-nudge", 5)],
+    "SessionStart": [("postcompact-inject", 5), ("curator-nudge", 5), ("session-start", 5)],
     "PreCompact": [("precompact-extract", 5)],
+    "PostToolBatch": [("buffer-batch", 5)],
 }
 UNRELATED: dict[str, Any] = {
     "model": "opus",
@@ -57,9 +58,10 @@ def our_hooks(data: dict[str, Any]) -> dict[str, list[tuple[str, int]]]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for hook in group["hooks"]:
-                if " hook " in hook["command"] and hook["command"].startswith(QUOTED):
+                command = hook["command"]
+                if command.startswith(QUOTED) and (" hook " in command or "buffer-" in command):
                     assert group["matcher"] == "" and hook["type"] == "command"
-                    name = hook["command"].split(" hook ")[1]
+                    name = command.removeprefix(QUOTED + " ").removeprefix("hook ")
                     found.setdefault(event, []).append((name, hook["timeout"]))
     return found
 
@@ -70,7 +72,7 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     path.write_text(json.dumps(UNRELATED))
 
     out = run("setup", "hooks")
-    assert out.startswith(f"installed 4 memtrove hooks in {path} (backup: ")
+    assert out.startswith(f"installed 6 memtrove hooks in {path} (backup: ")
     data = settings(home)
     assert our_hooks(data) == OURS
     assert data["model"] == "opus" and data["permissions"] == UNRELATED["permissions"]
@@ -83,14 +85,14 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     assert settings(home) == data and len(backups(path.parent, "settings.json")) == 1
 
     out = run("setup", "hooks", "--remove")
-    assert out.startswith(f"removed 4 memtrove hooks from {path} (backup: ")
+    assert out.startswith(f"removed 6 memtrove hooks from {path} (backup: ")
     assert settings(home) == UNRELATED
     assert run("setup", "hooks", "--remove") == f"no memtrove hooks in {path}\n"
 
 
 def test_setup_hooks_replaces_stale_entries_and_creates_the_file(home: Path) -> None:
     path = home / ".claude" / "settings.json"
-    assert run("setup", "hooks").startswith(f"installed 4 memtrove hooks in {path}\n")
+    assert run("setup", "hooks").startswith(f"installed 6 memtrove hooks in {path}\n")
     assert our_hooks(settings(home)) == OURS and backups(path.parent, "settings.json") == []
 
     stale = settings(home)
@@ -209,7 +211,7 @@ def test_bootstrap_setup_claude_does_everything(home: Path, tmp_path: Path) -> N
         "--setup-claude",
     )
     assert "+30 ~0 =0 -0" in out
-    assert "installed 4 memtrove hooks" in out and "added MCP server memtrove" in out
+    assert "installed 6 memtrove hooks" in out and "added MCP server memtrove" in out
     assert our_hooks(settings(home)) == OURS
     assert "memtrove" in json.loads((home / ".claude.json").read_text())["mcpServers"]
     # The handshake ran once per protocol version: the first session is answered at once.

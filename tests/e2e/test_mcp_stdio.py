@@ -28,6 +28,9 @@ TOOLS = {
     "__IMPORTANT", "memory_retrieve", "query", "search", "vsearch", "get", "multi_get",
     "find_similar", "timeline", "status", "index_stats", "reindex", "memory_pin",
     "memory_snooze", "memory_forget", "session_log", "lifecycle_status",
+    "memory_remember", "memory_recall", "memory_forget_entry", "find_duplicates",
+    "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
+    "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)

@@ -316,10 +316,11 @@ def test_the_nudge_comes_every_interval_until_memory_is_curated(
     surfacing_vault: Path, hook_env: dict[str, str]
 ) -> None:
     env = hook_env | {"MEMTROVE_NUDGE_INTERVAL": "3", "MEMTROVE_HOOK_DEDUP_WINDOW_SEC": "0"}
-    nudged = [
-        "<vault-nudge>" in surface(env, session_id="nudge", prompt=f"thumbnail worker memory {n}")
-        for n in range(7)
+    contexts = [
+        surface(env, session_id="nudge", prompt=f"thumbnail worker memory {n}") for n in range(7)
     ]
+    nudged = ["<vault-nudge>" in context for context in contexts]
+    assert all(estimate_tokens(c) <= PROFILES["balanced"].token_budget for c in contexts)
     assert nudged == [False, False, True, False, False, True, False]
     with open_test_vault(env) as vault:
         vault.pin(PROBLEM)

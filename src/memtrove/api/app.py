@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Security
@@ -31,6 +32,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memtrove import __version__
 from memtrove.api.routes import ROUTERS
 from memtrove.errors import MemtroveError
+from memtrove.memory.queue import ExtractionQueue
+from memtrove.paths import cache_location
 from memtrove.vault import Vault
 
 __all__ = ["MAX_BODY_BYTES", "OPEN_PATHS", "RequestGuard", "create_app"]
@@ -59,6 +62,7 @@ def create_app(
     token: str | None = None,
     cors_origins: Sequence[str] = (),
     max_body_bytes: int = MAX_BODY_BYTES,
+    queue_folder: Path | None = None,
 ) -> FastAPI:
     """The REST API over ``vault``.
 
@@ -78,6 +82,9 @@ def create_app(
         openapi_url="/openapi.json",
     )
     app.state.vault = vault
+    app.state.queue = ExtractionQueue(
+        queue_folder if queue_folder is not None else Path(cache_location()) / "queue"
+    )
     # Declares the scheme in OpenAPI (the docs' Authorize button); RequestGuard enforces it.
     security = [Security(HTTPBearer(auto_error=False))] if token else []
     for router in ROUTERS:

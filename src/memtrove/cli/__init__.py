@@ -21,8 +21,10 @@ from memtrove.cli import (
     health,
     hooks_cli,
     indexing,
+    memory_cli,
     reading,
     retrieval,
+    rules_cli,
     serve,
 )
 from memtrove.cli.common import CliState
@@ -69,6 +71,8 @@ agents.register(app)
 hooks_cli.register(app)
 curate.register(app)
 serve.register(app)
+memory_cli.register(app)
+rules_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 
 

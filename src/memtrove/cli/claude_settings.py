@@ -41,14 +41,20 @@ __all__ = [
     "settings_path",
 ]
 
-# (event, ((hook name, timeout seconds), ...)) for the hooks memtrove has.
+# (event, ((hook name, timeout seconds), ...)) for the hooks memtrove has; "buffer-batch"
+# is its own command (``memtrove buffer-batch``), every other name runs ``memtrove hook NAME``.
 HOOKS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
     ("UserPromptSubmit", (("context-surfacing", 8),)),
-    ("SessionStart", (("postcompact-inject", 5), ("curator-nudge", 5))),
+    (
+        "SessionStart",
+        (("postcompact-inject", 5), ("curator-nudge", 5), ("session-start", 5)),
+    ),
     ("PreCompact", (("precompact-extract", 5),)),
+    ("PostToolBatch", (("buffer-batch", 5),)),
 )
+COMMANDS = frozenset({"buffer-batch"})
 SERVER_NAME = "memtrove"
-_OURS = re.compile(r"memtrove['\"]?\s+hook\b")
+_OURS = re.compile(r"memtrove['\"]?\s+(?:hook|buffer-batch)\b")
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,13 @@ def hook_settings(executable: str) -> dict[str, list[dict[str, Any]]]:
             {
                 "matcher": "",
                 "hooks": [
-                    {"type": "command", "command": f"{command} hook {name}", "timeout": timeout}
+                    {
+                        "type": "command",
+                        "command": f"{command} {name}"
+                        if name in COMMANDS
+                        else f"{command} hook {name}",
+                        "timeout": timeout,
+                    }
                     for name, timeout in hooks
                 ],
             }

@@ -74,6 +74,14 @@ HOOKS: dict[str, HookSpec] = {
             "show the curator report's actions",
         ),
         HookSpec(
+            "session-start",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.session_start",
+            "remind of the memory store, with its hygiene report",
+        ),
+        HookSpec(
             "precompact-extract",
             "PreCompact",
             False,

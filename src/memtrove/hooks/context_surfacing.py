@@ -78,6 +78,7 @@ FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
 MAX_RELATIONSHIPS = 10
 HOT_SCORE = 0.8
+MAX_RULES = 5
 NUDGE = (
     "<vault-nudge>You haven't managed memory recently. If something surfaced here is "
     "stale or wrong, memory_snooze or memory_forget it; memory_pin what matters."
@@ -245,7 +246,40 @@ def _pairs(vault: Vault, ranked: list[tuple[Document, float]]) -> dict[tuple[int
 def run(
     event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
 ) -> HookResult:
-    """Answer one UserPromptSubmit payload (see the module docstring)."""
+    """Answer one UserPromptSubmit payload (see the module docstring), led by the
+    extraction nudge when the session has tool calls waiting to be read for memories."""
+    nudge = _quietly(lambda: extraction_nudge(settings, event.session_id), "", log)
+    result = _surface_prompt(event, settings, open_vault, log, len(nudge) + 1 if nudge else 0)
+    if nudge:
+        result.context = "\n".join(part for part in (nudge, result.context) if part)
+    return result
+
+
+def extraction_nudge(settings: HookSettings, session: str) -> str:
+    """The nudge for a session whose extraction queue is not empty (counted as shown)."""
+    if not session:
+        return ""
+    folder = settings.cache_dir / "queue"
+    if not folder.is_dir():  # nothing was ever queued: skip the queue's imports
+        return ""
+    from memtrove.hooks.buffer import QUEUE_FOLDER
+    from memtrove.memory.queue import ExtractionQueue, nudge_text
+
+    queue = ExtractionQueue(settings.cache_dir / QUEUE_FOLDER)
+    waiting = len(queue.peek(session))
+    if not waiting:
+        return ""
+    return nudge_text(session, waiting, queue.note_nudge(session))
+
+
+def _surface_prompt(
+    event: HookEvent,
+    settings: HookSettings,
+    open_vault: Callable[[], Vault],
+    log: HookLog,
+    reserved_chars: int,
+) -> HookResult:
+    """Everything but the extraction nudge, which takes ``reserved_chars`` of the budget."""
     started = time.monotonic()
     session = event.session_id
     prompt, gate = gate_prompt(
@@ -289,8 +323,17 @@ def run(
             log,
         )
     query = combine_query(prompt, select_priors(prompt, recent))
+    rules = _quietly(lambda: rule_lines(vault, prompt, event.cwd), "", log)
+    reserved_chars += len(rules) + 1 if rules else 0
+    vault_nudge = ""
+    if settings.nudge_interval and session:
+        since = _quietly(lambda: vault.prompts_since_curation(HOOK_NAME), 0, log) + 1
+        if since >= settings.nudge_interval and since % settings.nudge_interval == 0:
+            vault_nudge = NUDGE
+    reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
+    budget = max(0, (settings.profile.token_budget * 4 - reserved_chars) // 4)
     try:
-        rendered, ranked = _surface(vault, query, prompt, settings, started, log)
+        rendered, ranked = _surface(vault, query, prompt, settings, started, log, budget)
     except Exception as error:
         # The turn still counts (and keeps its text): only this answer is lost.
         log.error(f"retrieval failed: {type(error).__name__}: {error}", traceback.format_exc())
@@ -298,16 +341,40 @@ def run(
         return result
     ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
     usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
-    result.context = rendered.text
-    if settings.nudge_interval and session:
-        since = _quietly(lambda: vault.prompts_since_curation(HOOK_NAME), 0, log) + 1
-        if since >= settings.nudge_interval and since % settings.nudge_interval == 0:
-            result.context = "\n".join(part for part in (result.context, NUDGE) if part)
+    result.context = "\n".join(part for part in (rendered.text, rules, vault_nudge) if part)
     return result
 
 
+def rule_lines(vault: Vault, prompt: str, cwd: str) -> str:
+    """``<vault-rules>``: predictions and behaviors whose situations match the raw prompt
+    (``cosine x weight x confidence >= 0.60``), from the project store and ``global``.
+    Nothing is embedded when no rule has a situation."""
+    if not vault.has_rules():
+        return ""
+    from pathlib import Path
+
+    from memtrove.memory.git import project_store_for
+    from memtrove.memory.slugs import GLOBAL_STORE, store_name
+
+    folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
+    stores = [store_name(project_store_for(folder))] if folder else []
+    matches = vault.match_rules(prompt, [*stores, GLOBAL_STORE])[:MAX_RULES]
+    lines = [
+        line
+        for match in matches
+        if (line := sanitize(f"- {match.rule.kind} ({match.score:.2f}): {match.rule.statement}"))
+    ]
+    return "<vault-rules>\n" + "\n".join(lines) + "\n</vault-rules>" if lines else ""
+
+
 def _surface(
-    vault: Vault, query: str, prompt: str, settings: HookSettings, started: float, log: HookLog
+    vault: Vault,
+    query: str,
+    prompt: str,
+    settings: HookSettings,
+    started: float,
+    log: HookLog,
+    budget_tokens: int,
 ) -> tuple[Rendered, list[tuple[Document, float]]]:
     """Steps 5-8: discover with ``query``, filter, score and render with the raw ``prompt``."""
     found = discover(vault, query, prompt, settings, started)
@@ -326,7 +393,7 @@ def _surface(
             for d, s in ranked
         ],
         Highlighter(parse_query(prompt).highlight),
-        profile.token_budget,
+        budget_tokens,
         routing=routing_hint(prompt),
         relationships=_quietly(lambda: relationship_lines(vault, documents), [], log)
         if len(documents) > 1

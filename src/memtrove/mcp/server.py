@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
@@ -27,6 +28,9 @@ from pydantic import Field, ValidationError
 from memtrove import __version__
 from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.mcp import DEFAULT_HTTP_PORT, tools
+from memtrove.mcp.memory_server import register_memory_tools
+from memtrove.memory.queue import ExtractionQueue
+from memtrove.paths import cache_location
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -91,8 +95,11 @@ class _Server(MCPServer[Any]):
             raise ToolError(f"invalid arguments for {name}: {problems}") from cause
 
 
-def build_server(open_vault: Callable[[], Vault]) -> MCPServer[Any]:
-    """An MCP server over the vault ``open_vault`` returns (called once, on first use)."""
+def build_server(
+    open_vault: Callable[[], Vault], queue_folder: Path | None = None
+) -> MCPServer[Any]:
+    """An MCP server over the vault ``open_vault`` returns (called once, on first use);
+    ``queue_folder`` holds the extraction queues (default ``$XDG_CACHE_HOME/memtrove/queue``)."""
     shared_vault = _LazyVault(open_vault)
     server = _Server(
         "memtrove",
@@ -350,6 +357,8 @@ def build_server(open_vault: Callable[[], Vault]) -> MCPServer[Any]:
         except MemtroveError as error:
             raise ResourceError(str(error)) from None
 
+    folder = queue_folder if queue_folder is not None else Path(cache_location()) / "queue"
+    register_memory_tools(server, call, ExtractionQueue(folder), READ_ONLY, WRITES)
     return server
 
 

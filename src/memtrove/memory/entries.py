@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import EntryExistsError, EntryNotFoundError, InvalidQueryError
 from memtrove.index.internal import MEMORY_COLLECTION, deactivate_internal, write_internal
@@ -63,6 +61,8 @@ def entry_path(store: str, slug: str) -> str:
 
 
 def _document_text(label: str, content: str, store: str, branch: str | None) -> str:
+    import yaml  # only writers pay for it: the vault's import stays light for hooks
+
     meta: dict[str, Any] = {"title": label, "store": store}
     if branch:
         meta["branch"] = branch

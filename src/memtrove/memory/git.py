@@ -3,7 +3,6 @@ the branches that exist. Any failure (no git, not a repository, a timeout) answe
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 __all__ = ["current_branch", "list_branches", "project_store_for", "repository_root"]
@@ -12,6 +11,8 @@ GIT_TIMEOUT = 5.0
 
 
 def _git(directory: Path, *arguments: str) -> str | None:
+    import subprocess
+
     try:
         done = subprocess.run(
             ["git", "-C", str(directory), *arguments],

@@ -1,5 +1,7 @@
 """The dataclasses memtrove returns (JSON-ready through ``to_dict``)."""
 
+from typing import TYPE_CHECKING, Any
+
 from memtrove.results.core import (
     Check,
     Collection,
@@ -21,16 +23,21 @@ from memtrove.results.core import (
     UpdateReport,
     VaultStatus,
 )
-from memtrove.results.memory import (
-    DuplicatePair,
-    DuplicateReport,
-    EntryVersion,
-    HygieneReport,
-    MemoryEntry,
-    RecalledEntry,
-    RememberResult,
-    SimilarEntry,
-)
+
+if TYPE_CHECKING:
+    from memtrove.results.memory import (
+        DuplicatePair,
+        DuplicateReport,
+        EntryVersion,
+        HygieneReport,
+        MemoryEntry,
+        RecalledEntry,
+        RememberResult,
+        Rule,
+        RuleMatch,
+        RuleMatcher,
+        SimilarEntry,
+    )
 
 __all__ = [
     "Check",
@@ -52,6 +59,9 @@ __all__ = [
     "RememberResult",
     "RerankHealth",
     "RerankPair",
+    "Rule",
+    "RuleMatch",
+    "RuleMatcher",
     "SearchResult",
     "SearchResults",
     "SessionRecord",
@@ -61,3 +71,30 @@ __all__ = [
     "UpdateReport",
     "VaultStatus",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The memory store's types load on first use (defining dataclasses costs ~1 ms each,
+    and hooks import this package)."""
+    if name in _MEMORY:
+        from memtrove.results import memory
+
+        return getattr(memory, name)
+    raise AttributeError(f"module 'memtrove.results' has no attribute {name!r}")
+
+
+_MEMORY = frozenset(
+    {
+        "DuplicatePair",
+        "DuplicateReport",
+        "EntryVersion",
+        "HygieneReport",
+        "MemoryEntry",
+        "RecalledEntry",
+        "RememberResult",
+        "Rule",
+        "RuleMatch",
+        "RuleMatcher",
+        "SimilarEntry",
+    }
+)

@@ -13,6 +13,9 @@ __all__ = [
     "MemoryEntry",
     "RecalledEntry",
     "RememberResult",
+    "Rule",
+    "RuleMatch",
+    "RuleMatcher",
     "SimilarEntry",
 ]
 
@@ -176,3 +179,56 @@ class HygieneReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "healthy": self.healthy}
+
+
+@dataclass(frozen=True)
+class RuleMatcher:
+    id: str
+    description: str
+    weight: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A prediction (what the user wants) or a behavior (what the agent should do)."""
+
+    kind: str
+    id: str
+    store: str
+    statement: str
+    rationale: str | None
+    confidence: float
+    confirm_count: float
+    disconfirm_count: float
+    codified_at: str | None
+    created_at: str
+    updated_at: str
+    matchers: list[RuleMatcher]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["confidence"] = round(self.confidence, 4)
+        return data
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A rule surfaced for a prompt: ``score = cosine x edge weight x confidence``."""
+
+    rule: Rule
+    matcher: str
+    cosine: float
+    weight: float
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule.to_dict(),
+            "matcher": self.matcher,
+            "cosine": round(self.cosine, 4),
+            "weight": self.weight,
+            "score": round(self.score, 4),
+        }

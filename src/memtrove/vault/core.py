@@ -41,6 +41,7 @@ from memtrove.retrieval.pipeline import Retriever
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
+from memtrove.vault.rules import RulesAccess
 from memtrove.vault.tracking import Tracking
 
 __all__ = ["MAX_SPARE_READERS", "Vault"]
@@ -48,7 +49,7 @@ __all__ = ["MAX_SPARE_READERS", "Vault"]
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
-class Vault(Reading, Tracking, GraphAccess, MemoryAccess):
+class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
     """One SQLite vault file plus the collections configured for it."""
 
     def __init__(

@@ -10,26 +10,26 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError, MemtroveError
-from memtrove.index.internal import MEMORY_COLLECTION
-from memtrove.memory import dedup, entries, hygiene
-from memtrove.memory.git import project_store_for
-from memtrove.memory.slugs import GLOBAL_STORE, store_name
-from memtrove.memory.vectors import cosine_to_all, pack, unit_matrix
-from memtrove.results import (
-    DuplicateReport,
-    EntryVersion,
-    HygieneReport,
-    MemoryEntry,
-    RecalledEntry,
-    RememberResult,
-    SimilarEntry,
-)
-from memtrove.retrieval.fts import search_fts
 from memtrove.text import to_iso
 from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:
+    from memtrove.results import (
+        DuplicateReport,
+        EntryVersion,
+        HygieneReport,
+        MemoryEntry,
+        RecalledEntry,
+        RememberResult,
+        SimilarEntry,
+    )
+
+# The memory store's modules load with its first use: hooks and searches never pay for them.
+GLOBAL_STORE = "global"
+DEFAULT_THRESHOLD = 0.85
 
 __all__ = ["NUDGE_SIMILARITY", "MemoryAccess"]
 
@@ -45,6 +45,9 @@ class MemoryAccess(VaultState):
 
     def resolve_store(self, store: str | None = None) -> str:
         """``store`` as kept, or the project store's name."""
+        from memtrove.memory.git import project_store_for
+        from memtrove.memory.slugs import store_name
+
         if store is not None and store.strip():
             return store_name(store)
         if self.project_store is None:
@@ -65,6 +68,10 @@ class MemoryAccess(VaultState):
         """Write an entry; an existing label is refused unless ``overwrite`` (the old text
         is then kept as an earlier version). ``similar`` lists entries of the store with
         cosine >= 0.55 to the new one."""
+        from memtrove.memory import entries
+        from memtrove.memory.vectors import pack
+        from memtrove.results import RememberResult
+
         target = self.resolve_store(store)
         vector, model = self._entry_vector(label, content)
         now = to_iso(self._clock())
@@ -86,6 +93,8 @@ class MemoryAccess(VaultState):
 
     def forget_entry(self, label: str, store: str | None = None) -> MemoryEntry:
         """Remove an entry (its text is kept as an earlier version)."""
+        from memtrove.memory import entries
+
         with self._lock:
             return entries.forget_entry(
                 self._connection, self.resolve_store(store), label, to_iso(self._clock())
@@ -94,12 +103,16 @@ class MemoryAccess(VaultState):
     # -- reading ---------------------------------------------------------------------------
 
     def entry(self, label: str, store: str | None = None) -> MemoryEntry:
+        from memtrove.memory import entries
+
         with self._lock:
             return entries.get_entry(self._connection, self.resolve_store(store), label)
 
     def entries(
         self, store: str | None = None, branch: str | None = None
     ) -> builtins.list[MemoryEntry]:
+        from memtrove.memory import entries
+
         with self._lock:
             rows = entries.list_entries(
                 self._connection, [self.resolve_store(store)], branch=branch
@@ -108,6 +121,8 @@ class MemoryAccess(VaultState):
 
     def entry_versions(self, label: str, store: str | None = None) -> builtins.list[EntryVersion]:
         """Earlier texts of an entry (overwritten or forgotten), newest first."""
+        from memtrove.memory import entries
+
         with self._lock:
             return entries.versions(self._connection, self.resolve_store(store), label)
 
@@ -119,13 +134,25 @@ class MemoryAccess(VaultState):
         limit: int = 10,
     ) -> builtins.list[RecalledEntry]:
         """Entries for ``query`` (keywords and vectors fused), counting each as recalled."""
+        import dataclasses
+
+        from memtrove.memory import entries
+
         found = self._search_entries(query, store, branch, limit)
-        if found:
-            with self._lock:
-                entries.stamp_recalled(
-                    self._connection, [doc_id for doc_id, _ in found], to_iso(self._clock())
-                )
-        return [item for _, item in found]
+        if not found:
+            return []
+        now = to_iso(self._clock())
+        with self._lock:
+            entries.stamp_recalled(self._connection, [doc_id for doc_id, _ in found], now)
+        return [
+            dataclasses.replace(
+                item,
+                entry=dataclasses.replace(
+                    item.entry, recall_count=item.entry.recall_count + 1, last_recalled_at=now
+                ),
+            )
+            for _, item in found
+        ]
 
     def search_entries(
         self,
@@ -140,6 +167,12 @@ class MemoryAccess(VaultState):
     def _search_entries(
         self, query: str, store: str | None, branch: str | None, limit: int
     ) -> builtins.list[tuple[int, RecalledEntry]]:
+        from memtrove.index.internal import MEMORY_COLLECTION
+        from memtrove.memory import entries
+        from memtrove.memory.vectors import cosine_to_all, unit_matrix
+        from memtrove.results import RecalledEntry
+        from memtrove.retrieval.fts import search_fts
+
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidQueryError(f"limit must be between 1 and 1000, got {limit!r}")
         stores = [self.resolve_store(store)] if store else [self.resolve_store(), GLOBAL_STORE]
@@ -171,9 +204,11 @@ class MemoryAccess(VaultState):
     # -- duplicates and hygiene --------------------------------------------------------------
 
     def find_duplicates(
-        self, store: str | None = None, threshold: float = dedup.DEFAULT_THRESHOLD
+        self, store: str | None = None, threshold: float = DEFAULT_THRESHOLD
     ) -> DuplicateReport:
         """Unjudged pairs of near-duplicate entries, in connected clusters."""
+        from memtrove.memory import dedup
+
         model = self.models.embedder.identity
         with self._lock:
             return dedup.find_duplicates(
@@ -184,6 +219,8 @@ class MemoryAccess(VaultState):
         self, label_a: str, label_b: str, status: str, store: str | None = None
     ) -> tuple[str, str]:
         """Record a verdict on a pair; returns the two slugs, sorted."""
+        from memtrove.memory import dedup
+
         with self._lock:
             return dedup.mark_checked(
                 self._connection,
@@ -196,6 +233,8 @@ class MemoryAccess(VaultState):
 
     def hygiene(self, store: str | None = None, worktree: Path | None = None) -> HygieneReport:
         """The store's maintenance signals (see :mod:`memtrove.memory.hygiene`)."""
+        from memtrove.memory import hygiene
+
         model = self.models.embedder.identity
         with self._lock:
             return hygiene.hygiene_report(
@@ -225,11 +264,17 @@ class MemoryAccess(VaultState):
             return None
 
     def _vectors(self, stores: Sequence[str]) -> builtins.list[tuple[int, str, str, str, bytes]]:
+        from memtrove.memory import entries
+
         return entries.stored_vectors(self._connection, stores, self.models.embedder.identity)
 
     def _similar(
         self, entry: MemoryEntry, vector: Any, model: str | None
     ) -> builtins.list[SimilarEntry]:
+        from memtrove.memory import entries
+        from memtrove.memory.vectors import cosine_to_all, unit_matrix
+        from memtrove.results import SimilarEntry
+
         rows = [
             row
             for row in entries.stored_vectors(self._connection, [entry.store], model or "")

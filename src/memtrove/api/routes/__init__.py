@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from memtrove.api.routes import documents, maintenance, search, status, warm
+from memtrove.api.routes import documents, maintenance, memory, search, status, warm
 
 __all__ = ["ROUTERS"]
 
@@ -13,5 +13,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     search.router,
     documents.router,
     maintenance.router,
+    memory.router,
     warm.router,
 )

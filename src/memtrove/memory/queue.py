@@ -1,0 +1,211 @@
+"""The extraction queue for MCP hosts: recent tool calls of a session, waiting to be read
+for durable facts.
+
+One JSONL file per session under ``<cache>/queue/`` (at most :data:`QUEUE_LIMIT` calls,
+the oldest dropped), written atomically under a lock file, with secrets redacted before
+anything touches the disk. memtrove's own tools and the meta tools (skills, tasks, agents)
+are never queued: they would echo the store into itself or loop. A ``memory_remember`` or
+``extraction_done`` call seen in a batch drains the session's queue.
+
+Beside each queue, ``<session>.count`` counts the nudges the agent has let pass; the nudge
+grows more insistent with it (polite, insistent, shouting) until the queue is drained.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memtrove.memory.redact import redact
+from memtrove.text import to_iso
+
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "QUEUE_LIMIT",
+    "ExtractionQueue",
+    "is_draining_tool",
+    "is_filtered_tool",
+    "nudge_text",
+]
+
+QUEUE_LIMIT = 20
+MAX_FIELD_CHARS = 4000  # of a tool's input or output kept in the queue
+_META_TOOLS = frozenset({"skill", "task", "agent"})
+_OWN_PREFIXES = ("mcp__memtrove__", "memtrove")
+_DRAINING = ("memory_remember", "extraction_done")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def is_filtered_tool(name: str) -> bool:
+    """memtrove's own tools and the meta tools are never queued."""
+    lowered = name.strip().lower()
+    return lowered in _META_TOOLS or lowered.startswith(_OWN_PREFIXES) or not lowered
+
+
+def is_draining_tool(name: str) -> bool:
+    """A call that means the agent extracted (``memory_remember``, ``extraction_done``)."""
+    lowered = name.strip().lower()
+    return any(lowered == tool or lowered.endswith("__" + tool) for tool in _DRAINING)
+
+
+def _clip(value: Any) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_FIELD_CHARS:
+        return value
+    return text[:MAX_FIELD_CHARS] + f"... [{len(text) - MAX_FIELD_CHARS:,} more characters]"
+
+
+class ExtractionQueue:
+    """The queues of every session, in one folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _name(self, session: str) -> str:
+        safe = _UNSAFE.sub("_", session.strip())[:100]
+        if safe != session.strip() or not safe:
+            safe = f"{safe}-{hashlib.sha256(session.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+        return safe
+
+    def path(self, session: str) -> Path:
+        return self.folder / f"{self._name(session)}.jsonl"
+
+    def _count_path(self, session: str) -> Path:
+        return self.folder / f"{self._name(session)}.count"
+
+    @contextlib.contextmanager
+    def _locked(self, session: str) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / f"{self._name(session)}.lock", "a+b") as handle:
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows
+                yield
+                return
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def append(self, session: str, calls: Sequence[Mapping[str, Any]]) -> int:
+        """Queue the calls worth extracting from (redacted, clipped); returns how many were
+        queued. A memory write among them drains the queue instead."""
+        if not session.strip():
+            return 0
+        if any(is_draining_tool(str(call.get("tool_name", ""))) for call in calls):
+            self.drain(session)
+            return 0
+        records = [
+            {
+                "tool_name": str(call.get("tool_name", "")),
+                "input": _clip(redact(call.get("tool_input"))),
+                "output": _clip(redact(call.get("tool_response"))),
+                "at": to_iso(datetime.now(UTC)),
+            }
+            for call in calls
+            if not is_filtered_tool(str(call.get("tool_name", "")))
+        ]
+        if not records:
+            return 0
+        with self._locked(session):
+            kept = (self._read(session) + records)[-QUEUE_LIMIT:]
+            self._write(
+                self.path(session), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept)
+            )
+        return len(records)
+
+    def peek(self, session: str) -> list[dict[str, Any]]:
+        """The queued calls, oldest first (nothing is removed)."""
+        return self._read(session)
+
+    def drain(self, session: str) -> int:
+        """Empty the session's queue and reset its nudge count; how many calls it held."""
+        with self._locked(session):
+            held = len(self._read(session))
+            for path in (self.path(session), self._count_path(session)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        return held
+
+    def missed(self, session: str) -> int:
+        try:
+            return max(0, int(self._count_path(session).read_text(encoding="ascii").strip()))
+        except (OSError, ValueError):
+            return 0
+
+    def note_nudge(self, session: str) -> int:
+        """Count one more nudge shown; returns how many were shown before it."""
+        with self._locked(session):
+            before = self.missed(session)
+            self._write(self._count_path(session), str(before + 1))
+        return before
+
+    def payload(self, session: str, project_store: str, global_store: str) -> dict[str, Any] | None:
+        """What an extractor reads (None when nothing is queued)."""
+        calls = self.peek(session)
+        if not calls:
+            return None
+        return {
+            "session_id": session,
+            "interactions": calls,
+            "projectStore": project_store,
+            "globalStore": global_store,
+        }
+
+    def _read(self, session: str) -> list[dict[str, Any]]:
+        try:
+            lines = self.path(session).read_text(encoding="utf-8").splitlines()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return []
+        records: list[dict[str, Any]] = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    records.append(record)
+        return records
+
+    def _write(self, path: Path, text: str) -> None:
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".queue-", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def nudge_text(session: str, count: int, missed: int) -> str:
+    """The extraction nudge: polite (missed 0-1), insistent (2), shouting (3 or more)."""
+    call = (
+        f'get_extraction_payload(session_id="{session}"), save what is durable with '
+        f'memory_remember(..., session_id="{session}"), then '
+        f'extraction_done(session_id="{session}")'
+    )
+    if missed <= 1:
+        text = (
+            f"{count} recent tool result(s) of this session may hold facts worth keeping. "
+            f"When you reach a pause, call {call}."
+        )
+    elif missed == 2:
+        text = (
+            f"Reminder: {count} tool result(s) are still waiting to be reviewed for memory. "
+            f"Do it now, before the next step: {call}."
+        )
+    else:
+        text = (
+            f"MEMORY EXTRACTION IS OVERDUE ({missed} REMINDERS IGNORED). {count} TOOL "
+            f"RESULT(S) ARE WAITING. STOP AND CALL {call} NOW."
+        )
+    return f"<memory-extraction>{text}</memory-extraction>"

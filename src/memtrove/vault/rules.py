@@ -1,0 +1,150 @@
+"""The Vault's prediction and behavior engines (see :mod:`memtrove.memory.rules`)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memtrove.errors import MemtroveError
+from memtrove.text import to_iso
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:
+    from memtrove.results import Rule, RuleMatch
+
+__all__ = ["RulesAccess"]
+
+
+class RulesAccess(VaultState):
+    """Predictions (what the user wants) and behaviors (what the agent keeps to)."""
+
+    def resolve_store(self, store: str | None = None) -> str:
+        raise NotImplementedError  # defined by MemoryAccess
+
+    def add_rule(
+        self,
+        kind: str,
+        statement: str,
+        *,
+        rationale: str | None = None,
+        when: Sequence[str] = (),
+        store: str | None = None,
+    ) -> Rule:
+        """A new prediction or behavior (confidence 0.5), linked to a new matcher for each
+        situation in ``when``."""
+        from memtrove.memory import rules
+
+        target = self.resolve_store(store)
+        now = to_iso(self._clock())
+        with self._lock:
+            item = rules.add_item(self._connection, kind, target, statement, rationale, now)
+        for description in when:
+            self.link_rule(kind, item, when=description, store=target)
+        return self._rule(kind, item, target)
+
+    def link_rule(
+        self,
+        kind: str,
+        item_id: str,
+        *,
+        matcher_id: str | None = None,
+        when: str | None = None,
+        weight: float = 1.0,
+        store: str | None = None,
+    ) -> str:
+        """Link a situation to a rule: an existing matcher, or a new one described by
+        ``when`` (embedded now). Returns the matcher's id."""
+        from memtrove.memory import rules
+        from memtrove.memory.vectors import pack
+
+        if (matcher_id is None) == (when is None):
+            raise MemtroveError("give either a matcher id or a situation (when), not both")
+        now = to_iso(self._clock())
+        if matcher_id is None:
+            assert when is not None
+            vector, model = self._situation_vector(when)
+            with self._lock:
+                matcher_id = rules.add_matcher(
+                    self._connection,
+                    kind,
+                    self.resolve_store(store),
+                    when,
+                    None if vector is None else pack(vector),
+                    model,
+                    now,
+                )
+        with self._lock:
+            rules.link(self._connection, kind, matcher_id, item_id, weight, now)
+        return matcher_id
+
+    def signal_rule(self, kind: str, item_id: str, signal: str, detail: str | None = None) -> float:
+        """``confirm``, ``disconfirm`` or ``soft``; returns the new confidence."""
+        from memtrove.memory import rules
+
+        with self._lock:
+            return rules.signal(
+                self._connection, kind, item_id, signal, detail, to_iso(self._clock())
+            )
+
+    def codify_behavior(self, item_id: str, detail: str | None = None) -> None:
+        from memtrove.memory import rules
+
+        with self._lock:
+            rules.codify(self._connection, item_id, detail, to_iso(self._clock()))
+
+    def rules(self, kind: str, store: str | None = None) -> builtins.list[Rule]:
+        from memtrove.memory import rules
+
+        with self._lock:
+            return rules.list_rules(self._connection, kind, [self.resolve_store(store)])
+
+    def rule_provenance(
+        self, kind: str, item_id: str
+    ) -> builtins.list[tuple[str, str | None, str]]:
+        from memtrove.memory import rules
+
+        with self._lock:
+            return rules.provenance(self._connection, kind, item_id)
+
+    def has_rules(self) -> bool:
+        """Whether any store has a rule with a situation to match."""
+        from memtrove.memory import rules
+
+        with self._lock:
+            return rules.any_matchers(self._connection)
+
+    def match_rules(
+        self, prompt: str, stores: Sequence[str], threshold: float | None = None
+    ) -> builtins.list[RuleMatch]:
+        """Rules of ``stores`` surfaced for ``prompt`` (nothing is embedded when the stores
+        have no matchers)."""
+        from memtrove.memory import rules
+
+        with self._lock:
+            if not rules.has_matchers(self._connection, stores):
+                return []
+        vector, model = self._situation_vector(prompt)
+        if vector is None or model is None:
+            return []
+        with self._lock:
+            return rules.match_rules(
+                self._connection,
+                stores,
+                vector,
+                model,
+                rules.SURFACE_THRESHOLD if threshold is None else threshold,
+            )
+
+    def _rule(self, kind: str, item_id: str, store: str) -> Rule:
+        for rule in self.rules(kind, store):
+            if rule.id == item_id:
+                return rule
+        raise MemtroveError(f"no {kind} {item_id!r}")
+
+    def _situation_vector(self, text: str) -> tuple[Any, str | None]:
+        try:
+            embedder = self.models.embedder
+            return embedder.embed_documents([text])[0], embedder.identity
+        except MemtroveError:
+            return None, None
