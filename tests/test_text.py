@@ -241,3 +241,7 @@ _OFFSETS = st.builds(
 def test_parse_iso_datetime_never_raises(value: object) -> None:
     result = parse_iso_datetime(value)
     assert result is None or result.endswith("Z")
+
+
+def test_a_ligature_that_normalizes_with_a_space_gives_no_spaced_word() -> None:
+    assert all(" " not in word and word for word in words("ﱞ and ﱟ"))

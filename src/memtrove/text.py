@@ -74,8 +74,14 @@ def segment_cjk(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lowercased words of ``text`` (no CJK splitting; see :func:`segment_cjk`)."""
-    return [unicodedata.normalize("NFKC", word).lower() for word in _WORD.findall(text)]
+    """Lowercased words of ``text`` (no CJK splitting; see :func:`segment_cjk`). NFKC can
+    turn one character into several with a space among them (an Arabic ligature becomes
+    ``" ٌّ"``), so normalized words are split again on whitespace."""
+    return [
+        part
+        for word in _WORD.findall(text)
+        for part in unicodedata.normalize("NFKC", word).lower().split()
+    ]
 
 
 def now_iso() -> str:

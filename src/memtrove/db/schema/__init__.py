@@ -15,6 +15,7 @@ from memtrove.db.schema import (
     m006_vector_version,
     m007_graph,
     m008_memory,
+    m009_usage_index,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -28,4 +29,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m006_vector_version.NAME, m006_vector_version.STATEMENTS),
     (m007_graph.NAME, m007_graph.STATEMENTS),
     (m008_memory.NAME, m008_memory.STATEMENTS),
+    (m009_usage_index.NAME, m009_usage_index.STATEMENTS),
 )
