@@ -8,8 +8,8 @@ and the query caches are already in memory there. When there is no server, or it
 take the request (gone, busy past the deadline, another token, other model settings), the
 caller runs the same code in-process: results are the same either way.
 
-The client side imports only ``os``, ``json``, ``socket`` and ``binascii``, so a hook that
-finds no server has lost a file lookup. ``MEMTROVE_SERVER=off`` keeps every call in-process.
+The client side imports only ``os``, ``json`` and ``binascii`` (``socket`` once a server is
+found), so a hook that finds no server has lost a file lookup. ``MEMTROVE_SERVER=off`` keeps every call in-process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import binascii
 import json
 import os
-import socket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,6 +86,8 @@ class WarmServer:
         if token:
             head.append(f"Authorization: Bearer {token}")
         request = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8", "surrogateescape") + data
+        import socket  # only when a server is there to talk to
+
         try:
             sock = socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT)
         except OSError as error:  # refused, or no accept in time: nothing was sent

@@ -36,7 +36,6 @@ __all__ = [
     "SURFACE_THRESHOLD",
     "add_item",
     "add_matcher",
-    "any_matchers",
     "codify",
     "confidence",
     "has_matchers",
@@ -289,14 +288,6 @@ def list_rules(connection: Connection, kind: str, stores: Sequence[str]) -> list
         )
         for r in rows
     ]
-
-
-def any_matchers(connection: Connection) -> bool:
-    """Whether any store has a matcher (a prompt needs no embedding otherwise)."""
-    return any(
-        connection.execute(f"SELECT 1 FROM {engine.matchers} LIMIT 1").fetchone()
-        for engine in KINDS.values()
-    )
 
 
 def has_matchers(connection: Connection, stores: Sequence[str]) -> bool:

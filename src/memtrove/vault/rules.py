@@ -108,11 +108,14 @@ class RulesAccess(VaultState):
             return rules.provenance(self._connection, kind, item_id)
 
     def has_rules(self) -> bool:
-        """Whether any store has a rule with a situation to match."""
-        from memtrove.memory import rules
-
+        """Whether any store has a rule with a situation to match (asked on every prompt:
+        plain SQL, so the engines' modules load only when there are rules)."""
         with self._lock:
-            return rules.any_matchers(self._connection)
+            row = self._connection.execute(
+                "SELECT EXISTS (SELECT 1 FROM prediction_matchers) "
+                "OR EXISTS (SELECT 1 FROM behavior_matchers)"
+            ).fetchone()
+        return bool(row[0])
 
     def match_rules(
         self, prompt: str, stores: Sequence[str], threshold: float | None = None
