@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from memtrove.errors import (
     CollectionError,
     CollectionExistsError,
@@ -124,6 +122,8 @@ class CollectionConfig:
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError(f"cannot read {self.config_file}: {error}") from None
         try:
+            import yaml  # loaded only when the config is read: hooks never need it
+
             data = yaml.safe_load(text)
         except yaml.YAMLError as error:
             detail = " ".join(str(error).split())[:200]
@@ -143,9 +143,7 @@ class CollectionConfig:
             _lock_file(lock)
             data = self._read()
             yield data
-            _write_atomic(
-                self.config_file, yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-            )
+            _write_atomic(self.config_file, _dump_yaml(data))
 
     def add(self, collection: Collection) -> None:
         with self.editing() as data:
@@ -191,3 +189,9 @@ def _write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _dump_yaml(data: dict[str, Any]) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))

@@ -22,7 +22,6 @@ from datetime import datetime
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import get_document
-from memtrove.index.indexer import deactivate_documents
 from memtrove.results import Document
 from memtrove.text import parse_iso_datetime, to_iso
 
@@ -87,5 +86,7 @@ def forget_document(connection: Connection, reference: str) -> Document:
         connection.execute(
             "UPDATE documents SET forgotten_hash = hash WHERE id = ?", (document.doc_id,)
         )
+        from memtrove.index.indexer import deactivate_documents  # the indexer loads on use
+
         deactivate_documents(connection, [document.doc_id])
     return dataclasses.replace(document, active=False)

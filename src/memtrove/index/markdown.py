@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 __all__ = [
     "Fragment",
     "ParsedMarkdown",
@@ -34,7 +32,14 @@ FRAGMENT_MIN = 50
 FRAGMENT_MAX = 2_000
 MAX_FRAGMENTS = 500
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _safe_loader() -> Any:
+    """The C YAML loader when available (imported on first frontmatter, not on import)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 _FENCE_OPEN = re.compile(r"^---[ \t]*\r?\n")
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 # A closing run of #s only counts after a space or tab (CommonMark): "# Learning C#" keeps its #.
@@ -80,7 +85,9 @@ def parse_markdown(text: str) -> ParsedMarkdown:
         if closing:
             yaml_text = text[opening.end() : closing.start()]
             try:
-                loaded = yaml.load(yaml_text, Loader=_SafeLoader)
+                import yaml
+
+                loaded = yaml.load(yaml_text, Loader=_safe_loader())
             except yaml.YAMLError as exc:
                 error = "malformed frontmatter: " + _first_line(str(exc))
             except (RecursionError, ValueError, TypeError) as exc:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from memtrove.config import (
     DEFAULT_PATTERN,
@@ -29,7 +30,6 @@ from memtrove.config import (
 from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, open_connection
 from memtrove.db.migrations import migrate
 from memtrove.errors import CollectionError, CollectionNotFoundError
-from memtrove.index.indexer import ProgressCallback, deactivate_collection, update_collections
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
@@ -43,6 +43,9 @@ from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
 from memtrove.vault.rules import RulesAccess
 from memtrove.vault.tracking import Tracking
+
+if TYPE_CHECKING:
+    from memtrove.index.indexer import ProgressCallback
 
 __all__ = ["MAX_SPARE_READERS", "Vault"]
 
@@ -191,6 +194,8 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         """Forget a collection and deactivate its documents (their text stays in the vault)."""
         removed = self._collections.remove(name)
         with self._lock:
+            from memtrove.index.indexer import deactivate_collection
+
             deactivate_collection(self._connection, name)
         return removed
 
@@ -208,6 +213,8 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
                     raise CollectionNotFoundError(f"no collection named {name!r}")
             configured = [c for c in configured if c.name in set(collections)]
         with self._lock:
+            from memtrove.index.indexer import update_collections
+
             return update_collections(self._connection, configured, progress=progress)
 
     # -- health ------------------------------------------------------------------------------
