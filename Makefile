@@ -32,6 +32,10 @@ bench: venv
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_search.py
 	$(BIN)/python benchmarks/bench_retrieval.py
+	$(BIN)/python benchmarks/bench_hooks.py
+	$(BIN)/python benchmarks/bench_mcp.py
+	$(BIN)/python benchmarks/bench_rest.py
+	$(BIN)/python benchmarks/bench_memory.py
 
 clean:
 	rm -rf $(VENV) $(DEMO) .bench .pytest_cache .mypy_cache .ruff_cache
