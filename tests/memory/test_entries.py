@@ -122,3 +122,20 @@ def test_a_near_entry_is_reported_when_writing(vault: Vault) -> None:
     assert near.similar[0].score >= 0.55
     far = vault.remember("Cats", "Our office cat is called Miso.")
     assert far.similar == []
+
+
+def test_archived_entries_leave_recall_duplicates_and_search(vault: Vault) -> None:
+    text = "We deploy the web app to Fly.io in the ams region with blue-green releases."
+    vault.remember("Deploy A", text)
+    vault.remember("Deploy B", text + " ")
+    assert vault.find_duplicates().pairs == 1
+    archived = vault.archive_entry("Deploy B")
+    assert archived.archived
+    assert vault.find_duplicates().pairs == 0
+    assert [r.entry.label for r in vault.search_entries("Fly.io ams")] == ["Deploy A"]
+    assert [e.label for e in vault.entries()] == ["Deploy A"]
+    assert {e.label for e in vault.entries(include_archived=True)} == {"Deploy A", "Deploy B"}
+    assert len(vault.search("blue-green releases", collections=["_memtrove"])) == 1
+    restored = vault.archive_entry("Deploy B", archived=False)
+    assert not restored.archived and vault.find_duplicates().pairs == 1
+    assert len(vault.search("blue-green releases", collections=["_memtrove"])) == 2

@@ -29,6 +29,7 @@ __all__ = [
     "forget_entry",
     "get_entry",
     "list_entries",
+    "set_archived",
     "stamp_recalled",
     "stored_vectors",
     "versions",
@@ -217,6 +218,41 @@ def forget_entry(connection: Connection, store: str, label: str, now: str) -> Me
         connection.execute("DELETE FROM memory_entries WHERE store = ? AND slug = ?", (store, slug))
         _clear_verdicts(connection, store, slug)
     return entry
+
+
+def set_archived(
+    connection: Connection, store: str, label: str, archived: bool, now: str
+) -> MemoryEntry:
+    """Archive (or restore) an entry: archived entries stay, but recall, duplicates and
+    staleness leave them out, and their document leaves search."""
+    store, slug = store_name(store), slugify(label)
+    with write_transaction(connection):
+        row = connection.execute(
+            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
+        ).fetchone()
+        if row is None:
+            raise EntryNotFoundError(f"no entry {label!r} (slug {slug!r}) in store {store!r}")
+        connection.execute(
+            "UPDATE memory_entries SET archived = ?, updated_at = ? WHERE store = ? AND slug = ?",
+            (1 if archived else 0, now, store, slug),
+        )
+        if archived:
+            deactivate_internal(connection, int(row[12]))
+        else:
+            entry = _entry(row)
+            text = _document_text(entry.label, entry.content, store, entry.branch)
+            write_internal(
+                connection,
+                MEMORY_COLLECTION,
+                entry_path(store, slug),
+                text,
+                ENTRY_CONTENT_TYPE,
+                now,
+            )
+        row = connection.execute(
+            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
+        ).fetchone()
+    return _entry(row)
 
 
 def list_entries(

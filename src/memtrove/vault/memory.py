@@ -100,6 +100,18 @@ class MemoryAccess(VaultState):
                 self._connection, self.resolve_store(store), label, to_iso(self._clock())
             )
 
+    def archive_entry(
+        self, label: str, store: str | None = None, archived: bool = True
+    ) -> MemoryEntry:
+        """Archive an entry (kept, but out of recall, duplicates, staleness and search), or
+        restore it with ``archived=False``."""
+        from memtrove.memory import entries
+
+        with self._lock:
+            return entries.set_archived(
+                self._connection, self.resolve_store(store), label, archived, to_iso(self._clock())
+            )
+
     # -- reading ---------------------------------------------------------------------------
 
     def entry(self, label: str, store: str | None = None) -> MemoryEntry:
@@ -109,13 +121,16 @@ class MemoryAccess(VaultState):
             return entries.get_entry(self._connection, self.resolve_store(store), label)
 
     def entries(
-        self, store: str | None = None, branch: str | None = None
+        self, store: str | None = None, branch: str | None = None, include_archived: bool = False
     ) -> builtins.list[MemoryEntry]:
         from memtrove.memory import entries
 
         with self._lock:
             rows = entries.list_entries(
-                self._connection, [self.resolve_store(store)], branch=branch
+                self._connection,
+                [self.resolve_store(store)],
+                branch=branch,
+                include_archived=include_archived,
             )
         return [entry for _, entry in rows]
 
