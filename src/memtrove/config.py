@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from memtrove.errors import (
     CollectionNotFoundError,
     ConfigError,
 )
+from memtrove.files import exclusive_lock, write_atomic
 from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
 from memtrove.results import Collection
 
@@ -139,11 +139,10 @@ class CollectionConfig:
         """Read-modify-write the whole file under an exclusive lock; written atomically."""
         self.config_file.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.config_file.with_name(self.config_file.name + ".lock")
-        with open(lock_path, "a+") as lock:
-            _lock_file(lock)
+        with exclusive_lock(lock_path):
             data = self._read()
             yield data
-            _write_atomic(self.config_file, _dump_yaml(data))
+            write_atomic(self.config_file, _dump_yaml(data), prefix=".config-", sync=True)
 
     def add(self, collection: Collection) -> None:
         with self.editing() as data:
@@ -167,28 +166,6 @@ class CollectionConfig:
             entry.get("pattern", DEFAULT_PATTERN) if isinstance(entry, dict) else DEFAULT_PATTERN
         )
         return Collection(name=name, path=Path(path), pattern=pattern)
-
-
-def _lock_file(handle: Any) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no advisory locks, best effort
-        return
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    descriptor, temporary = tempfile.mkstemp(prefix=".config-", suffix=".yaml", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def _dump_yaml(data: dict[str, Any]) -> str:

@@ -19,9 +19,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["CONFIG_FILE_NAME", "cache_location", "config_location", "vault_location"]
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "QUEUE_FOLDER",
+    "cache_location",
+    "config_location",
+    "queue_location",
+    "vault_location",
+]
 
 CONFIG_FILE_NAME = "config.yaml"
+QUEUE_FOLDER = "queue"  # in the cache folder: the extraction queues
 
 
 def _xdg(variable: str, fallback: str, env: Mapping[str, str]) -> str:
@@ -40,6 +48,11 @@ def cache_location(env: Mapping[str, str] | None = None) -> str:
     logs, the curator report, the MCP front's answers and the running server's address."""
     env = os.environ if env is None else env
     return _absolute(os.path.join(_xdg("XDG_CACHE_HOME", ".cache", env), "memtrove"))
+
+
+def queue_location(env: Mapping[str, str] | None = None) -> str:
+    """The extraction queues' folder: ``<cache>/queue``."""
+    return os.path.join(cache_location(env), QUEUE_FOLDER)
 
 
 def vault_location(env: Mapping[str, str] | None = None, vault: object = None) -> str:

@@ -161,8 +161,9 @@ def publish(
     cache_dir: str | Path, vault_path: str | Path, host: str, port: int, *, token_required: bool
 ) -> str:
     """Write this process's server file (atomically); returns its path."""
-    import contextlib  # the server's side only: kept off the hooks' path
-    import tempfile
+    from pathlib import Path
+
+    from memtrove.files import write_atomic  # the server's side only: kept off the hooks' path
 
     path = server_file(cache_dir, vault_path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -173,17 +174,7 @@ def publish(
         "vault": str(vault_path),
         "token_required": token_required,
     }
-    descriptor, temporary = tempfile.mkstemp(
-        dir=os.path.dirname(path), prefix=".server-", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(document, handle)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomic(Path(path), json.dumps(document), prefix=".server-")
     return path
 
 

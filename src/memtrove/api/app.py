@@ -33,7 +33,7 @@ from memtrove import __version__
 from memtrove.api.routes import ROUTERS
 from memtrove.errors import MemtroveError
 from memtrove.memory.queue import ExtractionQueue
-from memtrove.paths import cache_location
+from memtrove.paths import queue_location
 from memtrove.vault import Vault
 
 __all__ = ["MAX_BODY_BYTES", "OPEN_PATHS", "RequestGuard", "create_app"]
@@ -83,7 +83,7 @@ def create_app(
     )
     app.state.vault = vault
     app.state.queue = ExtractionQueue(
-        queue_folder if queue_folder is not None else Path(cache_location()) / "queue"
+        queue_folder if queue_folder is not None else Path(queue_location())
     )
     # Declares the scheme in OpenAPI (the docs' Authorize button); RequestGuard enforces it.
     security = [Security(HTTPBearer(auto_error=False))] if token else []

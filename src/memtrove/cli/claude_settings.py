@@ -12,21 +12,19 @@ Hook timeouts use Claude Code's native ``timeout`` field (seconds), never a shel
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
-import os
 import re
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memtrove.errors import ConfigError
+from memtrove.files import write_atomic
 
 __all__ = [
     "HOOKS",
@@ -272,18 +270,7 @@ def _save(
         backup = _backup_name(target)
         shutil.copy2(target, backup)
     text = json.dumps(updated, indent=2, ensure_ascii=False) + "\n"
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomic(target, text, prefix=f".{target.name}.", sync=True, mode=mode)
     summary = changed + (f" (backup: {backup})" if backup else "")
     return SettingsChange(path, True, backup, summary)
 

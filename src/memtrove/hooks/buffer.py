@@ -20,11 +20,9 @@ from typing import Any
 from memtrove.hooks.events import MAX_STDIN_BYTES
 from memtrove.hooks.hooklog import HookLog
 from memtrove.memory.queue import ExtractionQueue
-from memtrove.paths import cache_location
+from memtrove.paths import cache_location, queue_location
 
-__all__ = ["QUEUE_FOLDER", "main", "tool_calls"]
-
-QUEUE_FOLDER = "queue"
+__all__ = ["main", "tool_calls"]
 
 
 def _first(data: Mapping[str, Any], *names: str) -> Any:
@@ -68,7 +66,7 @@ def main(kind: str, queue_folder: Path | None = None) -> int:
         if not session:
             log.warning("no session id in the payload; nothing queued")
             return 0
-        ExtractionQueue(queue_folder or cache / QUEUE_FOLDER).append(session, calls)
+        ExtractionQueue(queue_folder or Path(queue_location())).append(session, calls)
     except Exception as error:  # fail open: the agent loop must go on
         log.error(f"{type(error).__name__}: {error}")
     return 0

@@ -10,7 +10,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["HOOKS", "HookSpec"]
+__all__ = ["HOOKS", "TIMEOUT_MARGIN", "HookSpec"]
+
+TIMEOUT_MARGIN = 1.0  # seconds kept back from Claude Code's timeout (startup, writing)
 
 
 class HookSpec:
@@ -38,6 +40,13 @@ class HookSpec:
 
     def __repr__(self) -> str:
         return f"HookSpec({self.name!r}, {self.event!r})"
+
+    def time_limit(self, configured: float | None = None) -> float:
+        """Seconds the hook may take: ``configured`` (``MEMTROVE_HOOK_TIMEOUT``) when set,
+        else a margin under Claude Code's timeout."""
+        if configured is not None and configured > 0:
+            return configured
+        return max(1.0, self.timeout_seconds - TIMEOUT_MARGIN)
 
     def answer(self, context: str = "") -> dict[str, Any]:
         """The JSON answer carrying ``context`` (ignored by events that take none)."""

@@ -259,13 +259,12 @@ def extraction_nudge(settings: HookSettings, session: str) -> str:
     """The nudge for a session whose extraction queue is not empty (counted as shown)."""
     if not session:
         return ""
-    folder = settings.cache_dir / "queue"
+    folder = settings.queue_dir
     if not folder.is_dir():  # nothing was ever queued: skip the queue's imports
         return ""
-    from memtrove.hooks.buffer import QUEUE_FOLDER
     from memtrove.memory.queue import ExtractionQueue, nudge_text
 
-    queue = ExtractionQueue(settings.cache_dir / QUEUE_FOLDER)
+    queue = ExtractionQueue(folder)
     waiting = len(queue.peek(session))
     if not waiting:
         return ""

@@ -15,15 +15,13 @@ another vault, or is more than 7 days old. A fresh report without actions inject
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from memtrove.files import write_atomic
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.promptguard import sanitize
@@ -118,16 +116,8 @@ def build_report(
 def write_report(path: Path, report: dict[str, Any]) -> None:
     """Write the report atomically (a hook may be reading it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=".curator-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    write_atomic(path, text, prefix=".curator-")
 
 
 def read_report(path: Path) -> dict[str, Any] | None:

@@ -19,13 +19,12 @@ records the run. PreCompact takes no context, so the answer is the plain one.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memtrove.files import write_atomic
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HookSettings
@@ -172,18 +171,6 @@ def build_state(messages: Sequence[Message], now: datetime) -> str:
     return "\n".join(lines)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    descriptor, temporary = tempfile.mkstemp(prefix=".precompact-", suffix=".md", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def _state_folder(event: HookEvent, settings: HookSettings) -> Path | None:
     """The first existing memory folder, else one created next to the transcript."""
     candidates = memory_dirs(event.transcript_path, event.cwd, settings.claude_dir)
@@ -220,7 +207,7 @@ def run(
     if folder is None:
         log.warning("no auto-memory folder for this project; state not saved")
         return HookResult()
-    _write_atomic(folder / STATE_FILE, state)
+    write_atomic(folder / STATE_FILE, state, prefix=".precompact-")
     result = HookResult()
     result.after.append(lambda: _reindex(open_vault(), folder, log))
     result.after.append(

@@ -24,7 +24,6 @@ __all__ = ["MAX_FORWARDED_BYTES", "RemoteAnswer", "answer_from_server"]
 
 # The server's request cap is 1 MB and base64 adds a third; larger payloads run in-process.
 MAX_FORWARDED_BYTES = 600_000
-TIMEOUT_MARGIN = 1.0  # as the runner: seconds kept back from Claude Code's timeout
 
 
 class RemoteAnswer:
@@ -67,7 +66,7 @@ def answer_from_server(
         "MEMTROVE_VAULT": vault_path,
         "MEMTROVE_CONFIG_DIR": config_path,
     }
-    timeout = _timeout(env, spec.timeout_seconds)
+    timeout = spec.time_limit(_configured_timeout(env))
     try:
         reply = server.post(
             f"/warm/hook/{name}",
@@ -85,12 +84,11 @@ def answer_from_server(
     return RemoteAnswer(answer)
 
 
-def _timeout(env: Mapping[str, str], claude_timeout: float) -> float:
+def _configured_timeout(env: Mapping[str, str]) -> float | None:
     try:
-        configured = float(env.get("MEMTROVE_HOOK_TIMEOUT", "").strip() or 0)
+        return float(env.get("MEMTROVE_HOOK_TIMEOUT", "").strip() or 0) or None
     except ValueError:
-        configured = 0.0
-    return configured if configured > 0 else max(1.0, claude_timeout - TIMEOUT_MARGIN)
+        return None
 
 
 def run(name: str, env: Mapping[str, str] | None = None) -> tuple[bytes, dict[str, Any] | None]:

@@ -38,7 +38,6 @@ from memtrove.vault import Vault
 __all__ = ["HOOKS", "LOG_FILE", "HookSpec", "execute", "main", "run_in_server"]
 
 LOG_FILE = "hooks.log"
-TIMEOUT_MARGIN = 1.0  # seconds kept back from Claude Code's timeout (startup, writing)
 
 
 class _Vaults:
@@ -127,14 +126,7 @@ def run_in_server(
 
     def after() -> None:
         with held:
-            for step in result.after:
-                try:
-                    step()
-                except Exception as error:
-                    log.error(
-                        f"after answering: {type(error).__name__}: {error}",
-                        traceback.format_exc(),
-                    )
+            _run_after(result, log)
 
     return spec.answer(result.context), [after]
 
@@ -176,7 +168,7 @@ def main(
     log = HookLog(settings.cache_dir / LOG_FILE, name or "(none)")
     timer: threading.Timer | None = None
     if spec is not None and watchdog:
-        limit = settings.timeout_seconds or max(1.0, spec.timeout_seconds - TIMEOUT_MARGIN)
+        limit = spec.time_limit(settings.timeout_seconds)
 
         def expire() -> None:
             late = "the work after answering" if answer.written else "the answer (sent empty)"
@@ -222,16 +214,19 @@ def _answer(
         raw = _read_stdin(stdin if stdin is not None else sys.stdin.buffer)
         result = execute(spec, raw, settings, log, vaults.open)
         answer.write(spec.answer(result.context))
-        for step in result.after:
-            try:
-                step()
-            except Exception as error:
-                log.error(
-                    f"after answering: {type(error).__name__}: {error}", traceback.format_exc()
-                )
+        _run_after(result, log)
     except Exception as error:
         log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
         answer.write(spec.answer() if spec is not None else plain_output())
+
+
+def _run_after(result: HookResult, log: HookLog) -> None:
+    """The work after the answer, step by step; a failing step is logged, the rest run."""
+    for step in result.after:
+        try:
+            step()
+        except Exception as error:
+            log.error(f"after answering: {type(error).__name__}: {error}", traceback.format_exc())
 
 
 def _exit() -> None:

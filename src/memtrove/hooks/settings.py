@@ -27,6 +27,7 @@ from pathlib import Path
 
 from memtrove.config import Settings, cache_dir
 from memtrove.hooks.profiles import PROFILES, Profile, resolve_profile
+from memtrove.paths import QUEUE_FOLDER
 
 __all__ = ["HOOK_BUSY_TIMEOUT_MS", "VECTOR_MODES", "HookSettings", "cache_dir"]
 
@@ -51,6 +52,11 @@ class HookSettings:
     timeout_seconds: float | None = None
     nudge_interval: int = 15
     warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def queue_dir(self) -> Path:
+        """The extraction queues (``<cache>/queue``)."""
+        return self.cache_dir / QUEUE_FOLDER
 
     @classmethod
     def from_env(

@@ -28,13 +28,13 @@ import itertools
 import json
 import logging
 import os
-import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from memtrove import __version__
+from memtrove.files import exclusive_lock, write_atomic
 
 __all__ = ["ANSWERS_FILE", "STORED_METHODS", "Answers", "serve_stdio"]
 
@@ -123,43 +123,18 @@ class Answers:
             self._answers[key] = result
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with _locked(self.path.with_suffix(".lock")), self._lock:
+            with exclusive_lock(self.path.with_suffix(".lock")), self._lock:
                 on_disk = Answers(self.path, self.fingerprint)._answers
                 merged = {**on_disk, **self._answers}
                 while len(merged) > MAX_ANSWERS:
                     del merged[next(iter(merged))]
                 self._answers = merged
-                _write_json(self.path, {"fingerprint": self.fingerprint, "answers": merged})
+                document = {"fingerprint": self.fingerprint, "answers": merged}
+                write_atomic(
+                    self.path, json.dumps(document, separators=(",", ":")), prefix=".mcp-answers-"
+                )
         except OSError as error:  # a read-only cache only costs speed
             logger.warning("cannot store MCP answers in %s: %s", self.path, error)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on ``path`` (POSIX ``flock``; elsewhere no lock is taken)."""
-    with open(path, "a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _write_json(path: Path, document: dict[str, Any]) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-answers-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, separators=(",", ":"))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 class _Front:

@@ -30,7 +30,7 @@ from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.mcp import DEFAULT_HTTP_PORT, tools
 from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.memory.queue import ExtractionQueue
-from memtrove.paths import cache_location
+from memtrove.paths import queue_location
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -357,7 +357,7 @@ def build_server(
         except MemtroveError as error:
             raise ResourceError(str(error)) from None
 
-    folder = queue_folder if queue_folder is not None else Path(cache_location()) / "queue"
+    folder = queue_folder if queue_folder is not None else Path(queue_location())
     register_memory_tools(server, call, ExtractionQueue(folder), READ_ONLY, WRITES)
     return server
 

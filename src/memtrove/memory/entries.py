@@ -25,6 +25,7 @@ __all__ = [
     "ENTRY_CONTENT_TYPE",
     "MAX_CONTENT_CHARS",
     "EntryWrite",
+    "entry_ids",
     "entry_path",
     "forget_entry",
     "get_entry",
@@ -255,15 +256,9 @@ def set_archived(
     return _entry(row)
 
 
-def list_entries(
-    connection: Connection,
-    stores: Sequence[str],
-    *,
-    branch: str | None = None,
-    include_archived: bool = False,
-) -> list[tuple[int, MemoryEntry]]:
-    """(doc id, entry) of the stores, newest first; ``branch`` keeps unscoped entries and
-    those of that branch."""
+def _where(
+    stores: Sequence[str], branch: str | None, include_archived: bool
+) -> tuple[str, list[Any]]:
     where = [f"e.store IN ({','.join('?' * len(stores))})"]
     parameters: list[Any] = [store_name(store) for store in stores]
     if branch is not None:
@@ -271,11 +266,34 @@ def list_entries(
         parameters.append(branch)
     if not include_archived:
         where.append("e.archived = 0")
+    return " AND ".join(where), parameters
+
+
+def list_entries(
+    connection: Connection,
+    stores: Sequence[str],
+    *,
+    branch: str | None = None,
+    include_archived: bool = False,
+    doc_ids: Sequence[int] | None = None,
+) -> list[tuple[int, MemoryEntry]]:
+    """(doc id, entry) of the stores (only ``doc_ids`` when given), newest first; ``branch``
+    keeps unscoped entries and those of that branch."""
+    where, parameters = _where(stores, branch, include_archived)
+    if doc_ids is not None:
+        where += f" AND e.doc_id IN ({','.join('?' * len(doc_ids))})"
+        parameters.extend(doc_ids)
     rows = connection.execute(
-        f"SELECT {_COLUMNS} {_FROM} WHERE {' AND '.join(where)} ORDER BY e.updated_at DESC",
-        parameters,
+        f"SELECT {_COLUMNS} {_FROM} WHERE {where} ORDER BY e.updated_at DESC", parameters
     ).fetchall()
     return [(int(row[12]), _entry(row)) for row in rows]
+
+
+def entry_ids(connection: Connection, stores: Sequence[str], branch: str | None = None) -> set[int]:
+    """Document ids of the live entries of the stores (no text read)."""
+    where, parameters = _where(stores, branch, include_archived=False)
+    rows = connection.execute(f"SELECT e.doc_id FROM memory_entries e WHERE {where}", parameters)
+    return {int(row[0]) for row in rows}
 
 
 def stored_vectors(

@@ -16,14 +16,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memtrove.files import exclusive_lock, write_atomic
 from memtrove.memory.redact import redact
 from memtrove.text import to_iso
 
@@ -81,20 +80,8 @@ class ExtractionQueue:
     def _count_path(self, session: str) -> Path:
         return self.folder / f"{self._name(session)}.count"
 
-    @contextlib.contextmanager
-    def _locked(self, session: str) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / f"{self._name(session)}.lock", "a+b") as handle:
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - Windows
-                yield
-                return
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    def _locked(self, session: str) -> contextlib.AbstractContextManager[None]:
+        return exclusive_lock(self.folder / f"{self._name(session)}.lock")
 
     def append(self, session: str, calls: Sequence[Mapping[str, Any]]) -> int:
         """Queue the calls worth extracting from (redacted, clipped); returns how many were
@@ -118,9 +105,8 @@ class ExtractionQueue:
             return 0
         with self._locked(session):
             kept = (self._read(session) + records)[-QUEUE_LIMIT:]
-            self._write(
-                self.path(session), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept)
-            )
+            text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in kept)
+            write_atomic(self.path(session), text, prefix=".queue-")
         return len(records)
 
     def peek(self, session: str) -> list[dict[str, Any]]:
@@ -146,7 +132,7 @@ class ExtractionQueue:
         """Count one more nudge shown; returns how many were shown before it."""
         with self._locked(session):
             before = self.missed(session)
-            self._write(self._count_path(session), str(before + 1))
+            write_atomic(self._count_path(session), str(before + 1), prefix=".queue-")
         return before
 
     def payload(self, session: str, project_store: str, global_store: str) -> dict[str, Any] | None:
@@ -173,17 +159,6 @@ class ExtractionQueue:
                 if isinstance(record, dict):
                     records.append(record)
         return records
-
-    def _write(self, path: Path, text: str) -> None:
-        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".queue-", suffix=".tmp")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
 
 
 def nudge_text(session: str, count: int, missed: int) -> str:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtrove.errors import InvalidQueryError, MemtroveError
+from memtrove.errors import InvalidQueryError
+from memtrove.memory.slugs import GLOBAL_STORE, store_name
 from memtrove.text import to_iso
 from memtrove.vault.state import VaultState
 
@@ -27,9 +28,7 @@ if TYPE_CHECKING:
         SimilarEntry,
     )
 
-# The memory store's modules load with its first use: hooks and searches never pay for them.
-GLOBAL_STORE = "global"
-DEFAULT_THRESHOLD = 0.85
+# The memory store's other modules load with its first use: hooks and searches never pay.
 
 __all__ = ["NUDGE_SIMILARITY", "MemoryAccess"]
 
@@ -46,7 +45,6 @@ class MemoryAccess(VaultState):
     def resolve_store(self, store: str | None = None) -> str:
         """``store`` as kept, or the project store's name."""
         from memtrove.memory.git import project_store_for
-        from memtrove.memory.slugs import store_name
 
         if store is not None and store.strip():
             return store_name(store)
@@ -73,7 +71,8 @@ class MemoryAccess(VaultState):
         from memtrove.results import RememberResult
 
         target = self.resolve_store(store)
-        vector, model = self._entry_vector(label, content)
+        # Without a vector (the embedder failed) the entry is still written, found by keywords.
+        vector, model = self._embed_text(f"{label}\n\n{content}")
         now = to_iso(self._clock())
         with self._lock:
             written = entries.write_entry(
@@ -193,7 +192,7 @@ class MemoryAccess(VaultState):
         stores = [self.resolve_store(store)] if store else [self.resolve_store(), GLOBAL_STORE]
         stores = list(dict.fromkeys(stores))
         with self._lock:
-            live = dict(entries.list_entries(self._connection, stores, branch=branch))
+            live = entries.entry_ids(self._connection, stores, branch)
             if not live or not query.strip():
                 return []
             scores: dict[int, float] = {}
@@ -204,7 +203,7 @@ class MemoryAccess(VaultState):
                     scores[hit.doc_id] = RECALL_BM25_WEIGHT * hit.score
             rows = self._vectors(stores)
         if rows:
-            query_vector = self._query_vector(query)
+            query_vector, _ = self._embed_text(query)
             if query_vector is not None:
                 similarities = cosine_to_all(query_vector, unit_matrix([r[4] for r in rows]))
                 for row, similarity in zip(rows, similarities, strict=False):
@@ -214,12 +213,24 @@ class MemoryAccess(VaultState):
                             0.0, cosine
                         )
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        return [(doc_id, RecalledEntry(live[doc_id], score)) for doc_id, score in ranked]
+        if not ranked:
+            return []
+        with self._lock:  # the text of the winners only
+            found = dict(
+                entries.list_entries(
+                    self._connection, stores, branch=branch, doc_ids=[d for d, _ in ranked]
+                )
+            )
+        return [
+            (doc_id, RecalledEntry(found[doc_id], score))
+            for doc_id, score in ranked
+            if doc_id in found
+        ]
 
     # -- duplicates and hygiene --------------------------------------------------------------
 
     def find_duplicates(
-        self, store: str | None = None, threshold: float = DEFAULT_THRESHOLD
+        self, store: str | None = None, threshold: float | None = None
     ) -> DuplicateReport:
         """Unjudged pairs of near-duplicate entries, in connected clusters."""
         from memtrove.memory import dedup
@@ -227,7 +238,10 @@ class MemoryAccess(VaultState):
         model = self.models.embedder.identity
         with self._lock:
             return dedup.find_duplicates(
-                self._connection, self.resolve_store(store), model, threshold
+                self._connection,
+                self.resolve_store(store),
+                model,
+                dedup.DEFAULT_THRESHOLD if threshold is None else threshold,
             )
 
     def dedup_mark_checked(
@@ -261,22 +275,6 @@ class MemoryAccess(VaultState):
             )
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _entry_vector(self, label: str, content: str) -> tuple[Any, str | None]:
-        """The entry's vector and the embedder's identity; (None, None) when the embedder
-        fails (the entry is still written, and found by keywords)."""
-        try:
-            embedder = self.models.embedder
-            vectors = embedder.embed_documents([f"{label}\n\n{content}"])
-            return vectors[0], embedder.identity
-        except MemtroveError:
-            return None, None
-
-    def _query_vector(self, query: str) -> Any:
-        try:
-            return self.models.embedder.embed_documents([query])[0]
-        except MemtroveError:
-            return None
 
     def _vectors(self, stores: Sequence[str]) -> builtins.list[tuple[int, str, str, str, bytes]]:
         from memtrove.memory import entries

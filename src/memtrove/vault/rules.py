@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memtrove.errors import MemtroveError
 from memtrove.text import to_iso
@@ -18,9 +18,6 @@ __all__ = ["RulesAccess"]
 
 class RulesAccess(VaultState):
     """Predictions (what the user wants) and behaviors (what the agent keeps to)."""
-
-    def resolve_store(self, store: str | None = None) -> str:
-        raise NotImplementedError  # defined by MemoryAccess
 
     def add_rule(
         self,
@@ -63,7 +60,7 @@ class RulesAccess(VaultState):
         now = to_iso(self._clock())
         if matcher_id is None:
             assert when is not None
-            vector, model = self._situation_vector(when)
+            vector, model = self._embed_text(when)
             with self._lock:
                 matcher_id = rules.add_matcher(
                     self._connection,
@@ -127,7 +124,7 @@ class RulesAccess(VaultState):
         with self._lock:
             if not rules.has_matchers(self._connection, stores):
                 return []
-        vector, model = self._situation_vector(prompt)
+        vector, model = self._embed_text(prompt)
         if vector is None or model is None:
             return []
         with self._lock:
@@ -144,10 +141,3 @@ class RulesAccess(VaultState):
             if rule.id == item_id:
                 return rule
         raise MemtroveError(f"no {kind} {item_id!r}")
-
-    def _situation_vector(self, text: str) -> tuple[Any, str | None]:
-        try:
-            embedder = self.models.embedder
-            return embedder.embed_documents([text])[0], embedder.identity
-        except MemtroveError:
-            return None, None

@@ -11,9 +11,11 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from memtrove.config import CollectionConfig
 from memtrove.db.connection import Connection
+from memtrove.errors import MemtroveError
 from memtrove.models.registry import Models
 from memtrove.results import Collection, Document
 from memtrove.retrieval.pipeline import Retriever
@@ -32,9 +34,21 @@ class VaultState:
     _retriever: Retriever
     _clock: Callable[[], datetime]
 
+    def _embed_text(self, text: str) -> tuple[Any, str | None]:
+        """``text``'s vector by the configured embedder and the embedder's identity, or
+        (None, None) when the embedder fails: the memory store degrades, never refuses."""
+        try:
+            embedder = self.models.embedder
+            return embedder.embed_documents([text])[0], embedder.identity
+        except MemtroveError:
+            return None, None
+
     # Methods one part calls on another (each is defined by exactly one part).
     def collections(self) -> list[Collection]:
         raise NotImplementedError
 
     def get(self, ref: str) -> Document:
+        raise NotImplementedError
+
+    def resolve_store(self, store: str | None = None) -> str:
         raise NotImplementedError
