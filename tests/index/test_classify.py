@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from memtrove.index.classify import (
     confidence_baseline,
     quality_score,
 )
+from memtrove.index.markdown import document_title, parse_markdown
 
 
 def classify(
@@ -110,8 +112,13 @@ def test_unknown_declared_type_falls_back_to_path() -> None:
         ("bugs/x.md", "problem"),
         ("roadmap.md", "project"),
         ("projects/memtrove.md", "project"),
-        ("hubs/topics.md", "hub"),
-        ("moc.md", "hub"),
+        ("doc/adr/0005-help-comments.md", "decision"),
+        ("docs/decisions/0001-use-postgres.md", "decision"),
+        ("docs/architecture-decisions/use-kafka.md", "decision"),
+        ("decision-records/2024-01-cache.md", "decision"),
+        ("ADR-0012-queues.md", "decision"),
+        ("proposals/accepted/faster-maps.md", "decision"),
+        ("rfcs/accepted/0001-x.md", "decision"),
     ],
 )
 def test_path_words(path: str, expected: str) -> None:
@@ -139,10 +146,32 @@ def test_path_rules_are_checked_in_order() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["index.md", "notes/README.md", "a/b/_index.md", "HUB.md", "topics/moc.md"]
+    "path",
+    ["index.md", "notes/README.md", "a/b/_index.md", "HUB.md", "topics/moc.md", "hubs/topics.md"],
 )
-def test_hub_file_names(path: str) -> None:
-    assert classify(path) == "hub"
+def test_file_and_folder_names_never_make_a_hub(path: str) -> None:
+    assert classify(path, body="Some prose about the topic.\n\nMore prose.\n") == "note"
+    assert classify(path, body=LINK_LIST) == "hub"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("notes/session-cookies.md", "note"),
+        ("docs/release-process.md", "note"),
+        ("12302-release-proposal.md", "note"),
+        ("sessions/2024-05-01.md", "handoff"),
+        ("releases/v2.md", "milestone"),
+    ],
+)
+def test_session_and_release_count_only_as_folder_names(path: str, expected: str) -> None:
+    assert classify(path) == expected
+
+
+def test_accepted_needs_a_proposal_word() -> None:
+    assert classify("proposals/draft/x.md") == "note"
+    assert classify("accepted/x.md") == "note"
+    assert classify("design/accepted/x.md") == "decision"
 
 
 def test_path_beats_title() -> None:
@@ -157,6 +186,14 @@ def test_path_beats_title() -> None:
     [
         ("ADR-001: use SQLite", "decision"),
         ("ADR 12", "decision"),
+        ("ADR 12: use a queue", "decision"),
+        ("Use a queue (ADR-0012)", "decision"),
+        ("Decision record: caching", "decision"),
+        ("Architectural decision log", "decision"),
+        ("Architecture decision: monorepo", "decision"),
+        ("Accepted proposal: faster maps", "decision"),
+        ("RFC 42: async closures (accepted)", "decision"),
+        ("Proposal accepted: generics", "decision"),
         ("Decision: monorepo", "decision"),
         ("Architecture decision record for caching", "decision"),
         ("Handoff for Friday", "handoff"),
@@ -170,6 +207,8 @@ def test_path_beats_title() -> None:
         ("Milestone 3 reached", "milestone"),
         ("Released v2.1", "milestone"),
         ("Benchmark of vector stores", "research"),
+        ("Benchmarks of FTS engines", "research"),
+        ("Vector store benchmark results", "research"),
         ("Comparison: FTS5 vs Tantivy", "research"),
         ("Progress on indexing", "progress"),
         ("Weekly status for team", "progress"),
@@ -184,7 +223,18 @@ def test_title_wording(title: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "title",
-    ["Decisive moves", "Readme", "Project", "I avoid nothing", "Handoffs", "Shopping list"],
+    [
+        "Decisive moves",
+        "Readme",
+        "Project",
+        "I avoid nothing",
+        "Handoffs",
+        "Shopping list",
+        "Go Benchmark Data Format",
+        "Programmatic sub-benchmark support",
+        "Proposal: make accepted connections faster",
+        "Padrone 7",
+    ],
 )
 def test_title_wording_needs_the_right_words(title: str) -> None:
     assert classify(title=title) == "note"
@@ -213,22 +263,148 @@ def test_speaker_words_must_start_the_line() -> None:
     assert classify(body=body) == "note"
 
 
+LINK_LIST = "\n".join(f"- [Topic {i}](topic-{i}.md)" for i in range(6))
+
+
 def test_hub_from_links() -> None:
     wiki = "\n".join(f"- [[Topic {i}]]" for i in range(5))
     assert classify(body=wiki) == "hub"
-    markdown = "\n".join(f"- [Topic {i}](topic-{i}.md)" for i in range(6))
-    assert classify(body=markdown) == "hub"
+    assert classify(body=LINK_LIST) == "hub"
+    autolinks = "\n".join(f"* <https://example.com/{i}>" for i in range(5))
+    assert classify(body=autolinks) == "hub"
+    bare = "\n".join(f"{i}. https://example.com/{i}" for i in range(5))
+    assert classify(body=bare) == "hub"
+    reference = "\n".join(f"- [Topic {i}][t{i}]" for i in range(5))
+    reference += "\n\n" + "\n".join(f"[t{i}]: topic-{i}.md" for i in range(5))
+    assert classify(body=reference) == "hub", "reference definitions are not content lines"
 
 
-def test_hub_needs_five_links_and_half_the_lines() -> None:
+def test_hub_needs_five_links_and_sixty_percent_of_the_lines() -> None:
     four = "\n".join(f"- [[Topic {i}]]" for i in range(4))
     assert classify(body=four) == "note"
-    five_among_prose = "\n".join(f"- [[Topic {i}]]" for i in range(5))
-    five_among_prose += "\n" + "\n".join(f"prose line {i}" for i in range(11))
-    assert classify(body=five_among_prose) == "note"
-    # blank lines do not count against the ratio
+    six = "\n".join(f"- [[Topic {i}]]" for i in range(6))
+    assert classify(body=six + "\n" + "\n".join(f"prose {i}" for i in range(4))) == "hub"
+    assert classify(body=six + "\n" + "\n".join(f"prose {i}" for i in range(5))) == "note"
+    # blank lines, headings and rules do not count against the share
     spaced = "\n\n\n".join(f"[[Topic {i}]]" for i in range(5))
     assert classify(body=spaced) == "hub"
+    grouped = "# Index\n\n## Auth\n\n" + six + "\n\n---\n\n## Storage\n\n" + LINK_LIST
+    assert classify(body=grouped) == "hub"
+
+
+def test_link_entries_with_long_descriptions_are_link_lines() -> None:
+    described = "\n".join(
+        f"* [ADR-{i}](adr/{i}.md) - Use a custom implementation of OIDC to authenticate CI "
+        "jobs with the cloud rather than the registry module"
+        for i in range(6)
+    )
+    assert classify(body=described) == "hub"
+    table = "| Record | Status |\n| --- | --- |\n" + "\n".join(
+        f"| [Record kudos movements as events {i}](000{i}-x.md) | accepted |" for i in range(6)
+    )
+    assert classify(body=table) == "hub"
+
+
+def test_prose_with_links_is_no_hub() -> None:
+    prose = "\n".join(
+        f"We measured this in [run {i}](runs/{i}.md) and found that the queue kept up with "
+        "the load for the whole of the afternoon without any trouble at all."
+        for i in range(8)
+    )
+    assert classify(body=prose) == "note"
+
+
+def test_anchors_images_code_and_comments_are_not_links() -> None:
+    toc = "\n".join(f"- [Section {i}](#section-{i})" for i in range(30))
+    assert classify(body=toc + "\n\nSome prose.\n") == "note"
+    images = "\n".join(f"![shot {i}](img/{i}.png)" for i in range(8))
+    assert classify(body=images) == "note"
+    code = "```\n" + LINK_LIST + "\n```\nprose line\n"
+    assert classify(body=code) == "note"
+    comment = "<!--\n" + LINK_LIST + "\n-->\nprose line\n"
+    assert classify(body=comment) == "note"
+
+
+def test_a_link_page_is_a_hub_whatever_its_path() -> None:
+    assert classify("docs/decisions/README.md", "Decision log", LINK_LIST) == "hub"
+    assert classify("handoffs/index.md", "Handoffs", LINK_LIST) == "hub"
+
+
+# -- decision records -------------------------------------------------------------------------
+
+NYGARD_ADR = (
+    "# Rotate refresh tokens\n\n## Status\n\nAccepted\n\n## Context\n\nTokens leak.\n\n"
+    "## Decision\n\nWe will rotate refresh tokens on every use.\n\n"
+    "## Consequences\n\nOne more write per refresh.\n"
+)
+MADR = (
+    "# Use Markdown ADRs\n\n* Status: accepted\n\n## Context and Problem Statement\n\nWhy?\n\n"
+    "## Considered Options\n\n* MADR\n* Nygard\n\n## Decision Outcome\n\nChosen: MADR.\n"
+)
+
+
+@pytest.mark.parametrize("body", [NYGARD_ADR, MADR])
+def test_an_index_page_holding_a_decision_record_is_a_decision(body: str) -> None:
+    assert classify("auth/refresh-tokens/index.md", "refresh tokens", body) == "decision"
+    assert classify("topic/README.md", "Rotate refresh tokens", body) == "decision"
+
+
+def test_decision_record_layout_needs_a_decision_heading_and_a_companion() -> None:
+    assert classify(body="## Context\n\nx\n\n## Consequences\n\ny\n") == "note"
+    assert classify(body="## Decision\n\nWe pick A.\n") == "note"
+    assert classify(body="## 3. Decision:\n\nA.\n\n## 1. Status\n\nDone.\n") == "decision"
+    assert classify(body="## Decisions made\n\nA.\n\n## Status\n\nDone.\n") == "note"
+
+
+def test_an_index_page_titled_as_a_decision_is_a_decision() -> None:
+    assert classify("topic/index.md", "ADR 12: use a queue", "We use a queue.") == "decision"
+
+
+def test_path_beats_the_decision_layout() -> None:
+    assert classify("research/queues.md", "Queues", NYGARD_ADR) == "research"
+
+
+def test_frontmatter_beats_links_and_layout() -> None:
+    assert classify("index.md", body=LINK_LIST, frontmatter={"type": "note"}) == "note"
+    assert classify("adr/1.md", body=NYGARD_ADR, frontmatter={"type": "research"}) == "research"
+    assert classify("index.md", body="prose", frontmatter={"content_type": "hub"}) == "hub"
+    assert classify("index.md", body="prose", frontmatter={"type": "moc"}) == "hub"
+
+
+# -- real documents ---------------------------------------------------------------------------
+
+GO_PROPOSALS = Path("/work/shared/bench/prose/go-proposals")
+EXAMPLE_VAULT = Path(__file__).resolve().parents[2] / "examples" / "vault"
+
+
+def classify_file(root: Path, path: Path) -> str:
+    parsed = parse_markdown(path.read_text(encoding="utf-8"))
+    relative = path.relative_to(root).as_posix()
+    return classify_content_type(
+        relative, document_title(parsed, relative), parsed.body, parsed.frontmatter
+    )
+
+
+def test_real_go_design_documents_are_no_hubs() -> None:
+    if not GO_PROPOSALS.is_dir():
+        pytest.skip("the Go design documents are not on this machine")
+    types = {path.name: classify_file(GO_PROPOSALS, path) for path in GO_PROPOSALS.glob("*.md")}
+    assert len(types) > 100
+    assert set(types.values()) == {"note"}, {k: v for k, v in types.items() if v != "note"}
+
+
+def test_example_vault_types() -> None:
+    if not EXAMPLE_VAULT.is_dir():
+        pytest.skip("no example vault")
+    types = {
+        path.relative_to(EXAMPLE_VAULT).as_posix(): classify_file(EXAMPLE_VAULT, path)
+        for path in EXAMPLE_VAULT.rglob("*.md")
+    }
+    assert types["index.md"] == "hub"
+    hubs = [path for path, content_type in types.items() if content_type == "hub"]
+    assert hubs == ["index.md"]
+    decisions = sorted(path for path, content_type in types.items() if content_type == "decision")
+    assert decisions == sorted(p for p in types if p.startswith("decisions/"))
 
 
 def test_title_beats_body_detection() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,8 @@ from memtrove.index.markdown import (
     SPLIT_THRESHOLD,
     Fragment,
     ParsedMarkdown,
+    document_title,
+    is_generic_heading,
     parse_markdown,
     split_fragments,
 )
@@ -74,7 +77,7 @@ def test_frontmatter_is_parsed_and_split_off() -> None:
     assert parsed.frontmatter_span is not None
     start, end = parsed.frontmatter_span
     assert text[start:end] == "title: Hello\ntags: [a, b]\ncount: 3\n"
-    assert parsed.first_heading == "Heading"
+    assert parsed.title == "Hello", "frontmatter title wins over the heading"
 
 
 def test_frontmatter_with_crlf_line_endings() -> None:
@@ -82,7 +85,7 @@ def test_frontmatter_with_crlf_line_endings() -> None:
     parsed = parse_markdown(text)
     assert parsed.frontmatter == {"title": "Windows"}
     assert parsed.body == "# Title\r\nbody line\r\n"
-    assert parsed.first_heading == "Title"
+    assert parsed.title == "Windows"
 
 
 def test_frontmatter_closed_by_dots_and_trailing_spaces() -> None:
@@ -129,7 +132,7 @@ def test_non_mapping_frontmatter_is_an_error_and_the_whole_text_is_body(yaml_blo
     assert parsed.frontmatter_error == "malformed frontmatter: expected key: value pairs"
     assert parsed.body_start == 0
     assert parsed.body == text
-    assert parsed.first_heading == "Title"
+    assert parsed.title == "Title"
 
 
 @pytest.mark.parametrize(
@@ -146,6 +149,7 @@ def test_malformed_yaml_is_an_error_and_the_whole_text_is_body(yaml_block: str) 
     assert "\n" not in parsed.frontmatter_error
     assert len(parsed.frontmatter_error) <= len("malformed frontmatter: ") + 160
     assert parsed.body == text
+    assert parsed.title is None, "the block's closing --- is no setext underline"
 
 
 def test_unclosed_frontmatter_is_plain_body_without_error() -> None:
@@ -155,7 +159,7 @@ def test_unclosed_frontmatter_is_plain_body_without_error() -> None:
     assert parsed.frontmatter_error is None
     assert parsed.frontmatter_span is None
     assert parsed.body == text
-    assert parsed.first_heading == "Heading"
+    assert parsed.title == "Heading"
 
 
 @pytest.mark.parametrize(
@@ -187,62 +191,283 @@ def test_closing_fence_must_be_a_whole_line_at_the_left_margin() -> None:
     assert parsed.body == "body"
 
 
-# -- title ------------------------------------------------------------------------------------
+# -- title: headings -------------------------------------------------------------------------
 
 
-def test_first_heading_is_the_first_h1() -> None:
-    text = "intro\n## Second level\n# First H1\n# Second H1\n"
-    assert parse_markdown(text).first_heading == "First H1"
+def title(text: str) -> str | None:
+    return parse_markdown(text).title
 
 
-def test_no_h1_gives_none() -> None:
-    assert parse_markdown("## Only h2\n### h3\n#hashtag\n").first_heading is None
-    assert parse_markdown("").first_heading is None
+def test_title_is_the_first_heading_of_any_level() -> None:
+    assert title("intro\n## Second level\n# First H1\n# Second H1\n") == "Second level"
+    assert title("## Only h2\n### h3\n") == "Only h2"
+    assert title("###### Deep\n") == "Deep"
+    assert title("#hashtag\n####### seven\n") is None
+    assert title("") is None
+
+
+def test_first_heading_is_an_alias_of_title() -> None:
+    parsed = parse_markdown("---\ntitle: Declared\n---\n## Heading\n")
+    assert parsed.first_heading == parsed.title == "Declared"
 
 
 def test_first_heading_trims_closing_hashes_and_indentation() -> None:
-    assert parse_markdown("   #   Spaced title   ##  \n").first_heading == "Spaced title"
-    assert parse_markdown("#\tTabbed\n").first_heading == "Tabbed"
-    assert parse_markdown("    # four spaces is code\n").first_heading is None
+    assert title("   #   Spaced title   ##  \n") == "Spaced title"
+    assert title("#\tTabbed\n") == "Tabbed"
+    assert title("    # four spaces is code\n") is None
 
 
 @pytest.mark.parametrize(
-    ("line", "title"),
+    ("line", "expected"),
     [("# Learning C#", "Learning C#"), ("# F# notes", "F# notes"), ("# Issue #12", "Issue #12")],
 )
-def test_hash_at_the_end_of_a_title_word_is_kept(line: str, title: str) -> None:
+def test_hash_at_the_end_of_a_title_word_is_kept(line: str, expected: str) -> None:
     # A closing sequence of #s must follow a space (CommonMark); "C#" keeps its #.
-    assert parse_markdown(line + "\n").first_heading == title
+    assert title(line + "\n") == expected
 
 
 def test_first_heading_ignores_headings_in_code_fences() -> None:
-    text = "```\n# not a title\n```\n~~~python\n# comment\n~~~\n# Real Title\n"
-    assert parse_markdown(text).first_heading == "Real Title"
+    text = "```\n# not a title\n```\n~~~python\n# comment\n~~~\n## Real Title\n"
+    assert title(text) == "Real Title"
 
 
 def test_first_heading_fence_must_be_closed_by_the_same_kind() -> None:
-    text = "~~~\n```\n# still code\n```\n~~~\n# Real Title\n"
-    assert parse_markdown(text).first_heading == "Real Title"
-    text = "````\n```\n# still code\n````\n# Real Title\n"
-    assert parse_markdown(text).first_heading == "Real Title"
+    assert title("~~~\n```\n# still code\n```\n~~~\n# Real Title\n") == "Real Title"
+    assert title("````\n```\n# still code\n````\n# Real Title\n") == "Real Title"
 
 
 def test_first_heading_inside_an_unclosed_fence_is_ignored() -> None:
-    assert parse_markdown("```\n# hidden\nmore code\n").first_heading is None
+    assert title("```\n# hidden\nmore code\n") is None
+
+
+def test_headings_inside_html_comments_are_ignored() -> None:
+    # the layout of a Kubernetes KEP: a template comment, then the title
+    text = (
+        "<!--\n**Note:** remove me.\n# not this\n```\n# nor this\n```\n-->\n# KEP-1287: In-place\n"
+    )
+    assert title(text) == "KEP-1287: In-place"
+    assert title("<!-- a one-line comment -->\n## After\n") == "After"
 
 
 def test_first_heading_comes_from_the_body_not_the_frontmatter() -> None:
-    text = "---\nnote: |\n  # not this\n---\n# This\n"
-    assert parse_markdown(text).first_heading == "This"
+    assert title("---\nnote: |\n  # not this\n---\n# This\n") == "This"
 
 
 def test_first_heading_is_capped_at_300_characters() -> None:
-    heading = parse_markdown("# " + "t" * 400 + "\n").first_heading
-    assert heading == "t" * 300
+    assert title("# " + "t" * 400 + "\n") == "t" * 300
+    assert title("---\ntitle: " + "d" * 400 + "\n---\n") == "d" * 300
 
 
 def test_crlf_heading() -> None:
-    assert parse_markdown("# Windows title\r\nbody\r\n").first_heading == "Windows title"
+    assert title("# Windows title\r\nbody\r\n") == "Windows title"
+    assert title("Setext\r\n===\r\nbody\r\n") == "Setext"
+
+
+def test_links_in_a_title_keep_their_text() -> None:
+    assert title("# Make [lockedfile](https://godoc.org/x) public\n") == "Make lockedfile public"
+    assert title("# See [the spec][spec]\n") == "See the spec"
+
+
+# -- title: setext headings -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Setext title\n============\nbody", "Setext title\n---\nbody", "\nSetext title\n--\n"],
+)
+def test_setext_headings(text: str) -> None:
+    assert title(text) == "Setext title"
+
+
+def test_setext_heading_or_atx_heading_whichever_comes_first() -> None:
+    assert title("First\n=====\n# Second\n") == "First"
+    assert title("# First\nSecond\n=====\n") == "First"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "one line\ntwo lines\n---\n",  # a paragraph of two lines: left alone
+        "- a list item\n---\n",
+        "> a quote\n---\n",
+        "| a | b |\n---\n",
+        "\n---\nafter a rule\n",  # a rule after a blank line
+        "Status: draft\n---\nbody\n",  # key: value over --- ends a metadata block
+        "```\ncode\n```\n---\n",
+        "    indented code\n---\n",
+    ],
+)
+def test_what_is_not_a_setext_heading(text: str) -> None:
+    assert title(text) is None
+
+
+def test_equals_underline_makes_a_heading_of_a_key_value_line() -> None:
+    assert title("Proposal: faster maps\n=====\n") == "Proposal: faster maps"
+
+
+# -- title: generic headings and metadata -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Summary",
+        "ABSTRACT",
+        "Motivation:",
+        "1. Introduction",
+        "**Overview**",
+        "Table of Contents",
+        "README",
+        "Index",
+        "Context",
+        "Background",
+        "2.1 Contents",
+    ],
+)
+def test_generic_section_headings_never_title_a_document(heading: str) -> None:
+    assert is_generic_heading(heading)
+    assert title(f"# {heading}\n\nbody text\n") is None
+
+
+@pytest.mark.parametrize("heading", ["Summary of Q3", "Context switching costs", "Overview: auth"])
+def test_headings_that_only_start_with_a_generic_word_are_titles(heading: str) -> None:
+    assert not is_generic_heading(heading)
+    assert title(f"# {heading}\n") == heading
+
+
+RUST_RFC = (
+    "- Feature Name: `let_else`\n"
+    "- Start Date: 2021-05-31\n"
+    "- RFC PR: [rust-lang/rfcs#3137](https://github.com/rust-lang/rfcs/pull/3137)\n"
+    "- Rust Issue: [rust-lang/rust#87335](https://github.com/rust-lang/rust/issues/87335)\n"
+    "\n"
+    "# Summary\n"
+    "[summary]: #summary\n"
+    "\n"
+    "Introduce a new `let PATTERN: TYPE = EXPRESSION else DIVERGING_BLOCK;` statement.\n"
+    "\n"
+    "# Motivation\n"
+    "[motivation]: #motivation\n"
+)
+
+
+def test_rust_rfc_metadata_list_gives_the_feature_name() -> None:
+    assert title(RUST_RFC) == "let_else"
+
+
+@pytest.mark.parametrize(
+    "value", ["N/A", "none", "TBD", "", "(fill me in with a unique ident, `my_awesome_feature`)"]
+)
+def test_metadata_placeholders_are_no_titles(value: str) -> None:
+    text = RUST_RFC.replace("`let_else`", value)
+    assert title(text) is None
+    assert document_title(parse_markdown(text), "text/0000-let-else.md") == "0000-let-else"
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "title: Pod-level resources\nstatus: implementable\n\n## Summary\n",
+        "Title: Pod-level resources\n\nbody\n",
+        "- Title: Pod-level resources\n- Authors: someone\n",
+        "* **Title:** Pod-level resources\n",
+        "**Title**: Pod-level resources\n",
+        "% Pod-level resources\n% An Author\n\nbody\n",
+        "- Feature Name: ignored\n- Title: Pod-level resources\n# Overview\n",
+        "---\ntitle: Pod-level resources: v2\nstatus: [draft\n---\nbody\n",  # broken YAML
+    ],
+)
+def test_title_metadata_lines_before_the_first_heading(opening: str) -> None:
+    assert (title(opening) or "").startswith("Pod-level resources")
+
+
+def test_a_real_heading_beats_metadata() -> None:
+    assert title("Title: metadata\n\n# The heading\n") == "The heading"
+    assert title(RUST_RFC.replace("# Summary", "# Let-else statements")) == "Let-else statements"
+
+
+def test_metadata_after_the_first_heading_or_far_down_is_ignored() -> None:
+    assert title("# Summary\n\n- Feature Name: late\n") is None
+    assert title("\n".join(f"line {i}" for i in range(40)) + "\nTitle: late\n") is None
+    assert title("```\nTitle: in code\n```\n") is None
+
+
+def test_frontmatter_feature_names_a_nixos_rfc() -> None:
+    text = "---\nfeature: flake_registry\nstart-date: 2021-01-01\n---\n\n# Summary\nbody\n"
+    assert title(text) == "flake_registry"
+    template = (
+        "---\nfeature: (fill me in with a unique ident, my_awesome_feature)\n---\n# Summary\n"
+    )
+    assert title(template) is None
+
+
+def test_frontmatter_title_beats_everything() -> None:
+    text = "---\ntitle: Declared\n---\n" + RUST_RFC
+    assert title(text) == "Declared"
+    assert title("---\ntitle: 42\n---\n# Heading\n") == "42"
+    for empty in ("''", "[a, b]", "true", "null"):
+        assert title(f"---\ntitle: {empty}\n---\n# Heading\n") == "Heading"
+
+
+# -- document_title ---------------------------------------------------------------------------
+
+
+def doc_title(text: str, path: str) -> str:
+    return document_title(parse_markdown(text), path)
+
+
+@pytest.mark.parametrize(
+    "name", ["index.md", "README.md", "_index.md", "ReadMe.MD", "INDEX.markdown"]
+)
+@pytest.mark.parametrize("text", ["", "# Overview\n", "## README\n", "# Index\n\nSee below.\n"])
+def test_index_pages_without_a_real_title_take_the_folder_name(name: str, text: str) -> None:
+    assert doc_title(text, f"auth/refresh-tokens/{name}") == "refresh tokens"
+    assert doc_title(text, f"docs/my_topic/{name}") == "my topic"
+
+
+def test_index_pages_keep_a_real_title() -> None:
+    assert doc_title("# Lanternfish vault - index\n", "index.md") == "Lanternfish vault - index"
+    assert doc_title("# Token rotation\n", "auth/README.md") == "Token rotation"
+    assert doc_title("---\ntitle: Declared\n---\n", "auth/index.md") == "Declared"
+    assert doc_title("- Title: From metadata\n# Summary\n", "auth/index.md") == "From metadata"
+
+
+def test_index_page_at_the_collection_root_keeps_its_file_name() -> None:
+    assert doc_title("# Overview\n", "README.md") == "README"
+    assert doc_title("", "index.md") == "index"
+
+
+def test_other_files_fall_back_to_their_file_name() -> None:
+    assert doc_title("# Summary\nbody\n", "text/0000-alloca.md") == "0000-alloca"
+    assert doc_title("no heading here\n", "notes/nested/deep/b.md") == "b"
+    assert doc_title("## Only h2\n", "notes/a.md") == "Only h2"
+    assert doc_title("", "notes/index-of-things.md") == "index-of-things"
+
+
+GO_PROPOSALS = Path("/work/shared/bench/prose/go-proposals")
+
+
+def test_real_go_design_documents() -> None:
+    if not GO_PROPOSALS.is_dir():
+        pytest.skip("the Go design documents are not on this machine")
+    expected = {
+        "40276-go-install.md": "Proposal: `go install` should install executables in module mode "
+        "outside a module",  # a `##` title
+        "43810-go-pmem.md": "Proposal: Add support for Persistent Memory in Go",  # a `###` title
+        # a link in the heading keeps its text
+        "33974-add-public-lockedfile-pkg.md": "Proposal: make the internal lockedfile package "
+        "public",
+        "12416-cgo-pointers.md": "Proposal: Rules for passing pointers between Go and C",
+    }
+    for name, wanted in expected.items():
+        assert doc_title((GO_PROPOSALS / name).read_text(encoding="utf-8"), name) == wanted
+    by_file_name = []
+    for path in sorted(GO_PROPOSALS.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        if document_title(parse_markdown(text), path.name) == path.stem:
+            by_file_name.append(path.name)
+    # only the two one-line "Moved to ..." stubs have no title of their own
+    assert by_file_name == ["25530-notary.md", "40307-fuzzing.md"]
 
 
 # -- fragments: small documents ---------------------------------------------------------------

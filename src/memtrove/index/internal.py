@@ -16,11 +16,10 @@ from memtrove.index.indexer import (
     _insert_document,
     _Prepared,
     _store_content,
-    _title,
     _write_document,
     deactivate_documents,
 )
-from memtrove.index.markdown import parse_markdown
+from memtrove.index.markdown import document_title, parse_markdown
 from memtrove.index.scanner import FileEntry
 
 __all__ = ["MEMORY_COLLECTION", "deactivate_internal", "write_internal"]
@@ -41,7 +40,7 @@ def write_internal(
         text=text,
         hash=hashlib.sha256(data).hexdigest(),
         parsed=parsed,
-        title=_title(parsed.frontmatter, parsed, path),
+        title=document_title(parsed, path),
         content_type=content_type,
         quality=quality_score(parsed.body, bool(parsed.frontmatter_span)),
         authored_at=None,

@@ -1,5 +1,30 @@
 """Reading one markdown file: frontmatter, title, headings and fragments.
 
+Title (``ParsedMarkdown.title``, then ``document_title`` for the path-based fallbacks), first
+match wins:
+
+1. frontmatter ``title`` (a string or number, whitespace collapsed);
+2. the first heading of any level, ATX (``#`` to ``######``) or setext (a one-line paragraph
+   underlined with ``===`` or ``---``), outside code fences and HTML comments, unless it is
+   a generic section name (``Summary``, ``Abstract``, ``Motivation``, ``Background``,
+   ``Overview``, ``Introduction``, ``Context``, ``Contents``, ``Index``, ``README``, ...,
+   compared without case, numbering or a trailing colon): a generic first heading never
+   titles a document;
+3. a metadata title from the opening lines before that heading (the first 30 non-blank
+   lines): ``Title: ...`` (also as a list item ``- Title: ...``, bold ``**Title:**``, or a
+   Pandoc ``% Title`` first line), else ``Feature Name: ...`` as Rust RFCs write it (or
+   frontmatter ``feature`` as NixOS RFCs do); backticks and quotes are dropped and
+   placeholders (``N/A``, ``none``, ``TBD``, ``(fill me in ...)``, ``[Title]``) ignored. When
+   the body starts with a ``---`` block that is not valid YAML, that block is read as such
+   metadata and its closing ``---`` is not a setext underline;
+4. for a folder's index page (``index``, ``README`` or ``_index``, any case and extension),
+   the folder name with ``-`` and ``_`` read as spaces (``auth/refresh-tokens/README.md`` ->
+   ``refresh tokens``);
+5. the file name without its extension.
+
+Links in a title keep their text only (``[Foo](foo.md)`` -> ``Foo``); titles are capped at
+300 characters.
+
 Fragments are character ranges into the stored text (``content.doc``), so they cost a few
 integers each and always agree with the body they come from:
 
@@ -17,11 +42,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "GENERIC_HEADINGS",
     "Fragment",
     "ParsedMarkdown",
+    "document_title",
+    "is_generic_heading",
     "parse_markdown",
     "split_fragments",
 ]
@@ -31,6 +60,31 @@ SPLIT_THRESHOLD = 200
 FRAGMENT_MIN = 50
 FRAGMENT_MAX = 2_000
 MAX_FRAGMENTS = 500
+TITLE_LIMIT = 300
+METADATA_LINES = 30
+
+# Section names that say where in a document you are, not what it is about.
+GENERIC_HEADINGS = frozenset(
+    {
+        "summary",
+        "abstract",
+        "motivation",
+        "background",
+        "overview",
+        "introduction",
+        "intro",
+        "context",
+        "preface",
+        "contents",
+        "table of contents",
+        "toc",
+        "index",
+        "readme",
+        "home",
+        "about",
+    }
+)
+_INDEX_STEMS = frozenset({"index", "readme", "_index"})
 
 
 def _safe_loader() -> Any:
@@ -46,6 +100,21 @@ _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
+_THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+# Lines that cannot be the text of a setext heading: list items, quotes, tables, HTML,
+# link reference definitions.
+_NOT_PARAGRAPH = re.compile(r"^ {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>|\||<|\[[^\]]+\]:)")
+_KEY_VALUE = re.compile(r"^ {0,3}[A-Za-z][\w()/ -]{0,30}:[ \t]+\S")
+_METADATA = re.compile(
+    r"^ {0,3}(?:[-*+][ \t]+)?(?:\*\*|__)?(title|feature[ _-]?name)(?:\*\*|__)?[ \t]*:"
+    r"(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
+    re.IGNORECASE,
+)
+_PANDOC_TITLE = re.compile(r"^%[ \t]+(\S.*?)[ \t]*$")
+_INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
+_PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "tbd", "todo", "-", "?", "title"})
 
 
 @dataclass(frozen=True)
@@ -66,11 +135,17 @@ class ParsedMarkdown:
     frontmatter: dict[str, Any] = field(default_factory=dict)
     frontmatter_span: tuple[int, int] | None = None
     frontmatter_error: str | None = None
-    first_heading: str | None = None
+    title: str | None = None
+    """The title the file gives itself (rules 1-3 of the module docstring), else None."""
 
     @property
     def body(self) -> str:
         return self.text[self.body_start :]
+
+    @property
+    def first_heading(self) -> str | None:
+        """Alias of ``title``, for callers that predate it."""
+        return self.title
 
 
 def parse_markdown(text: str) -> ParsedMarkdown:
@@ -109,8 +184,27 @@ def parse_markdown(text: str) -> ParsedMarkdown:
         frontmatter=frontmatter,
         frontmatter_span=span,
         frontmatter_error=error,
-        first_heading=_first_h1(text, body_start),
+        title=_own_title(text, body_start, frontmatter),
     )
+
+
+def document_title(parsed: ParsedMarkdown, path: str) -> str:
+    """The title to index ``path`` under: the file's own, else its folder's or file's name."""
+    if parsed.title:
+        return parsed.title
+    pure = PurePosixPath(path)
+    if pure.stem.lower() in _INDEX_STEMS and pure.parent.name:
+        folder = " ".join(re.split(r"[-_\s]+", pure.parent.name)).strip()
+        if folder:
+            return folder[:TITLE_LIMIT]
+    return pure.stem or path
+
+
+def is_generic_heading(heading: str) -> bool:
+    """Whether a heading names a section (``Summary``, ``1. Introduction:``), not a topic."""
+    plain = _SECTION_NUMBER.sub("", heading.replace("*", "").replace("`", "").strip().lower())
+    plain = " ".join(plain.strip(" \t:.-_").split())
+    return plain in GENERIC_HEADINGS or not plain
 
 
 def _first_line(message: str) -> str:
@@ -132,23 +226,123 @@ def _closes_fence(match: re.Match[str] | None, fence: str) -> bool:
     return match is not None and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
 
 
-def _first_h1(text: str, start: int) -> str | None:
+def _own_title(text: str, start: int, frontmatter: dict[str, Any]) -> str | None:
+    declared = frontmatter.get("title")
+    if isinstance(declared, (str, int, float)) and not isinstance(declared, bool):
+        title = " ".join(str(declared).split())
+        if title:
+            return title[:TITLE_LIMIT]
+    heading, metadata = _scan_opening(text, start)
+    if heading is not None and not is_generic_heading(heading):
+        return heading
+    if metadata is None:
+        for key in ("feature", "feature_name", "feature-name"):
+            declared = frontmatter.get(key)
+            if isinstance(declared, str):
+                metadata = _metadata_value(declared)
+                if metadata:
+                    break
+    return metadata
+
+
+def _scan_opening(text: str, start: int) -> tuple[str | None, str | None]:
+    """The first heading, and the metadata title written before it (see module docstring)."""
+    lines = _lines(text, start)
+    titles: list[str] = []  # Title: / % Title values, in order
+    features: list[str] = []  # Feature Name: values
+    yaml_end = -1
+    if start == 0 and lines and _FENCE_CLOSE.match(lines[0][1]) and lines[0][1].startswith("-"):
+        # Frontmatter that failed to parse: its lines are metadata, never headings.
+        for index in range(1, len(lines)):
+            if _FENCE_CLOSE.match(lines[index][1]):
+                yaml_end = index
+                break
     fence: str | None = None
-    for _, line in _lines(text, start):
+    in_comment = False
+    paragraph: str | None = None  # the current paragraph's text while it is one line long
+    paragraph_lines = 0
+    seen = 0  # non-blank lines looked at for metadata
+    heading: str | None = None
+    for index, (_, line) in enumerate(lines):
+        stripped = line.strip()
+        if index <= yaml_end:
+            if 0 < index < yaml_end:
+                _collect_metadata(line, titles, features)
+            continue
         fence_match = _CODE_FENCE.match(line)
         if fence is not None:
             if _closes_fence(fence_match, fence):
                 fence = None
             continue
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
         if fence_match:
-            fence = fence_match.group(1)
+            fence, paragraph, paragraph_lines = fence_match.group(1), None, 0
+            continue
+        if stripped.startswith("<!--"):
+            in_comment = "-->" not in stripped[4:]
+            paragraph, paragraph_lines = None, 0
             continue
         match = _HEADING.match(line)
-        if match and len(match.group(1)) == 1:
-            title = match.group(2).strip()
-            if title:
-                return title[:300]
-    return None
+        if match:
+            heading = match.group(2)
+            break
+        underline = _SETEXT_UNDERLINE.match(line)
+        # a one-line paragraph over === or ---, except "key: value" over --- (a metadata
+        # block's end, not a heading)
+        if (
+            underline
+            and paragraph is not None
+            and paragraph_lines == 1
+            and (underline.group(1)[0] == "=" or not _KEY_VALUE.match(paragraph))
+        ):
+            heading = paragraph
+            break
+        if not stripped:
+            paragraph, paragraph_lines = None, 0
+            continue
+        seen += 1
+        if seen <= METADATA_LINES:
+            if seen == 1 and (pandoc := _PANDOC_TITLE.match(line)):
+                titles.append(pandoc.group(1))
+            else:
+                _collect_metadata(line, titles, features)
+        if _THEMATIC_BREAK.match(line) or _NOT_PARAGRAPH.match(line) or line[:4] == "    ":
+            paragraph, paragraph_lines = None, 0
+        elif paragraph_lines == 0:
+            paragraph, paragraph_lines = stripped, 1
+        else:
+            paragraph_lines += 1
+    if heading is not None:
+        heading = _plain_title(heading) or None
+    for value in titles + features:
+        cleaned = _metadata_value(value)
+        if cleaned:
+            return heading, cleaned
+    return heading, None
+
+
+def _collect_metadata(line: str, titles: list[str], features: list[str]) -> None:
+    match = _METADATA.match(line)
+    if match:
+        (titles if match.group(1).lower() == "title" else features).append(match.group(2))
+
+
+def _metadata_value(value: str) -> str | None:
+    """A metadata value as a title; None for an empty value or a template's placeholder."""
+    cleaned = _plain_title(value.strip().strip("`'\"*_").strip())
+    lowered = cleaned.lower()
+    if lowered in _PLACEHOLDERS or "fill me in" in lowered or "leave this empty" in lowered:
+        return None
+    if (cleaned[:1], cleaned[-1:]) in {("(", ")"), ("[", "]"), ("<", ">")}:
+        return None
+    return cleaned
+
+
+def _plain_title(title: str) -> str:
+    """A heading or metadata value as a title: link text only, whitespace collapsed, capped."""
+    return " ".join(_INLINE_LINK.sub(r"\1", title).split())[:TITLE_LIMIT]
 
 
 def split_fragments(parsed: ParsedMarkdown, title: str) -> list[Fragment]:
