@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import typer
 
 from memtrove.cli import claude_settings
 from memtrove.cli.common import console, fail, state, user_errors
+from memtrove.config import Settings
 from memtrove.mcp import DEFAULT_HTTP_PORT
 from memtrove.vault import Vault
 
@@ -75,47 +77,80 @@ def _check_port(port: int) -> None:
 
 @setup_app.command("hooks")
 def setup_hooks(
+    ctx: typer.Context,
     remove: bool = typer.Option(False, "--remove", help="Remove memtrove's hooks instead."),
 ) -> None:
-    """Install memtrove's Claude Code hooks (keeps every other setting; backs the file up)."""
+    """Install memtrove's Claude Code hooks (keeps every other setting; backs the file up).
+    With --vault, MEMTROVE_VAULT or MEMTROVE_CONFIG_DIR, the hooks open that vault and config."""
     with user_errors():
         if remove:
             change = claude_settings.remove_hooks(Path.home())
         else:
             executable = claude_settings.memtrove_executable()
-            change = claude_settings.install_hooks(Path.home(), executable)
+            change = claude_settings.install_hooks(Path.home(), executable, _placement(ctx))
     console.print(change.summary, markup=False)
+    if not remove:
+        _print_placement(ctx, "the hooks will")
 
 
 @setup_app.command("mcp")
 def setup_mcp(
+    ctx: typer.Context,
     remove: bool = typer.Option(False, "--remove", help="Remove the MCP server instead."),
     prime: bool = typer.Option(
         True, "--prime/--no-prime", help="Prepare the handshake's answers (a few seconds)."
     ),
 ) -> None:
     """Register `memtrove mcp` as Claude Code's MCP server memtrove (in ~/.claude.json),
-    and run its handshake once so that the first session already starts fast."""
+    and run its handshake once so that the first session already starts fast. With --vault,
+    MEMTROVE_VAULT or MEMTROVE_CONFIG_DIR, the server opens that vault and config."""
     with user_errors():
         if remove:
             change = claude_settings.remove_mcp(Path.home())
         else:
             executable = claude_settings.memtrove_executable()
-            change = claude_settings.install_mcp(Path.home(), executable)
+            change = claude_settings.install_mcp(Path.home(), executable, _placement(ctx))
     console.print(change.summary, markup=False)
+    if not remove:
+        _print_placement(ctx, "the MCP server will")
     if prime and not remove:
-        _prime_mcp()
+        _prime_mcp(ctx)
 
 
-def _prime_mcp() -> None:
-    """Store the MCP handshake's answers now, so the first session starts fast."""
-    import os
+def _placement(ctx: typer.Context) -> dict[str, str]:
+    """``MEMTROVE_VAULT`` and ``MEMTROVE_CONFIG_DIR`` for the entries to carry, so that Claude
+    Code's processes open this command's vault and config; empty when both are the defaults
+    (Claude Code's processes find those without help)."""
+    settings = state(ctx).settings
+    defaults = Settings.from_env(
+        {
+            name: value
+            for name, value in os.environ.items()
+            if name not in claude_settings.PLACEMENT_VARIABLES
+        }
+    )
+    chosen = claude_settings.placement_env(settings.vault_path, settings.config_dir)
+    default = claude_settings.placement_env(defaults.vault_path, defaults.config_dir)
+    return {} if chosen == default else chosen
 
+
+def _print_placement(ctx: typer.Context, subject: str) -> None:
+    placement = _placement(ctx)
+    if placement:
+        vault, config = (placement[name] for name in claude_settings.PLACEMENT_VARIABLES)
+        console.print(f"{subject} open vault {vault} (config {config})", markup=False)
+
+
+def _prime_mcp(ctx: typer.Context) -> None:
+    """Store the MCP handshake's answers now, so the first session starts fast. The servers
+    started for it open this command's vault and config, as Claude Code's will."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     from memtrove.mcp.prime import prime_answers
 
-    done = prime_answers(HANDSHAKE_PROTOCOL_VERSIONS, os.environ)
+    settings = state(ctx).settings
+    env = dict(os.environ) | claude_settings.placement_env(settings.vault_path, settings.config_dir)
+    done = prime_answers(HANDSHAKE_PROTOCOL_VERSIONS, env)
     if done < len(HANDSHAKE_PROTOCOL_VERSIONS):
         print(
             "memtrove: warning: the MCP handshake could not be prepared; the first session "
@@ -124,11 +159,14 @@ def _prime_mcp() -> None:
         )
 
 
-def setup_claude() -> None:
-    """``setup hooks`` and ``setup mcp`` together (``bootstrap --setup-claude``)."""
+def setup_claude(ctx: typer.Context) -> None:
+    """``setup hooks`` and ``setup mcp`` together (``bootstrap --setup-claude``), for the
+    vault and config of ``ctx``."""
     executable = claude_settings.memtrove_executable()
+    placement = _placement(ctx)
     for install in (claude_settings.install_hooks, claude_settings.install_mcp):
         with user_errors():
-            change = install(Path.home(), executable)
+            change = install(Path.home(), executable, placement)
         console.print(change.summary, markup=False)
-    _prime_mcp()
+    _print_placement(ctx, "the hooks and the MCP server will")
+    _prime_mcp(ctx)

@@ -1,11 +1,23 @@
 """Editing Claude Code's settings files for ``memtrove setup hooks|mcp``.
 
 ``~/.claude/settings.json`` gets memtrove's hooks (identified by a command containing
-``memtrove hook``), ``~/.claude.json`` the MCP server ``mcpServers.memtrove``. Every other
-entry is kept as it is. A file is only rewritten when something changes: first copied to
-``<name>.bak-<UTC timestamp>``, then replaced atomically (a temporary file in the same folder,
-renamed over it; a symbolic link is followed, so dotfile links survive). A file that is not a
-JSON object is refused with a one-line :class:`~memtrove.ConfigError` and left untouched.
+``memtrove hook`` or ``memtrove buffer-batch``), ``~/.claude.json`` the MCP server
+``mcpServers.memtrove`` (``"type": "stdio"``, as ``claude mcp add`` writes it). Every other
+entry is kept as it is.
+
+A vault or config folder other than the default travels with the entries, so hooks and the
+MCP server open what setup was run for: the MCP entry gets an ``env`` mapping
+(``MEMTROVE_VAULT``, ``MEMTROVE_CONFIG_DIR``: absolute, resolved paths), and each hook command
+the same two variables as a shell prefix (``MEMTROVE_VAULT='/a b/v.sqlite' ... memtrove hook
+NAME``). Hook entries have no ``env`` field, and their command string is run by a shell; a
+prefix rather than ``--vault`` keeps ``memtrove hook NAME`` on its fast path (no CLI import)
+and also carries the config folder, which has no option. Re-running setup replaces the
+entries in place, whatever vault they named.
+
+A file is only rewritten when something changes: first copied to ``<name>.bak-<UTC
+timestamp>``, then replaced atomically (a temporary file in the same folder, renamed over it;
+a symbolic link is followed, so dotfile links survive). A file that is not a JSON object is
+refused with a one-line :class:`~memtrove.ConfigError` and left untouched.
 
 Hook timeouts use Claude Code's native ``timeout`` field (seconds), never a shell ``timeout``.
 """
@@ -28,12 +40,14 @@ from memtrove.files import write_atomic
 
 __all__ = [
     "HOOKS",
+    "PLACEMENT_VARIABLES",
     "SettingsChange",
     "claude_json_path",
     "hook_settings",
     "install_hooks",
     "install_mcp",
     "memtrove_executable",
+    "placement_env",
     "remove_hooks",
     "remove_mcp",
     "settings_path",
@@ -52,7 +66,11 @@ HOOKS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
 )
 COMMANDS = frozenset({"buffer-batch"})
 SERVER_NAME = "memtrove"
-_OURS = re.compile(r"memtrove['\"]?\s+(?:hook|buffer-batch)\b")
+# The program name ends ``memtrove`` (or ``memtrove.exe``), maybe closed by a quote, then the
+# subcommand; whatever comes before it (an env prefix naming any vault) does not matter.
+_OURS = re.compile(r"memtrove(?:\.exe)?['\"]?\s+(?:hook|buffer-batch)\b")
+# The environment that says which vault and config a memtrove process opens.
+PLACEMENT_VARIABLES = ("MEMTROVE_VAULT", "MEMTROVE_CONFIG_DIR")
 
 
 @dataclass(frozen=True)
@@ -82,9 +100,20 @@ def memtrove_executable() -> str:
     return shutil.which("memtrove") or "memtrove"
 
 
-def hook_settings(executable: str) -> dict[str, list[dict[str, Any]]]:
-    """The ``hooks`` entries memtrove installs, per event."""
-    command = shlex.quote(executable)
+def placement_env(vault_path: Path, config_dir: Path) -> dict[str, str]:
+    """``MEMTROVE_VAULT`` and ``MEMTROVE_CONFIG_DIR`` for this vault and config folder, as
+    absolute, resolved paths (a hook or MCP server starts in any working directory)."""
+    vault, config = (str(Path(path).expanduser().resolve()) for path in (vault_path, config_dir))
+    return dict(zip(PLACEMENT_VARIABLES, (vault, config), strict=True))
+
+
+def hook_settings(
+    executable: str, env: dict[str, str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The ``hooks`` entries memtrove installs, per event; ``env`` (see :func:`placement_env`)
+    becomes a shell prefix of every command, each value quoted."""
+    prefix = "".join(f"{name}={shlex.quote(value)} " for name, value in (env or {}).items())
+    command = prefix + shlex.quote(executable)
     return {
         event: [
             {
@@ -105,14 +134,15 @@ def hook_settings(executable: str) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def install_hooks(home: Path, executable: str) -> SettingsChange:
-    """Replace memtrove's hooks in ``~/.claude/settings.json`` with the current set."""
+def install_hooks(home: Path, executable: str, env: dict[str, str] | None = None) -> SettingsChange:
+    """Replace memtrove's hooks in ``~/.claude/settings.json`` with the current set, whose
+    commands carry ``env`` (nothing extra when it is empty: the default vault)."""
     path = settings_path(home)
     data = _load(path)
     updated = copy.deepcopy(data)
     hooks = _hooks_of(updated, path)
     _strip_ours(hooks)
-    for event, groups in hook_settings(executable).items():
+    for event, groups in hook_settings(executable, env).items():
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise ConfigError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
@@ -128,7 +158,8 @@ def install_hooks(home: Path, executable: str) -> SettingsChange:
 
 
 def remove_hooks(home: Path) -> SettingsChange:
-    """Delete every hook whose command runs ``memtrove hook``; nothing else."""
+    """Delete every hook whose command runs ``memtrove hook`` or ``memtrove buffer-batch``
+    (whatever vault its prefix names); nothing else."""
     path = settings_path(home)
     if not path.exists():
         return SettingsChange(path, False, None, f"no memtrove hooks: {path} does not exist")
@@ -146,8 +177,11 @@ def remove_hooks(home: Path) -> SettingsChange:
     )
 
 
-def install_mcp(home: Path, executable: str) -> SettingsChange:
-    """Set ``mcpServers.memtrove`` in ``~/.claude.json`` (other keys of that entry are kept)."""
+def install_mcp(home: Path, executable: str, env: dict[str, str] | None = None) -> SettingsChange:
+    """Set ``mcpServers.memtrove`` in ``~/.claude.json`` to a stdio server whose ``env``
+    holds ``env`` (see :func:`placement_env`). Other keys of that entry, and other variables
+    of its ``env``, are kept; memtrove's own variables are replaced (removed for the default
+    vault), and an ``env`` left empty is dropped."""
     path = claude_json_path(home)
     data = _load(path)
     updated = copy.deepcopy(data)
@@ -155,10 +189,18 @@ def install_mcp(home: Path, executable: str) -> SettingsChange:
     if not isinstance(servers, dict):
         raise ConfigError(f'{path}: "mcpServers" is not an object; nothing was changed')
     entry = servers.get(SERVER_NAME)
-    servers[SERVER_NAME] = {
-        **(entry if isinstance(entry, dict) else {}),
-        "command": executable,
-        "args": ["mcp"],
+    previous = entry if isinstance(entry, dict) else {}
+    old_env = previous.get("env")
+    merged_env = {
+        name: value
+        for name, value in (old_env.items() if isinstance(old_env, dict) else ())
+        if name not in PLACEMENT_VARIABLES
+    } | dict(env or {})
+    server: dict[str, Any] = {"type": "stdio", "command": executable, "args": ["mcp"]}
+    if merged_env:
+        server["env"] = merged_env
+    servers[SERVER_NAME] = server | {
+        key: value for key, value in previous.items() if key not in server and key != "env"
     }
     return _save(
         path,
