@@ -196,12 +196,12 @@ def test_get_references(demo: Vault) -> None:
 
 def test_ambiguous_docid(vault: Vault, notes: Path) -> None:
     vault.add_collection(notes, name="notes")
-    # two different bodies whose hashes share a 6-hex prefix are rare; force one
+    # two different bodies whose hashes share a 6-hex prefix are rare; force two docids
+    # sharing one (docids themselves are unique)
     write(notes, "a.md", "# A\n\nalpha")
     write(notes, "b.md", "# B\n\nbeta")
     vault.update()
-    vault._connection.execute("UPDATE documents SET docid = 'abcdef'")
-    vault._connection.execute("UPDATE documents SET hash = hash")
+    vault._connection.execute("UPDATE documents SET docid = 'abcdef' || printf('%02x', id)")
     with pytest.raises(AmbiguousReferenceError, match="collection/path"):
         vault.get("#abcdef")
 

@@ -11,7 +11,7 @@ message fit to print as is, and an HTTP-style ``status`` for the REST interface:
     ├── DocumentNotFoundError (404)        docid or collection/path unknown
     │   └── EntryNotFoundError (404)       no memory entry of that label in the store
     ├── EntryExistsError (409)             the label names an entry; overwrite was not asked
-    ├── AmbiguousReferenceError (409)      a short docid that names several documents
+    ├── AmbiguousReferenceError (409)      a docid or hash prefix naming several documents
     ├── InvalidQueryError (400)            a search request that cannot be run
     ├── ModelError (502)                   a model service failed
     │   ├── ModelUnavailableError (503)    unreachable, or cooling down after a transport error

@@ -1,9 +1,23 @@
-"""Reading documents back: by reference, most recent first, and vault-wide counts."""
+"""Reading documents back: by reference, most recent first, and vault-wide counts.
+
+Docids. Every document has its own docid (a unique index since ``m010_unique_docids``): the
+first 6 hex of its content hash when no other row holds them, else those 6 followed by the
+first free two-digit hex place (``a1b2c3`` -> ``a1b2c301``), so identical copies of one body
+share the short prefix but never the docid. A docid is given once, when the row is created,
+and kept for the row's life: an edit, a rename, a forget and a return all keep it, so an agent
+holding ``#a1b2c3`` still reaches the same document. (After an edit the docid no longer
+matches the new hash; nothing relies on it doing so.)
+
+A hex reference resolves, in order: to the document whose docid it is exactly; else to the
+one document whose docid or content hash it is a prefix of. A prefix of several is refused
+with :class:`AmbiguousReferenceError`, naming the candidates.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memtrove.db.connection import Connection
@@ -15,17 +29,58 @@ __all__ = [
     "content_type_counts",
     "document_rows",
     "fragment_texts",
+    "free_docid",
     "get_document",
+    "identical_copies",
     "list_documents",
     "parse_reference",
+    "reference_candidates",
 ]
 
 _DOCID = re.compile(r"#?([0-9a-fA-F]{6,64})")
+DOCID_LENGTH = 6
+SHOWN_CANDIDATES = 5  # in an ambiguity message
 _DOCUMENT_COLUMNS = (
     "d.id, d.docid, d.collection, d.path, d.title, d.hash, d.content_type, d.quality_score, "
     "d.confidence, d.pinned, d.snoozed_until, d.created_at, d.modified_at, d.authored_at, "
     "d.active, c.doc"
 )
+
+
+@dataclass(frozen=True)
+class _Match:
+    doc_id: int
+    docid: str
+    collection: str
+    path: str
+    active: bool
+
+
+def _prefix_range(prefix: str) -> tuple[str, str]:
+    """Bounds of the lowercase hex strings starting with ``prefix``: ``>= low AND < high``.
+
+    ``g`` sorts after every hex digit, so the range is exactly the prefix's strings, and,
+    unlike ``LIKE``, it can use the docid and hash indexes.
+    """
+    return prefix, prefix + "g"
+
+
+def free_docid(connection: Connection, body_hash: str) -> str:
+    """The docid for a new document with this body (module docstring); call it inside the
+    write transaction that inserts the row, so no other writer takes it meanwhile."""
+    base = body_hash[:DOCID_LENGTH].lower()
+    taken = {
+        str(row[0])
+        for row in connection.execute(
+            "SELECT docid FROM documents WHERE docid >= ? AND docid < ?", _prefix_range(base)
+        )
+    }
+    if base not in taken:
+        return base
+    place = 1
+    while f"{base}{place:02x}" in taken:
+        place += 1
+    return f"{base}{place:02x}"
 
 
 def parse_reference(reference: str) -> tuple[str, str] | str:
@@ -42,40 +97,108 @@ def parse_reference(reference: str) -> tuple[str, str] | str:
     return text
 
 
+def _hex_matches(connection: Connection, prefix: str, *, active_only: bool) -> list[_Match]:
+    """Documents whose docid or content hash starts with ``prefix``, by collection and path."""
+    active = " AND active = 1" if active_only else ""
+    rows = connection.execute(
+        "SELECT id, docid, collection, path, active FROM documents "
+        f"WHERE ((docid >= ? AND docid < ?) OR (hash >= ? AND hash < ?)){active} "
+        "ORDER BY collection, path, id",
+        (*_prefix_range(prefix), *_prefix_range(prefix)),
+    ).fetchall()
+    return [_Match(int(r[0]), str(r[1]), str(r[2]), str(r[3]), bool(r[4])) for r in rows]
+
+
+def _resolve_hex(
+    reference: str, prefix: str, matches: list[_Match], *, include_inactive: bool
+) -> int:
+    """The one document ``prefix`` names (module docstring), or the error saying why not."""
+    for match in matches:
+        if match.docid == prefix:
+            return match.doc_id
+    if include_inactive:
+        matches = [match for match in matches if match.active] or matches
+    if not matches:
+        raise DocumentNotFoundError(f"no document {reference!r} in the vault")
+    if len(matches) > 1:
+        shown = ", ".join(f"#{m.docid} {m.collection}/{m.path}" for m in matches[:SHOWN_CANDIDATES])
+        more = len(matches) - SHOWN_CANDIDATES
+        if more > 0:
+            shown += f" and {more} more"
+        message = (
+            f"{reference.strip()!r} names {len(matches)} documents ({shown}); "
+            "use a longer docid or collection/path"
+        )
+        raise AmbiguousReferenceError(" ".join(message.split()))
+    return matches[0].doc_id
+
+
 def get_document(
     connection: Connection, reference: str, *, include_inactive: bool = False
 ) -> Document:
-    """The active document named by ``reference`` (see :func:`parse_reference`).
+    """The active document named by ``reference`` (see :func:`parse_reference` and the
+    module docstring).
 
-    ``include_inactive`` also finds deactivated (removed or forgotten) documents, when no
-    active one answers to the reference.
+    ``include_inactive`` also finds deactivated (removed or forgotten) documents; of several
+    matching a docid prefix, active ones win. Raises :class:`DocumentNotFoundError` or, for a
+    prefix naming several documents, :class:`AmbiguousReferenceError`.
     """
     parsed = parse_reference(reference)
     active = "" if include_inactive else " AND d.active = 1"
     if isinstance(parsed, tuple):
         collection, path = parsed
-        rows = connection.execute(
+        row = connection.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
             f"WHERE d.collection = ? AND d.path = ?{active}",
             (collection, path),
-        ).fetchall()
-    else:
-        rows = connection.execute(
+        ).fetchone()
+    elif _DOCID.fullmatch(parsed):
+        matches = _hex_matches(connection, parsed, active_only=not include_inactive)
+        doc_id = _resolve_hex(reference, parsed, matches, include_inactive=include_inactive)
+        row = connection.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN content c ON c.hash = d.hash "
-            f"WHERE d.docid = ? AND (length(?) = 6 OR d.hash LIKE ?){active} "
-            "ORDER BY d.modified_at DESC",
-            (parsed[:6], parsed, parsed + "%"),
-        ).fetchall()
-    if include_inactive:
-        rows = [row for row in rows if row[14]] or rows
-    if not rows:
+            "WHERE d.id = ?",
+            (doc_id,),
+        ).fetchone()
+    else:
+        row = None
+    if row is None:
         raise DocumentNotFoundError(f"no document {reference!r} in the vault")
-    if len(rows) > 1 and len({row[5] for row in rows}) > 1:
-        names = ", ".join(f"{row[2]}/{row[3]}" for row in rows[:5])
-        raise AmbiguousReferenceError(
-            f"{reference!r} names {len(rows)} documents ({names}); use collection/path"
-        )
-    return _document(rows[0])
+    return _document(row)
+
+
+def reference_candidates(connection: Connection, reference: str) -> list[int]:
+    """Ids of the active documents a hex reference could mean (all of them when it is
+    ambiguous), by collection and path; empty for a ``collection/path`` or other text."""
+    parsed = parse_reference(reference)
+    if isinstance(parsed, tuple) or not _DOCID.fullmatch(parsed):
+        return []
+    matches = _hex_matches(connection, parsed, active_only=True)
+    exact = [match.doc_id for match in matches if match.docid == parsed]
+    return exact or [match.doc_id for match in matches]
+
+
+def identical_copies(
+    connection: Connection, ids: Sequence[int]
+) -> dict[int, tuple[str, list[str]]]:
+    """For each document id: its content hash, and the other active, valid documents with
+    exactly that body as ``collection/path``, sorted (one query)."""
+    if not ids:
+        return {}
+    placeholders = ",".join("?" * len(ids))
+    rows = connection.execute(
+        "SELECT d.id, d.hash, o.collection || '/' || o.path FROM documents d "
+        "LEFT JOIN documents o ON o.hash = d.hash AND o.id != d.id AND o.active = 1 "
+        f"AND o.invalidated_at IS NULL WHERE d.id IN ({placeholders}) "
+        "ORDER BY d.id, o.collection, o.path",
+        list(ids),
+    )
+    copies: dict[int, tuple[str, list[str]]] = {}
+    for doc_id, body_hash, other in rows:
+        _, others = copies.setdefault(int(doc_id), (str(body_hash), []))
+        if other is not None:
+            others.append(str(other))
+    return copies
 
 
 def documents_after(

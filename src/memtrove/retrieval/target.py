@@ -29,7 +29,7 @@ from memtrove.errors import (
     InvalidQueryError,
     ModelError,
 )
-from memtrove.index.documents import get_document
+from memtrove.index.documents import get_document, reference_candidates
 from memtrove.results import SearchResults, TargetMatch
 from memtrove.retrieval.pipeline import Filters, Ranking, Retriever
 from memtrove.retrieval.presentation import present_results
@@ -97,12 +97,7 @@ def _exact(connection: Connection, text: str) -> Hits:
     try:
         return [(get_document(connection, text).doc_id, 1.0)]
     except AmbiguousReferenceError:
-        docid = text.removeprefix("#").lower()[:6]
-        rows = connection.execute(
-            "SELECT id FROM documents WHERE docid = ? AND active = 1 ORDER BY collection, path",
-            (docid,),
-        ).fetchall()
-        return [(int(row[0]), 1.0) for row in rows[:CANDIDATES]]
+        return [(doc, 1.0) for doc in reference_candidates(connection, text)[:CANDIDATES]]
     except DocumentNotFoundError:
         pass
     if "\n" in text or len(text) > 1000:

@@ -29,8 +29,9 @@ DocidPath = Annotated[
     str,
     Path(
         description=(
-            "The document's docid (6 hexadecimal characters), or a longer prefix of its "
-            "content hash (up to 64) when two documents share a docid."
+            "The document's docid (6 or more hexadecimal characters, unique in the vault), "
+            "or a prefix of exactly one document's docid or content hash (6-64 hex); a "
+            "prefix that names several documents is a 409 listing them."
         ),
         examples=["e1745d"],
     ),
@@ -44,7 +45,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def reference(docid: str) -> str:
-    """The Vault reference for a docid from a URL; anything but 6-64 hex is a 400."""
+    """The Vault reference for a docid from a URL; anything but 6-64 hex is a 400.
+
+    Docids are 6 hex, or longer for a document whose first 6 another one holds (see
+    :mod:`memtrove.index.documents`); which document a prefix names is the Vault's to say.
+    """
     if not _DOCID.fullmatch(docid):
         raise InvalidQueryError(f"a docid is 6-64 hexadecimal characters, got {docid[:80]!r}")
     return "#" + docid.lower()

@@ -16,6 +16,7 @@ from memtrove.db.schema import (
     m007_graph,
     m008_memory,
     m009_usage_index,
+    m010_unique_docids,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -30,4 +31,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m007_graph.NAME, m007_graph.STATEMENTS),
     (m008_memory.NAME, m008_memory.STATEMENTS),
     (m009_usage_index.NAME, m009_usage_index.STATEMENTS),
+    (m010_unique_docids.NAME, m010_unique_docids.STATEMENTS),
 )
