@@ -7,8 +7,19 @@ Environment (resolved in :mod:`memtrove.paths`):
     MEMTROVE_VAULT       vault file (default ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
     MEMTROVE_CONFIG_DIR  config folder (default ``$XDG_CONFIG_HOME/memtrove``)
 
-``config.yaml`` keeps collections under ``collections:``; other top-level keys are preserved
-when memtrove rewrites the file (atomically, under a lock).
+``config.yaml`` keeps collections under ``collections:``; other top-level keys, and keys of a
+collection memtrove does not know, are preserved when memtrove rewrites the file (atomically,
+under a lock). A collection's keys::
+
+    collections:
+      docs:
+        path: ~/src/product/docs        # required
+        pattern: "**/*.md"              # which files (the default)
+        exclude: ["**/*.ru.md", i18n/]  # never indexed; a glob matching a folder takes it all
+        surface: false                  # searchable, never injected by hooks (default true)
+        stale_after_days: none          # N days, none (never) or auto (the default rule)
+
+A bad value is a :class:`ConfigError` naming the file, the collection and the key.
 """
 
 from __future__ import annotations
@@ -29,19 +40,25 @@ from memtrove.errors import (
 )
 from memtrove.files import exclusive_lock, write_atomic
 from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
-from memtrove.results import Collection
+from memtrove.results import Collection, StaleAfterDays
 
 __all__ = [
     "CONFIG_FILE_NAME",
     "DEFAULT_PATTERN",
+    "MAX_STALE_AFTER_DAYS",
     "CollectionConfig",
     "Settings",
     "cache_dir",
+    "check_exclude",
+    "check_stale_after_days",
+    "check_surface",
     "collection_name_for",
     "validate_collection_name",
 ]
 
 DEFAULT_PATTERN = "**/*.md"
+MAX_STALE_AFTER_DAYS = 36500
+_NEVER = ("none", "never", "null")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
@@ -90,29 +107,120 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
+def check_exclude(value: object) -> tuple[str, ...]:
+    """``exclude:`` as a tuple of globs (one glob alone is taken as a list of one).
+
+    Globs are relative to the collection's folder, with forward slashes; a leading ``/`` or
+    ``./`` and a trailing ``/`` are dropped (``i18n/`` is the folder ``i18n``). ValueError
+    says what is wrong.
+    """
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"must be a list of globs, not {type(value).__name__}")
+    globs: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError(f"must be a list of globs; {item!r} is not text")
+        if "\\" in item:
+            raise ValueError(f"glob {item!r}: use forward slashes")
+        glob = item.strip().removeprefix("./").strip("/")
+        if not glob:
+            raise ValueError(f"glob {item!r} is empty")
+        globs.append(glob)
+    return tuple(dict.fromkeys(globs))
+
+
+def check_surface(value: object) -> bool:
+    """``surface:`` must be true or false (YAML booleans)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {value!r}")
+    return value
+
+
+def check_stale_after_days(value: object) -> StaleAfterDays:
+    """``stale_after_days:``: a whole number of days (1 to 36500), ``none``/``null``/``never``
+    (never stale) or ``auto`` (the default rule of :mod:`memtrove.index.staleness`)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _NEVER:
+            return None
+        if word == "auto":
+            return "auto"
+        if word.isdigit():
+            value = int(word)
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 1 <= value <= MAX_STALE_AFTER_DAYS
+    ):
+        return value
+    raise ValueError(
+        f"must be a number of days (1 to {MAX_STALE_AFTER_DAYS}), none or auto, not {value!r}"
+    )
+
+
+def _signature(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
+
+
 class CollectionConfig:
-    """The ``collections:`` section of ``config.yaml``."""
+    """The ``collections:`` section of ``config.yaml``.
+
+    :meth:`load` parses the file once and again only when it changes (one ``stat`` per call
+    otherwise), so callers on the hook path can ask for it freely.
+    """
 
     def __init__(self, config_file: Path) -> None:
         self.config_file = config_file
+        self._loaded: tuple[tuple[int, int, int, int], list[Collection]] | None = None
 
     def load(self) -> list[Collection]:
-        data = self._read()
+        signature = _signature(self.config_file)
+        if signature is not None and self._loaded is not None and self._loaded[0] == signature:
+            return list(self._loaded[1])
+        collections = self._parse(self._read())
+        if signature is not None:
+            self._loaded = (signature, collections)
+        return list(collections)
+
+    def _parse(self, data: dict[str, Any]) -> list[Collection]:
         raw = data.get("collections") or {}
         if not isinstance(raw, dict):
             raise ConfigError(f"{self.config_file}: 'collections' must be a mapping of names")
-        collections: list[Collection] = []
-        for name, entry in raw.items():
-            if isinstance(entry, str):
-                entry = {"path": entry}
-            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-                raise ConfigError(f"{self.config_file}: collection {name!r} needs a 'path'")
-            pattern = entry.get("pattern") or DEFAULT_PATTERN
-            if not isinstance(pattern, str):
-                raise ConfigError(f"{self.config_file}: collection {name!r} has a bad 'pattern'")
-            path = Path(os.path.expandvars(entry["path"])).expanduser()
-            collections.append(Collection(name=str(name), path=path, pattern=pattern))
-        return collections
+        return [self._collection(str(name), entry) for name, entry in raw.items()]
+
+    def _collection(self, name: str, entry: object) -> Collection:
+        if isinstance(entry, str):
+            entry = {"path": entry}
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise ConfigError(f"{self.config_file}: collection {name!r} needs a 'path'")
+        pattern = entry.get("pattern") or DEFAULT_PATTERN
+        if not isinstance(pattern, str):
+            raise ConfigError(f"{self.config_file}: collection {name!r} has a bad 'pattern'")
+        checked: dict[str, Any] = {}
+        for key, check in (
+            ("exclude", check_exclude),
+            ("surface", check_surface),
+            ("stale_after_days", check_stale_after_days),
+        ):
+            if key not in entry:
+                continue
+            try:
+                checked[key] = check(entry[key])
+            except ValueError as error:
+                raise ConfigError(
+                    f"{self.config_file}: collection {name!r}: {key!r} {error}"
+                ) from None
+        path = Path(os.path.expandvars(entry["path"])).expanduser()
+        return Collection(name=name, path=path, pattern=pattern, **checked)
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -151,7 +259,14 @@ class CollectionConfig:
                 section = {}
             if collection.name in section:
                 raise CollectionExistsError(f"collection {collection.name!r} already exists")
-            section[collection.name] = {"path": str(collection.path), "pattern": collection.pattern}
+            entry: dict[str, Any] = {"path": str(collection.path), "pattern": collection.pattern}
+            if collection.exclude:
+                entry["exclude"] = list(collection.exclude)
+            if not collection.surface:
+                entry["surface"] = False
+            if collection.stale_after_days != "auto":
+                entry["stale_after_days"] = collection.stale_after_days
+            section[collection.name] = entry
             data["collections"] = section
 
     def remove(self, name: str) -> Collection:

@@ -155,3 +155,26 @@ def test_kill_9_mid_update_leaves_a_sound_vault(env: dict[str, str], tmp_path: P
     connection.close()
     result = memtrove("search", "heron", "--json", env=env)
     assert '"results"' in result.stdout
+
+
+def test_update_summarises_skips_by_reason_in_a_subprocess(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    write(notes, "guide.md", "# Guide\n\nthe guide")
+    for index in range(3):
+        write(notes, f"guide-{index}.ru.md", "# Guide\n\nin Russian")
+    write(notes, "bin.md", b"\x00\x01binary")
+    memtrove("collection", "add", str(notes), "--name", "docs", "--exclude", "**/*.ru.md",
+             env=env)  # fmt: skip
+    out = memtrove("update", env=env).stdout.splitlines()
+    assert out[0].startswith("+1 ~0 =0 -0")
+    assert out[1:] == ["skipped 3: excluded by pattern", "skipped 1: binary file"]
+    verbose = memtrove("update", "--verbose", env=env).stdout.splitlines()
+    assert verbose[1:3] == ["skipped 3: excluded by pattern", "  docs/guide-0.ru.md"]
+    assert "  docs/bin.md" in verbose
+    config = Path(env["MEMTROVE_CONFIG_DIR"]) / "config.yaml"
+    config.write_text(config.read_text() + "    stale_after_days: 0\n")
+    failed = memtrove("update", env=env, check=False)
+    assert failed.returncode == 1 and failed.stderr.count("\n") == 1
+    assert f"{config}: collection 'docs': 'stale_after_days' must be" in failed.stderr

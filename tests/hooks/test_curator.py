@@ -100,3 +100,59 @@ def test_build_report_actions() -> None:
     assert built["actions"] == [
         "2 documents failed to embed: check `memtrove doctor`, then run `memtrove embed`"
     ]
+
+
+class _Counts:
+    def __init__(self, stale: int, snoozed: int = 0) -> None:
+        self.documents, self.pending_embeds, self.failed_embeds = 50, 4, 1
+        self.stale_documents = stale
+        self.snoozed, self.pinned, self.invalidated = snoozed, 0, 0
+
+
+def test_stale_documents_are_for_review_one_at_a_time_never_bulk_forgetting() -> None:
+    refs = ["_memtrove/handoffs/2026-01-02.md", "notes/progress.md"]
+    built = build_report(Path("/v"), _Counts(40), _Counts(0), NOW, refs)
+    assert built["stale"] == refs and built["health"]["stale_documents"] == 40
+    (action,) = [a for a in built["actions"] if "stale" in a]
+    assert action == (
+        "40 documents look stale (oldest: _memtrove/handoffs/2026-01-02.md): "
+        "review one at a time when it comes up; pin it if it still holds, or snooze it"
+    )
+    single = build_report(Path("/v"), _Counts(1), _Counts(0), NOW)
+    assert "1 document looks stale: review" in " ".join(single["actions"])
+    for stale, snoozed in ((0, 0), (1, 0), (500, 3), (10_000, 10_000)):
+        counts = _Counts(stale, snoozed)
+        for text in build_report(Path("/v"), counts, counts, NOW, refs)["actions"]:
+            assert "forget" not in text.lower() and "delete" not in text.lower()
+    nudge = nudge_text(built, Path("/v"), NOW)
+    assert "forget" not in nudge.lower() and "review one at a time" in nudge
+
+
+def test_curate_lists_the_oldest_stale_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from memtrove import Vault
+    from tests.conftest import write
+
+    monkeypatch.setenv("MEMTROVE_VAULT", str(tmp_path / "vault.sqlite"))
+    monkeypatch.setenv("MEMTROVE_CONFIG_DIR", str(tmp_path / "config"))
+    notes, manual = tmp_path / "notes", tmp_path / "manual"
+    old = (datetime.now(UTC) - timedelta(days=200)).timestamp()
+    for folder, name, kind in (
+        (notes, "handoff.md", "handoff"),
+        (notes, "reference.md", "note"),  # not agent-written: never stale by default
+        (manual, "handoff.md", "handoff"),  # in a `stale_after_days: none` collection
+    ):
+        path = write(folder, name, f"---\ntype: {kind}\n---\n# {name}\n\nwords\n")
+        os.utime(path, (old, old))
+    with Vault.open() as vault:
+        vault.add_collection(notes, name="notes")
+        vault.add_collection(manual, name="manual", stale_after_days=None)
+        vault.update()
+    data = json.loads(CliRunner().invoke(cli_app(), ["curate", "--json"]).stdout)
+    assert data["health"]["stale_documents"] == 1 and data["stale"] == ["notes/handoff.md"]
+    text = CliRunner().invoke(cli_app(), ["curate"]).stdout
+    assert "1 stale" in text and "\n  notes/handoff.md\n" in text
+    assert "forget" not in text

@@ -191,8 +191,8 @@ def test_read_error_never_deactivates_a_document(
     monkeypatch.setattr(builtins, "open", failing_open)
     report = vault.update()
     assert report.removed == 0
-    assert {i.path: i.reason for i in report.skipped} == {
-        "locked.md": "not readable: Permission denied"
+    assert {i.path: (i.reason, i.detail) for i in report.skipped} == {
+        "locked.md": ("not readable", "Permission denied")
     }
     assert [r.path for r in vault.search("narwhal")] == ["locked.md"]
 
@@ -273,7 +273,8 @@ def test_identical_bodies_share_content_and_fragments(vault: Vault, notes: Path)
     vault.update()
     connection = vault._connection
     assert connection.execute("SELECT COUNT(*) FROM content").fetchone()[0] == 1
-    assert len(vault.search("axolotls")) == 2
+    (found,) = vault.search("axolotls")  # identical copies are shown once
+    assert sorted([f"notes/{found.path}", *found.also_at]) == ["notes/one.md", "notes/two.md"]
     assert vault.get("notes/two.md").body == text
 
 
@@ -284,3 +285,67 @@ def test_remove_collection_deactivates_its_documents(vault: Vault, notes: Path) 
     vault.remove_collection("notes")
     assert vault.search("marmoset") == []
     assert vault.collections() == []
+
+
+# -- exclude globs and skip reasons -----------------------------------------------------------
+
+
+def set_exclude(vault: Vault, name: str, globs: list[str]) -> None:
+    with vault._collections.editing() as data:
+        data["collections"][name]["exclude"] = globs
+
+
+def test_a_file_that_becomes_excluded_is_deactivated_and_comes_back(
+    vault: Vault, notes: Path
+) -> None:
+    write(notes, "guide.md", "# Guide\n\nthe axolotl guide")
+    write(notes, "guide.ru.md", "# Guide\n\nthe axolotl guide, in Russian")
+    write(notes, "i18n/de/guide.md", "# Guide\n\nthe axolotl guide, in German")
+    vault.add_collection(notes, name="notes")
+    assert vault.update().added == 3
+    set_exclude(vault, "notes", ["**/*.ru.md", "i18n/"])
+    report = vault.update()
+    assert (report.removed, report.unchanged) == (2, 1)
+    assert report.skipped_by_reason == {"excluded by pattern": 2}
+    assert _rows(vault)["guide.ru.md"][1] == 0 and _rows(vault)["i18n/de/guide.md"][1] == 0
+    assert [r.path for r in vault.search("axolotl")] == ["guide.md"]
+    again = vault.update()  # still reported, nothing more to remove
+    assert again.removed == 0 and len(again.skipped) == 2
+    set_exclude(vault, "notes", [])
+    back = vault.update()
+    assert back.added == 2 and back.skipped == []
+    assert len(vault.search("axolotl")) == 3
+
+
+def test_excluded_at_the_first_update_is_never_indexed(vault: Vault, notes: Path) -> None:
+    write(notes, "a.md", "# A\n\nfine")
+    write(notes, "vendor-docs/b.md", "# B\n\nvendored")
+    vault.add_collection(notes, name="notes", exclude=["vendor-docs/**"])
+    report = vault.update()
+    assert report.added == 1 and [str(i) for i in report.skipped] == [
+        "notes/vendor-docs/b.md: excluded by pattern"
+    ]
+    assert "vendor-docs/b.md" not in _rows(vault)
+
+
+def test_skip_reasons_are_a_fixed_set_with_details_apart(vault: Vault, notes: Path) -> None:
+    from memtrove.results import SkipReason
+
+    write(notes, "bin.md", b"\x00\x01")
+    big = notes / "big.md"
+    with big.open("wb") as handle:
+        handle.truncate(5 * 1024 * 1024 + 1)
+    write(notes, "x.ru.md", "x")
+    write(notes, "y.ru.md", "y")
+    vault.add_collection(notes, name="notes", exclude=["*.ru.md"])
+    report = vault.update()
+    assert {issue.reason for issue in report.skipped} <= set(SkipReason)
+    assert report.skipped_by_reason == {
+        "excluded by pattern": 2,
+        "binary file": 1,
+        "larger than 5 MB": 1,
+    }
+    assert {i.path: i.detail for i in report.skipped}["big.md"] == "5,242,881 bytes"
+    data = report.to_dict()
+    assert data["skipped_by_reason"] == report.skipped_by_reason
+    assert {"collection", "path", "reason", "detail"} == set(data["skipped"][0])

@@ -233,9 +233,9 @@ def test_symlinked_files_are_skipped_and_reported(notes: Path, tmp_path: Path) -
     result = scan_collection(notes, "**/*.md")
     assert [f.path for f in result.files] == ["real.md"]
     assert sorted(result.skipped) == [
-        ("dangling.md", "symbolic link (not followed)"),
-        ("inner-link.md", "symbolic link (not followed)"),
-        ("link.md", "symbolic link (not followed)"),
+        ("dangling.md", "symbolic link (not followed)", ""),
+        ("inner-link.md", "symbolic link (not followed)", ""),
+        ("link.md", "symbolic link (not followed)", ""),
     ]
 
 
@@ -248,7 +248,7 @@ def test_symlinked_folders_are_not_followed(notes: Path, tmp_path: Path) -> None
     assert [f.path for f in result.files] == ["real/b.md"]
     # folder links do not match `**/*.md`, so they are not reported either
     assert result.skipped == []
-    assert ("linked", "symbolic link (not followed)") in scan_collection(notes, "**").skipped
+    assert ("linked", "symbolic link (not followed)", "") in scan_collection(notes, "**").skipped
 
 
 def test_files_over_5_mb_are_skipped_from_their_size(notes: Path) -> None:
@@ -261,7 +261,7 @@ def test_files_over_5_mb_are_skipped_from_their_size(notes: Path) -> None:
     result = scan_collection(notes, "**/*.md")
     assert [f.path for f in result.files] == ["at-limit.md"]
     assert result.files[0].size == MAX_FILE_BYTES
-    assert result.skipped == [("too-big.md", "larger than 5 MB (5,242,881 bytes)")]
+    assert result.skipped == [("too-big.md", "larger than 5 MB", "5,242,881 bytes")]
 
 
 def test_missing_root(tmp_path: Path) -> None:
@@ -320,8 +320,8 @@ def test_unreadable_folder_is_reported_and_the_rest_scanned(notes: Path, unreada
     assert [f.path for f in result.files] == ["a/fine.md", "ok.md"]
     assert sorted(result.unreadable_dirs) == ["a/locked2", "locked"]
     assert sorted(result.skipped) == [
-        ("a/locked2", "folder not readable: Permission denied"),
-        ("locked", "folder not readable: Permission denied"),
+        ("a/locked2", "folder not readable", "Permission denied"),
+        ("locked", "folder not readable", "Permission denied"),
     ]
 
 
@@ -331,7 +331,7 @@ def test_unreadable_root_is_reported_as_empty_relative_path(notes: Path, unreada
     result = scan_collection(notes, "**/*.md")
     assert result.files == []
     assert result.unreadable_dirs == [""]
-    assert result.skipped == [(".", "folder not readable: Permission denied")]
+    assert result.skipped == [(".", "folder not readable", "Permission denied")]
     assert not result.root_missing
 
 
@@ -367,10 +367,66 @@ def test_file_whose_stat_fails_is_reported_unreadable(
     result = scan_collection(notes, "**/*.md")
     assert [f.path for f in result.files] == ["good.md"]
     assert result.unreadable_files == ["bad.md"]
-    assert result.skipped == [("bad.md", "not readable: Permission denied")]
+    assert result.skipped == [("bad.md", "not readable", "Permission denied")]
 
 
 def test_fifo_and_other_non_regular_files_are_ignored(notes: Path) -> None:
     write(notes, "a.md", "x")
     os.mkfifo(notes / "pipe.md")
     assert scanned(notes) == ["a.md"]
+
+
+# -- exclude globs ----------------------------------------------------------------------------
+
+
+def excluded(result: Any) -> list[str]:
+    return sorted(path for path, reason, _ in result.skipped if reason == "excluded by pattern")
+
+
+def test_exclude_globs_take_files_out_and_report_them(notes: Path) -> None:
+    for name in ("a.md", "a.ru.md", "deep/b.md", "deep/b.ru.md", "i18n/de/c.md", "i18n.md"):
+        write(notes, name, "x")
+    write(notes, "i18n/de/c.txt", "not taken by the pattern, so not reported either")
+    result = scan_collection(notes, "**/*.md", ["**/*.ru.md", "i18n/**"])
+    assert [f.path for f in result.files] == ["a.md", "deep/b.md", "i18n.md"]
+    assert excluded(result) == ["a.ru.md", "deep/b.ru.md", "i18n/de/c.md"]
+    assert scanned(notes) == sorted([*excluded(result), "a.md", "deep/b.md", "i18n.md"])
+
+
+@pytest.mark.parametrize("glob", ["vendored", "vendored/", "vendored/**", "**/vendored", "*ored"])
+def test_a_glob_matching_a_folder_excludes_everything_under_it(notes: Path, glob: str) -> None:
+    write(notes, "keep.md", "x")
+    write(notes, "vendored/a.md", "x")
+    write(notes, "vendored/deep/b.md", "x")
+    result = scan_collection(notes, "**/*.md", [glob.strip("/")])
+    assert [f.path for f in result.files] == ["keep.md"]
+    assert excluded(result) == ["vendored/a.md", "vendored/deep/b.md"]
+
+
+def test_exclusion_comes_before_the_size_check(notes: Path) -> None:
+    write(notes, "big.ru.md", "x")
+    too_big = notes / "huge.ru.md"
+    with too_big.open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    result = scan_collection(notes, "**/*.md", ["*.ru.md"])
+    assert result.files == [] and excluded(result) == ["big.ru.md", "huge.ru.md"]
+
+
+def test_an_excluded_symlink_is_reported_as_excluded(notes: Path, tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside", "x.md", "x")
+    (notes / "link.ru.md").symlink_to(outside)
+    (notes / "link.md").symlink_to(outside)
+    result = scan_collection(notes, "**/*.md", ["*.ru.md"])
+    assert sorted(result.skipped) == [
+        ("link.md", "symbolic link (not followed)", ""),
+        ("link.ru.md", "excluded by pattern", ""),
+    ]
+
+
+def test_an_unreadable_excluded_folder_is_not_kept(notes: Path, unreadable: Any) -> None:
+    write(notes, "ok.md", "x")
+    write(notes, "vendor-docs/a.md", "x")
+    unreadable(notes / "vendor-docs")
+    result = scan_collection(notes, "**/*.md", ["vendor-docs"])
+    assert [f.path for f in result.files] == ["ok.md"]
+    assert result.unreadable_dirs == [] and result.skipped == []

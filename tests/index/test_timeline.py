@@ -31,8 +31,9 @@ def two_collections(vault: Vault, tmp_path: Path) -> Vault:
     undated = write(home, "undated.md", "# Undated\n\nNo date in the frontmatter.\n")
     moment = datetime(2026, 1, 6, tzinfo=UTC).timestamp()
     os.utime(undated, (moment, moment))  # effective time falls back to modified_at
-    vault.add_collection(work, name="work")
-    vault.add_collection(home, name="home")
+    # Checked whole (by default a folder's notes are reference material, never stale).
+    vault.add_collection(work, name="work", stale_after_days=90)
+    vault.add_collection(home, name="home", stale_after_days=90)
     vault.update()
     return vault
 

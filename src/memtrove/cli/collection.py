@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memtrove.cli.common import console, open_vault, print_json
-from memtrove.config import DEFAULT_PATTERN
+from memtrove.cli.common import console, fail, open_vault, print_json
+from memtrove.config import DEFAULT_PATTERN, check_stale_after_days
+from memtrove.results import StaleAfterDays
 
 app = typer.Typer(help="Manage the folders the vault indexes.", no_args_is_help=True)
 
@@ -19,12 +20,48 @@ def add(
     path: Path = typer.Argument(..., help="Folder of markdown to index."),
     name: str | None = typer.Option(None, "--name", help="Name (default: the folder's name)."),
     pattern: str = typer.Option(DEFAULT_PATTERN, "--pattern", help="Glob of files to index."),
+    exclude: list[str] | None = typer.Option(
+        None, "--exclude", help="Glob never indexed, e.g. '**/*.ru.md' (repeatable)."
+    ),
+    no_surface: bool = typer.Option(
+        False, "--no-surface", help="Searchable, but never injected automatically by hooks."
+    ),
+    stale_after_days: str = typer.Option(
+        "auto", "--stale-after-days", help="Days until stale, 'none' (never) or 'auto'."
+    ),
 ) -> None:
     """Add a collection; `memtrove update` indexes it."""
+    stale = _stale_after_days(stale_after_days)
     with open_vault(ctx) as vault:
-        collection = vault.add_collection(path, name=name, pattern=pattern)
-    console.print(f"added collection {collection.name}: {collection.path} ({collection.pattern})")
+        collection = vault.add_collection(
+            path,
+            name=name,
+            pattern=pattern,
+            exclude=exclude or (),
+            surface=not no_surface,
+            stale_after_days=stale,
+        )
+    console.print(
+        f"added collection {collection.name}: {collection.path} ({collection.pattern})",
+        markup=False,
+    )
+    settings = []
+    if collection.exclude:
+        settings.append("exclude " + ", ".join(collection.exclude))
+    if not collection.surface:
+        settings.append("surface false")
+    if collection.stale_after_days != "auto":
+        settings.append(f"stale_after_days {collection.stale_after_days or 'none'}")
+    if settings:
+        console.print("  " + "; ".join(settings), markup=False)
     console.print("run `memtrove update` to index it")
+
+
+def _stale_after_days(value: str) -> StaleAfterDays:
+    try:
+        return check_stale_after_days(value)
+    except ValueError as error:
+        raise fail(f"--stale-after-days {error}", code=2) from None
 
 
 @app.command("list")

@@ -14,6 +14,8 @@ from memtrove.cli.common import console, fail, open_vault, print_json
 from memtrove.hooks.curator import build_report, report_path, write_report
 from memtrove.hooks.settings import cache_dir
 
+STALE_LISTED = 5  # stale documents named in the report, oldest first
+
 
 def register(app: typer.Typer) -> None:
     app.command("curate")(curate)
@@ -25,8 +27,9 @@ def curate(
 ) -> None:
     """Count pending and failed embeddings, stale and snoozed notes; suggest what to do."""
     with open_vault(ctx) as vault:
+        stale = [f"{d.collection}/{d.path}" for d in vault.stale_documents(STALE_LISTED)]
         report = build_report(
-            vault.path, vault.index_stats(), vault.lifecycle_status(), datetime.now(UTC)
+            vault.path, vault.index_stats(), vault.lifecycle_status(), datetime.now(UTC), stale
         )
     path = report_path(cache_dir())
     try:
@@ -45,4 +48,8 @@ def curate(
     )
     for action in report["actions"] or ["nothing to do"]:
         console.print(f"- {action}", markup=False)
+    if stale:
+        console.print("stale, oldest first (review each: memtrove get REF):", markup=False)
+        for ref in stale:
+            console.print(f"  {ref}", markup=False)
     console.print(f"report: {path}", markup=False)

@@ -62,7 +62,7 @@ def bootstrap(
     if embedded is not None:
         print_embed_report(embedded)
     if setup_claude:
-        agents.setup_claude()
+        agents.setup_claude(ctx)
     if embedded is not None and embedded.errors:
         raise typer.Exit(1)
 
@@ -74,12 +74,16 @@ def update(
     ),
     embed: bool = typer.Option(False, "--embed", help="Then embed what is new or changed."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="List every skipped file under its reason."
+    ),
 ) -> None:
-    """Index what changed in every collection: +added ~updated =unchanged -removed."""
+    """Index what changed in every collection: +added ~updated =unchanged -removed, then one
+    line per skip reason with its count (`skipped 3: larger than 5 MB`)."""
     with open_vault(ctx) as vault:
         report = _run_update(vault, collection or None, show_progress=not as_json)
         if not as_json:
-            _print_report(report)
+            _print_report(report, verbose=verbose)
         embedded = _embed_after_update(vault, report, as_json=as_json) if embed else None
     if as_json:
         data = report.to_dict()
@@ -130,12 +134,19 @@ def _run_update(
         return vault.update(collections, progress=progress)
 
 
-def _print_report(report: UpdateReport) -> None:
+def _print_report(report: UpdateReport, *, verbose: bool = False) -> None:
+    """The summary, one ``skipped N: reason`` line per reason (with ``verbose``, each file
+    under it), every notice, and warnings on stderr."""
     console.print(f"{report.summary}  ({report.elapsed_seconds:.2f}s)")
-    for issue in report.skipped:
-        console.print(f"skipped {issue}")
+    for reason, count in report.skipped_by_reason.items():
+        console.print(f"skipped {count}: {reason}", markup=False)
+        if verbose:
+            for issue in sorted(report.skipped, key=lambda i: (i.collection, i.path)):
+                if issue.reason == reason:
+                    detail = f" ({issue.detail})" if issue.detail else ""
+                    console.print(f"  {issue.collection}/{issue.path}{detail}", markup=False)
     for issue in report.notices:
-        console.print(f"note {issue}")
+        console.print(f"note {issue}", markup=False)
     for warning in report.warnings:
         print(f"memtrove: warning: {warning}", file=sys.stderr)
 

@@ -5,8 +5,14 @@
 
     {"timestamp": "2026-01-31T12:00:00Z", "vault": "/home/me/.cache/memtrove/vault.sqlite",
      "health": {"documents": 812, "pending_embeds": 3, "failed_embeds": 0,
-                "stale_documents": 40, "snoozed": 2, "pinned": 5, "invalidated": 0},
+                "stale_documents": 4, "snoozed": 2, "pinned": 5, "invalidated": 0},
+     "stale": ["_memtrove/handoffs/2026-01-02.md", ...],
      "actions": ["3 documents wait for embedding: run `memtrove embed`", ...]}
+
+Staleness follows each collection's rule (:mod:`memtrove.index.staleness`: agent-written
+documents only by default, reference collections never, checkout mtimes are no date). The
+curator never proposes forgetting anything in bulk: stale documents are to be reviewed one
+at a time, and pinned or snoozed (which also takes them off the count).
 
 At session start ``curator-nudge`` shows the actions inside ``<vault-curator>`` (200
 tokens), or a nudge to run ``memtrove curate`` when the report is missing, belongs to
@@ -16,7 +22,7 @@ another vault, or is more than 7 days old. A fresh report without actions inject
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -78,9 +84,14 @@ def report_path(cache_dir: Path) -> Path:
 
 
 def build_report(
-    vault_path: Path, stats: IndexCounts, lifecycle: LifecycleCounts, now: datetime
+    vault_path: Path,
+    stats: IndexCounts,
+    lifecycle: LifecycleCounts,
+    now: datetime,
+    stale: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The report for one vault: its counts and the actions they suggest."""
+    """The report for one vault: its counts and the actions they suggest; ``stale`` names
+    (``collection/path``) the oldest stale documents, to review one at a time."""
     health = {
         "documents": stats.documents,
         "pending_embeds": stats.pending_embeds,
@@ -99,9 +110,12 @@ def build_report(
     if stats.pending_embeds:
         actions.append(f"{stats.pending_embeds} documents wait for embedding: run `memtrove embed`")
     if stats.stale_documents:
+        count = stats.stale_documents
+        example = f" (oldest: {stale[0]})" if stale else ""
         actions.append(
-            f"{stats.stale_documents} documents are older than 90 days: pin what still holds, "
-            "snooze or forget the rest"
+            f"{count} document{'s look' if count != 1 else ' looks'} "
+            f"stale{example}: review one at a time when it comes up; pin it if it still "
+            "holds, or snooze it"
         )
     if lifecycle.snoozed:
         actions.append(f"{lifecycle.snoozed} documents are snoozed: unsnooze any that matter again")
@@ -109,6 +123,7 @@ def build_report(
         "timestamp": now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "vault": str(vault_path),
         "health": health,
+        "stale": list(stale),
         "actions": actions,
     }
 

@@ -9,8 +9,9 @@ One pass per collection:
    inside the transaction so two concurrent updates never trip over each other;
 3. a new path whose body matches a document that disappeared in the same pass is a rename:
    the row moves, keeping its id, history, pin and counters;
-4. documents whose files are gone are deactivated (never deleted), except those under a
-   folder that could not be listed or whose file could not be read;
+4. documents whose files are gone, or now excluded by the collection's ``exclude`` globs,
+   are deactivated (never deleted), except those under a folder that could not be listed or
+   whose file could not be read;
 5. a forgotten document (``Vault.forget``) stays inactive while its file keeps the body it
    had when forgotten, wherever the file moves; a new body brings it back.
 """
@@ -22,14 +23,19 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.index.classify import classify_content_type, confidence_baseline, quality_score
-from memtrove.index.markdown import ParsedMarkdown, parse_markdown, split_fragments
+from memtrove.index.documents import free_docid
+from memtrove.index.markdown import (
+    ParsedMarkdown,
+    document_title,
+    parse_markdown,
+    split_fragments,
+)
 from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, scan_collection
-from memtrove.results import Collection, FileIssue, UpdateReport
+from memtrove.results import Collection, FileIssue, SkipReason, UpdateReport
 from memtrove.text import iso_from_timestamp, now_iso, parse_iso_datetime, segment_cjk
 
 __all__ = [
@@ -105,15 +111,15 @@ def _update_one(
     progress: ProgressCallback | None,
     batch_size: int,
 ) -> None:
-    scan = scan_collection(collection.path, collection.pattern)
+    scan = scan_collection(collection.path, collection.pattern, collection.exclude)
     if scan.root_missing:
         report.warnings.append(
             f"collection {collection.name!r}: folder {collection.path} does not exist; "
             "its documents are kept as they were"
         )
         return
-    for path, reason in scan.skipped:
-        report.skipped.append(FileIssue(collection.name, path, reason))
+    for path, reason, detail in scan.skipped:
+        report.skipped.append(FileIssue(collection.name, path, reason, detail))
     existing = _existing_rows(connection, collection.name)
     kept = set(scan.unreadable_files)
     seen = {file.path for file in scan.files} | kept
@@ -174,8 +180,8 @@ def _update_one(
         done += len(batch)
         if progress is not None:
             progress(done, total, batch[-1].path)
-    # Files skipped by policy (too large, binary, now a symlink) leave the index; files that
-    # could not be read keep their documents.
+    # Files skipped by policy (excluded, too large, binary, now a symlink) leave the index;
+    # files that could not be read keep their documents.
     gone = [row.id for path, row in missing.items() if path not in kept and row.active]
     if gone:
         with write_transaction(connection):
@@ -199,14 +205,14 @@ def _prepare(
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         kept.add(file.path)
-        reason = error.strerror or type(error).__name__
-        report.skipped.append(FileIssue(collection.name, file.path, f"not readable: {reason}"))
+        detail = error.strerror or type(error).__name__
+        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.UNREADABLE, detail))
         return None
     if len(data) > MAX_FILE_BYTES:
-        report.skipped.append(FileIssue(collection.name, file.path, "larger than 5 MB"))
+        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.TOO_LARGE))
         return None
     if b"\x00" in data[:8192]:
-        report.skipped.append(FileIssue(collection.name, file.path, "binary file"))
+        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.BINARY))
         return None
     notices: list[str] = []
     try:
@@ -219,7 +225,7 @@ def _prepare(
     if parsed.frontmatter_error:
         notices.append(parsed.frontmatter_error + " (indexed as plain text)")
     frontmatter = parsed.frontmatter
-    title = _title(frontmatter, parsed, file.path)
+    title = document_title(parsed, file.path)
     body = parsed.body
     content_type = classify_content_type(file.path, title, body, frontmatter)
     for notice in notices:
@@ -236,15 +242,6 @@ def _prepare(
         tags=_tags(frontmatter),
         notices=notices,
     )
-
-
-def _title(frontmatter: dict[str, Any], parsed: ParsedMarkdown, path: str) -> str:
-    declared = frontmatter.get("title")
-    if isinstance(declared, (str, int, float)) and str(declared).strip():
-        return " ".join(str(declared).split())[:300]
-    if parsed.first_heading:
-        return parsed.first_heading
-    return PurePosixPath(path).stem or path
 
 
 def _authored_at(frontmatter: dict[str, Any]) -> str | None:
@@ -386,7 +383,7 @@ def _insert_document(connection: Connection, collection: str, item: _Prepared, n
             item.file.path,
             item.title,
             item.hash,
-            item.hash[:6],
+            free_docid(connection, item.hash),
             item.content_type,
             item.quality,
             confidence_baseline(item.content_type),
@@ -411,7 +408,11 @@ def _write_document(
     *,
     revision: bool,
 ) -> None:
-    """Point an existing row (same path, or a renamed file) at the item's body."""
+    """Point an existing row (same path, or a renamed file) at the item's body.
+
+    The row keeps its docid: one given at insert stays for the document's life (see
+    :mod:`memtrove.index.documents`), so a docid an agent holds survives edits and renames.
+    """
     old = connection.execute(
         "SELECT content_type, confidence FROM documents WHERE id = ?", (doc_id,)
     ).fetchone()
@@ -419,7 +420,7 @@ def _write_document(
     if str(old[0]) != item.content_type:
         confidence = confidence_baseline(item.content_type)
     connection.execute(
-        "UPDATE documents SET path = ?, title = ?, hash = ?, docid = ?, content_type = ?, "
+        "UPDATE documents SET path = ?, title = ?, hash = ?, content_type = ?, "
         "quality_score = ?, confidence = ?, modified_at = ?, authored_at = ?, active = 1, "
         "forgotten_hash = NULL, tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
         "revision_count = revision_count + ? WHERE id = ?",
@@ -427,7 +428,6 @@ def _write_document(
             item.file.path,
             item.title,
             item.hash,
-            item.hash[:6],
             item.content_type,
             item.quality,
             confidence,

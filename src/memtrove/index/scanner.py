@@ -4,15 +4,23 @@ Never followed: symbolic links (to files or folders). Never entered: the folders
 excludes and any folder whose name starts with a dot. Files larger than 5 MB are skipped
 from their size alone, without being read. A folder that cannot be listed is reported, and
 the indexer keeps every document under it.
+
+A collection's ``exclude`` globs (same syntax as its pattern, relative to its folder) take
+files out: a glob that matches a file's path, or the path of a folder above it, excludes the
+file. Excluded files that the pattern takes are reported (``excluded by pattern``), never
+stat'ed or read; their documents leave the index like deleted files.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from memtrove.results import SkipReason
 
 __all__ = [
     "EXCLUDED_DIRS",
@@ -58,7 +66,8 @@ class FileEntry:
 @dataclass
 class ScanResult:
     files: list[FileEntry] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+    # (relative path, reason, detail)
+    skipped: list[tuple[str, SkipReason, str]] = field(default_factory=list)
     unreadable_dirs: list[str] = field(default_factory=list)  # relative, "" for the root
     unreadable_files: list[str] = field(default_factory=list)
     root_missing: bool = False
@@ -177,21 +186,30 @@ def _split_options(body: str) -> list[str]:
     return options
 
 
-def scan_collection(root: Path, pattern: str) -> ScanResult:
-    """Every file under ``root`` that ``pattern`` takes, with its size and mtime."""
+def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> ScanResult:
+    """Every file under ``root`` that ``pattern`` takes and no ``exclude`` glob matches,
+    with its size and mtime."""
     result = ScanResult()
     matcher = compile_pattern(pattern)
+    excluders = [compile_pattern(glob) for glob in exclude if glob.strip().strip("/")]
+
+    def is_excluded(relative: str) -> bool:
+        return any(excluder.match(relative) for excluder in excluders)
+
     if not root.is_dir():
         result.root_missing = True
         return result
-    stack: list[tuple[str, str]] = [(str(root), "")]
+    # (folder, its path relative to root, whether an exclude glob took it or a folder above)
+    stack: list[tuple[str, str, bool]] = [(str(root), "", False)]
     while stack:
-        directory, relative = stack.pop()
+        directory, relative, excluded_dir = stack.pop()
         try:
             entries = list(os.scandir(directory))
         except OSError as error:
-            result.unreadable_dirs.append(relative)
-            result.skipped.append((relative or ".", f"folder not readable: {error.strerror}"))
+            if not excluded_dir:  # an excluded folder's documents leave the index anyway
+                result.unreadable_dirs.append(relative)
+                detail = error.strerror or type(error).__name__
+                result.skipped.append((relative or ".", SkipReason.FOLDER_UNREADABLE, detail))
             continue
         for entry in entries:
             name = entry.name
@@ -199,22 +217,29 @@ def scan_collection(root: Path, pattern: str) -> ScanResult:
             try:
                 if entry.is_symlink():
                     if matcher.match(child):
-                        result.skipped.append((child, "symbolic link (not followed)"))
+                        excluded = excluded_dir or is_excluded(child)
+                        reason = SkipReason.EXCLUDED if excluded else SkipReason.SYMLINK
+                        result.skipped.append((child, reason, ""))
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if not is_excluded_dir(name):
-                        stack.append((entry.path, child))
+                        stack.append((entry.path, child, excluded_dir or is_excluded(child)))
                     continue
                 if not entry.is_file(follow_symlinks=False) or not matcher.match(child):
+                    continue
+                if excluded_dir or is_excluded(child):
+                    result.skipped.append((child, SkipReason.EXCLUDED, ""))
                     continue
                 stat = entry.stat(follow_symlinks=False)
             except OSError as error:
                 result.unreadable_files.append(child)
-                result.skipped.append((child, f"not readable: {error.strerror}"))
+                detail = error.strerror or type(error).__name__
+                result.skipped.append((child, SkipReason.UNREADABLE, detail))
                 continue
             if stat.st_size > MAX_FILE_BYTES:
-                result.skipped.append((child, f"larger than 5 MB ({stat.st_size:,} bytes)"))
+                result.skipped.append((child, SkipReason.TOO_LARGE, f"{stat.st_size:,} bytes"))
                 continue
             result.files.append(FileEntry(child, entry.path, stat.st_size, stat.st_mtime_ns))
     result.files.sort(key=lambda file: file.path)
+    result.skipped.sort(key=lambda skip: skip[0])
     return result

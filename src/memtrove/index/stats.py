@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from memtrove.db.connection import Connection
 from memtrove.db.migrations import applied_migrations
 from memtrove.index.documents import collection_counts, content_type_counts
+from memtrove.index.staleness import DEFAULT_STALE_AFTER_DAYS, count_stale
 from memtrove.results import (
     Collection,
     CollectionStatus,
@@ -21,7 +22,7 @@ from memtrove.text import to_iso
 
 __all__ = ["STALE_AFTER_DAYS", "index_stats", "lifecycle_status", "vault_status"]
 
-STALE_AFTER_DAYS = 90
+STALE_AFTER_DAYS = DEFAULT_STALE_AFTER_DAYS  # the default; collections may set their own
 
 
 def vault_status(
@@ -63,24 +64,24 @@ def vault_status(
     )
 
 
-def index_stats(connection: Connection, now: datetime) -> IndexStats:
+def index_stats(
+    connection: Connection, now: datetime, collections: Sequence[Collection] = ()
+) -> IndexStats:
     """Content types, embedding coverage and staleness of the active documents.
 
-    ``stale_documents`` counts active documents whose effective time (``authored_at``, else
-    ``modified_at``) is more than 90 days before ``now``; ``embedded_documents``,
-    ``pending_embeds`` and ``failed_embeds`` split the active documents by embed state.
+    ``stale_documents`` counts the active documents that are stale by their collection's
+    rule (``collections``: the configured ones; see :mod:`memtrove.index.staleness`);
+    ``embedded_documents``, ``pending_embeds`` and ``failed_embeds`` split the active
+    documents by embed state.
     """
-    stale_before = to_iso(now - timedelta(days=STALE_AFTER_DAYS))
     row = connection.execute(
         "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), "
         "COALESCE(SUM(active AND embed_state = 'synced'), 0), "
         "COALESCE(SUM(active AND embed_state = 'pending'), 0), "
         "COALESCE(SUM(active AND embed_state = 'failed'), 0), "
-        "COALESCE(SUM(active AND COALESCE(authored_at, modified_at) < ?), 0), "
         "MIN(CASE WHEN active THEN COALESCE(authored_at, modified_at) END), "
         "MAX(CASE WHEN active THEN COALESCE(authored_at, modified_at) END) "
-        "FROM documents",
-        (stale_before,),
+        "FROM documents"
     ).fetchone()
     space = stored_space(connection)
     return IndexStats(
@@ -90,9 +91,9 @@ def index_stats(connection: Connection, now: datetime) -> IndexStats:
         embedded_documents=int(row[2]),
         pending_embeds=int(row[3]),
         failed_embeds=int(row[4]),
-        stale_documents=int(row[5]),
-        oldest=row[6],
-        newest=row[7],
+        stale_documents=count_stale(connection, collections, now),
+        oldest=row[5],
+        newest=row[6],
         vectors=vector_count(connection),
         embedding_space=str(space) if space is not None else None,
     )

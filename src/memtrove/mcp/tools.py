@@ -286,7 +286,7 @@ def index_stats(vault: Vault) -> ToolResult:
             f"embedded {stats.embedded_documents}, pending {stats.pending_embeds}, "
             f"failed {stats.failed_embeds} ({stats.vectors} vectors, "
             f"space {stats.embedding_space or 'none yet'})",
-            f"stale (older than 90 days) {stats.stale_documents}; "
+            f"stale {stats.stale_documents} (per collection: stale_after_days); "
             f"oldest {stats.oldest or '-'}, newest {stats.newest or '-'}",
         ]
     )
