@@ -164,3 +164,25 @@ def test_ten_hook_processes_at_once_lose_no_turn(
             "SELECT session_id, COUNT(*), MAX(turn_index) FROM context_usage GROUP BY session_id"
         ).fetchall()
     assert sorted(turns) == sorted((f"s{i}", rounds, rounds - 1) for i in range(len(topics)))
+
+
+def test_the_readme_prompt_injects_the_postmortem_first_or_second(
+    tmp_path: Path,
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    """The example vault's own README prompt, through a real hook process."""
+    from memtrove import Vault
+    from tests.conftest import EXAMPLES
+
+    with Vault.open(hook_env["MEMTROVE_VAULT"], config_dir=hook_env["MEMTROVE_CONFIG_DIR"]) as v:
+        v.add_collection(EXAMPLES, name="example")
+        v.update()
+    prompt = "Why were users logged out by the refresh tokens race last month?"
+    raw = payload("user_prompt_submit.json", prompt=prompt, session_id="readme-prompt")
+    answer, _ = hook("context-surfacing", raw, process_env(hook_env))
+    paths = [line for line in context(answer).splitlines() if line.startswith("example/")]
+    postmortem = "example/problems/2026-09-10-refresh-token-race-logouts.md"
+    assert postmortem in paths[:2], paths
+    assert "@@" not in context(answer)  # passages, not diff headers
+    exif = "example/antipatterns/exif-gps-in-logs.md"
+    assert exif not in paths or paths.index(exif) > paths.index(postmortem)

@@ -120,7 +120,7 @@ def test_cli_json(run_eval: Callable[..., Result], beir_folder: Path) -> None:
 def test_cli_table(run_eval: Callable[..., Result], beir_folder: Path) -> None:
     out = run_eval("beir", str(beir_folder), "-m", "bm25").stdout
     row = next(line for line in out.splitlines() if line.startswith("all"))
-    assert row.split() == ["all", "3", f"{NDCG:.3f}", "0.667", "0.667", "1.000"]
+    assert row.split() == ["all", "3", f"{NDCG:.3f}", "0.667", "0.667", "1.000", "1.000"]
 
 
 def test_cli_errors(run_eval: Callable[..., Result], beir_folder: Path, tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ def test_question_metrics() -> None:
         "SessR@5": pytest.approx(1 / 3),  # sessions 2, 4, 9; top 5 (unique) covers 2
         "SessR@10": pytest.approx(2 / 3),
         "MRR": 0.5,
+        "hit@3": 1.0,
     }
 
 

@@ -132,11 +132,15 @@ def test_lookback_feeds_discovery_only(
     surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[str, str]] = []
+    threads: list[str | None] = []
     real = discovery.discover
 
-    def spy(vault: Vault, query: str, prompt: str, *args: Any) -> discovery.Discovery:
+    def spy(
+        vault: Vault, query: str, prompt: str, *args: Any, thread: str | None = None
+    ) -> discovery.Discovery:
         seen.append((query, prompt))
-        return real(vault, query, prompt, *args)
+        threads.append(thread)
+        return real(vault, query, prompt, *args, thread=thread)
 
     monkeypatch.setattr(context_surfacing, "discover", spy)
     first = json.loads(payload("user_prompt_submit.json"))["prompt"]
@@ -149,9 +153,20 @@ def test_lookback_feeds_discovery_only(
     assert rows(surfacing_vault, "SELECT query_text FROM context_usage ORDER BY id") == [
         (first,), (None,), (second,)
     ]  # fmt: skip
+    assert threads == [None, None]  # a follow-up searches the combined query itself
     other = "What did the decoder benchmark say about Pillow for thumbnails?"
     surface(hook_env, prompt=other, session_id="another-session")
     assert seen[-1] == (other, other)  # other sessions' prompts are not borrowed
+    assert threads[-1] is None
+    # Not a follow-up, but on the same topic: its own search leads, the thread counts less.
+    related = "Which thumbnail worker memory limits did the pyvips cache need?"
+    surface(hook_env, prompt=related)
+    assert seen[-1] == (related, related)
+    assert threads[-1] == f"{related}\n\n{second}\n\n{first}"
+    # An unrelated prompt in the same session borrows nothing.
+    unrelated = "Which image decoders handle HEIC on the upload path?"
+    surface(hook_env, prompt=unrelated)
+    assert seen[-1] == (unrelated, unrelated) and threads[-1] is None
 
 
 @pytest.mark.parametrize("profile", ["speed", "balanced", "deep"])
@@ -203,11 +218,15 @@ def test_vector_policy() -> None:
 def test_a_slow_vector_leg_is_abandoned_at_the_timeout(
     surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def slow(self: Vault, query: str, limit: int = 10, **_: Any) -> Any:
+    keyword = Vault.hybrid
+
+    def slow(self: Vault, query: str, limit: int = 10, **options: Any) -> Any:
+        if options.get("vectors") is False:  # the keyword leg
+            return keyword(self, query, limit, **options)
         time.sleep(5)
         raise AssertionError("never awaited")
 
-    monkeypatch.setattr(Vault, "vsearch", slow)
+    monkeypatch.setattr(Vault, "hybrid", slow)
     hook_env["MEMTROVE_HOOK_VECTORS"] = "on"
     started = time.monotonic()
     context = surface(hook_env)
@@ -249,7 +268,7 @@ def test_diversify_promotes_a_procedural_note() -> None:
 def test_a_failed_retrieval_still_counts_the_turn(
     surfacing_vault: Path, hook_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(*_: Any) -> discovery.Discovery:
+    def broken(*_: Any, **__: Any) -> discovery.Discovery:
         raise RuntimeError("index gone")
 
     monkeypatch.setattr(context_surfacing, "discover", broken)
@@ -304,12 +323,19 @@ def test_spreading_activation_lifts_co_activated_results_only() -> None:
     pairs = {(1, 4): 3, (2, 4): 1, (1, 5): 1, (3, 9): 7}
     spread = context_surfacing.spread_activation(ranked, pairs)
     scores = {document.doc_id: round(score, 3) for document, score in spread}
-    assert scores == {1: 0.95, 2: 0.9, 3: 0.5, 4: 0.65, 5: 0.54}  # +0.2 (two HOT), +0.1
+    # +0.2 x best (two HOT partners), +0.1 x best (one)
+    assert scores == {1: 0.95, 2: 0.9, 3: 0.5, 4: 0.64, 5: 0.535}
     assert [d.doc_id for d, _ in spread] == [1, 2, 4, 5, 3]
     capped = context_surfacing.spread_activation([(_doc(1), 0.95), (_doc(2), 0.97)], {(1, 2): 1})
     assert max(score for _, score in capped) == 1.0
-    cold = [(_doc(1), 0.7), (_doc(4), 0.5)]  # nothing HOT: no spreading
-    assert context_surfacing.spread_activation(cold, {(1, 4): 5}) == cold
+    cold = [(_doc(1), 0.7), (_doc(4), 0.5), (_doc(6), 0.1)]  # 0.5 is not HOT next to 0.7
+    assert context_surfacing.spread_activation(cold, {(4, 6): 5}) == cold
+    relative = context_surfacing.spread_activation([(_doc(1), 0.6), (_doc(4), 0.3)], {(1, 4): 1})
+    assert [round(score, 3) for _, score in relative] == [0.6, 0.36]  # HOT relative to best
+    grouped = context_surfacing.spread_activation(
+        [(_doc(1), 0.6), (_doc(4), 0.59)], {(1, 4): 1}, group=lambda d: 0 if d.doc_id == 1 else 1
+    )
+    assert [d.doc_id for d, _ in grouped] == [1, 4]  # the lift never crosses a type group
 
 
 def test_the_nudge_comes_every_interval_until_memory_is_curated(

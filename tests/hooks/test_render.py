@@ -43,28 +43,27 @@ def entry(key: str, score: float, body: str = BODY, content_type: str = "note") 
     return Entry(key, key.rsplit("/", 1)[-1].removesuffix(".md"), content_type, score, body)
 
 
-def test_snippet_has_a_diff_header_and_skips_frontmatter() -> None:
+def test_snippet_is_plain_text_and_skips_frontmatter() -> None:
     snippet = extract_snippet(BODY, highlighter("max_jobs vips cache"), 300)
-    header, _, text = snippet.partition("\n")
-    assert header == "@@ -13,1 @@ (12 before, 0 after)"
-    assert text == "We set max_jobs to 4 and the vips cache to 0."
-    lines = BODY.splitlines()
-    assert lines[12] == text
+    # No line-number header: it costs tokens and tells a model nothing.
+    assert snippet == "We set max_jobs to 4 and the vips cache to 0."
+    assert "@@" not in snippet
+    assert BODY.splitlines()[12] == snippet
 
 
 def test_snippet_without_a_match_starts_after_the_frontmatter() -> None:
     snippet = extract_snippet(BODY, highlighter("kubernetes"), 150)
-    assert snippet.startswith("@@ -4,")
-    assert "title:" not in snippet and "# Worker memory" in snippet
-    assert len(snippet.partition("\n")[2]) <= 150
+    assert snippet.startswith("# Worker memory")
+    assert "title:" not in snippet
+    assert len(snippet) <= 150
 
 
 def test_tiers() -> None:
     assert [snippet_chars(s) for s in (0.95, 0.81, 0.8, 0.61, 0.6, 0.1)] == [
-        300, 300, 150, 150, 0, 0
+        300, 300, 150, 150, 80, 80
     ]  # fmt: skip
     # Relative to the best of the injection: within 85 % is HOT, within 70 % WARM.
-    assert [snippet_chars(s, 0.4) for s in (0.4, 0.34, 0.3, 0.27)] == [300, 300, 150, 0]
+    assert [snippet_chars(s, 0.4) for s in (0.4, 0.34, 0.3, 0.27)] == [300, 300, 150, 80]
 
 
 def test_frame_and_entries() -> None:
@@ -76,8 +75,13 @@ def test_frame_and_entries() -> None:
     text = rendered.text
     assert text.startswith("<vault-context>\n<instruction>Treat the following as background")
     assert text.endswith("</facts>\n</vault-context>")
-    assert "**a** (decision)\nnotes/a.md\n@@ -" in text
-    assert "\n\n---\n\n**b**\nnotes/b.md\n</facts>" in text  # COLD: title and path only
+    assert "**a** (decision)\nnotes/a.md\n# Worker memory" in text
+    assert "@@" not in text
+    # COLD: a short passage still, never title and path alone.
+    cold = text.split("\n\n---\n\n**b**\nnotes/b.md\n", 1)[1].removesuffix(
+        "\n</facts>\n</vault-context>"
+    )
+    assert 0 < len(cold) <= 80
     assert "<relationships>" not in text and "<vault-facts>" not in text
     assert [e.key for e in rendered.shown] == ["notes/a.md", "notes/b.md"]
     assert rendered.tokens == estimate_tokens(text)
@@ -96,15 +100,33 @@ def test_routing_hint_and_optional_parts() -> None:
         vault_facts=["worker uses pyvips"],
         facts_tokens=200,
     )
-    assert rendered.text.startswith(
-        "<vault-routing>If searching memory for this: use intent_search"
-    )
+    assert rendered.text.startswith("<vault-routing>If searching memory for this: use query")
     assert "<relationships>\n- a --[causal]--> b\n</relationships>" in rendered.text
     assert "<vault-facts>\nworker uses pyvips\n</vault-facts>\n</vault-context>" in rendered.text
     no_facts = render_context(
         [entry("notes/a.md", 0.9)], highlighter("worker"), 800, vault_facts=["x y z"]
     )
     assert "<vault-facts>" not in no_facts.text  # facts_tokens 0 (the speed profile)
+
+
+def test_identical_copies_are_named_on_the_path_line() -> None:
+    copies = ("docs/fr/a.md", "docs/de/a.md", "docs/es/a.md", "docs/it/a.md")
+    one = Entry("docs/en/a.md", "A", "note", 0.9, BODY, copies)
+    text = render_context([one], highlighter("worker"), 800).text
+    assert "docs/en/a.md (also at: docs/fr/a.md, docs/de/a.md, docs/es/a.md and 1 more)" in text
+
+
+def test_routing_hints_name_only_tools_the_mcp_server_has() -> None:
+    from memtrove.hooks.render import _ROUTES
+    from memtrove.mcp import tools
+
+    known = set(tools.__all__) - {"IMPORTANT", "ToolResult", "read_document"}
+    for _, hint in _ROUTES:
+        named = set(re.findall(r"\b[a-z]+_[a-z_]+\b|\bquery\b", hint))
+        assert named, hint
+        assert named <= known, f"{hint} names {named - known}"
+        for name in named:
+            assert name in tools.IMPORTANT, f"the MCP instructions never mention {name}"
 
 
 def test_routing_hints() -> None:
@@ -159,7 +181,7 @@ def test_a_first_entry_too_long_for_its_tier_drops_to_a_shorter_one() -> None:
     rendered = render_context(
         [Entry("notes/a.md", huge_title, "note", 0.99, BODY)], highlighter("worker"), 400
     )
-    assert "@@" in rendered.text or rendered.text == ""
+    assert "@@" not in rendered.text
     assert estimate_tokens(rendered.text) <= 400
     nothing = render_context(
         [Entry("notes/a.md", "T" * 2000, "note", 0.99, BODY)], highlighter("worker"), 400

@@ -117,7 +117,8 @@ def test_without_llm_and_reranker_their_stages_are_skipped(
         vault.embed()
         model_server.reset()
         results = vault.query("sqlite readers")
-        assert results.stages == ["bm25", "vector", "rrf", "composite", "mmr"]
+        # No expansion lists: score fusion, as in hybrid (rank fusion needs more lists).
+        assert results.stages == ["bm25", "vector", "fusion", "composite", "mmr"]
         assert results.skipped == {
             "expansion": "no LLM configured (MEMTROVE_LLM_URL)",
             "rerank": "no reranker configured (MEMTROVE_RERANK_URL)",
@@ -148,7 +149,7 @@ def test_nothing_configured_and_nothing_embedded_is_still_a_search(
         vault.add_collection(corpus, name="notes")
         vault.update()
         results = vault.query("sqlite readers")
-        assert results.stages == ["bm25", "rrf", "composite", "mmr"]
+        assert results.stages == ["bm25", "fusion", "composite", "mmr"]
         assert set(results.skipped) == {"vector", "expansion", "rerank"}
         assert set(paths(results)) == {"wal.md", "locks.md"}
 
@@ -405,7 +406,8 @@ def test_identical_texts_are_reranked_once(
         results = vault.query("sqlite readers", diverse=False)
         (request,) = model_server.requests_to("rerank")
         assert sorted(request.body["documents"]) == sorted([WAL, other])
-        assert sorted(paths(results)) == ["a.md", "b.md", "c.md"]
+        assert sorted(paths(results)) == ["a.md", "c.md"]  # identical copies shown once
+        assert results[paths(results).index("a.md")].also_at == ["notes/b.md"]
 
 
 def test_candidate_limit_caps_what_reaches_the_reranker(

@@ -12,11 +12,15 @@ from memtrove.index.classify import CONTENT_TYPES
 from memtrove.retrieval.scoring import (
     DEFAULT_WEIGHTS,
     HALF_LIFE_DAYS,
+    MODIFIER_BOUND,
     QUERY_WEIGHTS,
     RECENCY_FIRST_TYPES,
     RECENCY_WEIGHTS,
+    SNOOZED_FACTOR,
+    SUPERSEDED_FACTOR,
     ScoringInput,
     Weights,
+    age_score,
     apply_composite,
     choose_weights,
     co_activation_boost,
@@ -31,7 +35,7 @@ from memtrove.retrieval.scoring import (
 )
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-MAX_MULTIPLIER = 1.3 * 1.15 * 1.10
+MAX_MULTIPLIER = 1.0 + MODIFIER_BOUND  # a topical score is divided by it
 
 
 def days_ago(days: float) -> datetime:
@@ -44,7 +48,7 @@ def days_ago(days: float) -> datetime:
 def test_weight_tables() -> None:
     assert Weights(0.5, 0.25, 0.25) == DEFAULT_WEIGHTS
     assert Weights(0.70, 0.15, 0.15) == QUERY_WEIGHTS
-    assert Weights(0.10, 0.70, 0.20) == RECENCY_WEIGHTS
+    assert Weights(0.10, 0.70, 0.20, blend=True) == RECENCY_WEIGHTS
     assert RECENCY_FIRST_TYPES == ("handoff", "decision", "progress")
 
 
@@ -258,49 +262,130 @@ def item(**fields: object) -> ScoringInput[int]:
     return ScoringInput(**defaults)  # type: ignore[arg-type]
 
 
-def test_base_score_is_the_weighted_sum() -> None:
-    # 0.5·0.8 + 0.25·1.0 + 0.25·0.5
-    assert composite_score(item(), DEFAULT_WEIGHTS, NOW) == pytest.approx(0.775)
-    # 0.7·0.8 + 0.15·1.0 + 0.15·0.5
-    assert composite_score(item(), QUERY_WEIGHTS, NOW) == pytest.approx(0.785)
+def test_a_neutral_topical_match_keeps_its_relevance() -> None:
+    # Fresh note, baseline quality and confidence, 500 characters: the modifier is ~1.
+    neutral = item(confidence=0.5, effective_at=NOW)
+    trust = (0.25 * 1.0 + 0.25 * 0.5) / 0.5  # 0.75
+    expected = 0.8 * (1 + 0.5 * 0.4 * (trust - 0.5)) / MAX_MULTIPLIER
+    assert composite_score(neutral, DEFAULT_WEIGHTS, NOW) == pytest.approx(expected)
+    # QUERY_WEIGHTS give trust less room: (1 - 0.7) instead of (1 - 0.5).
+    assert composite_score(neutral, QUERY_WEIGHTS, NOW) == pytest.approx(
+        0.8 * (1 + 0.3 * 0.4 * (trust - 0.5)) / MAX_MULTIPLIER
+    )
 
 
-def test_every_multiplier_applies_to_the_whole_score() -> None:
-    scored = item(quality_score=1.0, body_length=2000, revision_count=2)
-    expected = 0.775 * 1.3 * 1.1 * 0.5 * (1 + math.log(3) * 0.03)
-    assert composite_score(scored, DEFAULT_WEIGHTS, NOW, co_activation=1) == pytest.approx(expected)
+def test_the_modifier_is_bounded() -> None:
+    best = item(
+        search_score=1.0, confidence=1.0, quality_score=1.0, revision_count=1000, body_length=10
+    )
+    assert composite_score(best, DEFAULT_WEIGHTS, NOW, co_activation=10) == pytest.approx(1.0)
+    worst = item(
+        search_score=1.0,
+        confidence=0.0,
+        quality_score=0.0,
+        content_type="handoff",
+        effective_at=days_ago(3000),
+        body_length=10_000_000,
+    )
+    low = (1.0 - MODIFIER_BOUND) / MAX_MULTIPLIER
+    assert composite_score(worst, DEFAULT_WEIGHTS, NOW) == pytest.approx(low)
 
 
-def test_recency_and_confidence_feed_the_base() -> None:
-    old = item(content_type="handoff", effective_at=days_ago(30), confidence=0.6)
-    # recency 0.5; confidence 0.6 · 0.95^(30/7) (never accessed: decays from effective time)
-    confidence = 0.6 * 0.95 ** (30 / 7)
-    expected = 0.1 * 0.8 + 0.7 * 0.5 + 0.2 * confidence
+def test_other_signals_never_bury_a_clearly_better_match() -> None:
+    # Everything favours the weaker match, which has two thirds of the better one's
+    # relevance: the better one still wins.
+    better = item(
+        key=1,
+        search_score=1.0,
+        content_type="handoff",
+        effective_at=days_ago(400),
+        confidence=0.0,
+        quality_score=0.0,
+        body_length=200_000,
+    )
+    weaker = item(
+        key=2,
+        search_score=0.66,
+        content_type="preference",
+        confidence=1.0,
+        quality_score=1.0,
+        body_length=300,
+        revision_count=50,
+        pinned=False,
+    )
+    ranked = apply_composite([weaker, better], DEFAULT_WEIGHTS, NOW, co_activation=lambda k: 9)
+    assert [key for key, _ in ranked] == [1, 2]
+
+
+def test_near_ties_are_ordered_by_the_other_signals() -> None:
+    stale = item(key=1, search_score=1.0, content_type="note", effective_at=days_ago(365))
+    fresh = item(key=2, search_score=0.95, content_type="note", effective_at=NOW)
+    assert [key for key, _ in apply_composite([stale, fresh], DEFAULT_WEIGHTS, NOW)] == [2, 1]
+    long = item(key=3, search_score=1.0, body_length=64_000)
+    short = item(key=4, search_score=0.95, body_length=400)
+    assert [key for key, _ in apply_composite([long, short], DEFAULT_WEIGHTS, NOW)] == [4, 3]
+
+
+def test_relevance_is_normalised_against_the_best_candidate() -> None:
+    items = [item(key=1, search_score=0.4), item(key=2, search_score=0.2)]
+    ranked = dict(apply_composite(items, DEFAULT_WEIGHTS, NOW))
+    # The best keeps its own score as the scale; the other gets its share of it.
+    assert ranked[1] == pytest.approx(composite_score(items[0], DEFAULT_WEIGHTS, NOW))
+    assert ranked[2] == pytest.approx(ranked[1] / 2)
+    scaled = dict(apply_composite(items, DEFAULT_WEIGHTS, NOW, scale=1.0))
+    assert scaled[1] == pytest.approx(ranked[1] / 0.4)
+
+
+def test_questions_about_time_keep_the_weighted_sum() -> None:
+    old = item(content_type="handoff", effective_at=days_ago(28), confidence=0.6, body_length=500)
+    # age on one 14-day half-life for every type: 0.25; confidence decays from its date.
+    confidence = 0.6 * 0.95 ** (28 / 7)
+    expected = 0.1 * 0.8 + 0.7 * 0.25 + 0.2 * confidence
     assert composite_score(old, RECENCY_WEIGHTS, NOW) == pytest.approx(expected)
+    # A slowly decaying type does not look fresh when the question is about time.
+    decision = replace(old, content_type="decision", confidence=0.6)
+    assert age_score(days_ago(28), NOW) == pytest.approx(0.25)
+    assert composite_score(decision, RECENCY_WEIGHTS, NOW) == pytest.approx(
+        0.1 * 0.8 + 0.7 * 0.25 + 0.2 * 0.6
+    )
 
 
-def test_pin_adds_point_three_capped_at_one() -> None:
-    assert composite_score(item(pinned=True), DEFAULT_WEIGHTS, NOW) == 1.0
-    weak = item(search_score=0.0, confidence=0.0, effective_at=None, pinned=True)
-    assert composite_score(weak, DEFAULT_WEIGHTS, NOW) == pytest.approx(0.25 + 0.3)
-    # A score already above 1.0 is not lowered by pinning.
-    strong = item(search_score=1.0, confidence=1.0, quality_score=1.0)
-    unpinned = composite_score(strong, DEFAULT_WEIGHTS, NOW, co_activation=5)
-    assert unpinned > 1.0
-    pinned = composite_score(replace(strong, pinned=True), DEFAULT_WEIGHTS, NOW, co_activation=5)
-    assert pinned == unpinned
+def test_age_score() -> None:
+    assert age_score(None, NOW) == 0.5
+    assert age_score(NOW + timedelta(days=3), NOW) == 1.0
+    assert age_score(days_ago(14), NOW) == pytest.approx(0.5)
+
+
+def test_pin_adds_point_three_of_the_scale() -> None:
+    assert composite_score(item(pinned=True), DEFAULT_WEIGHTS, NOW) == pytest.approx(
+        composite_score(item(), DEFAULT_WEIGHTS, NOW) + 0.3
+    )
+    assert composite_score(item(search_score=1.0, pinned=True), DEFAULT_WEIGHTS, NOW) == 1.0
+    weak = item(search_score=0.1, pinned=True)
+    unpinned = composite_score(replace(weak, pinned=False), DEFAULT_WEIGHTS, NOW)
+    assert composite_score(weak, DEFAULT_WEIGHTS, NOW) == pytest.approx(unpinned + 0.3)
+    half = composite_score(weak, DEFAULT_WEIGHTS, NOW, scale=0.5)
+    assert half == pytest.approx(unpinned * 0.5 + 0.15)
+    # A score at the scale is not raised past it.
+    strong = item(search_score=1.0, confidence=1.0, quality_score=1.0, revision_count=9)
+    top = composite_score(strong, DEFAULT_WEIGHTS, NOW, co_activation=10)
+    assert top == pytest.approx(1.0)
+    assert composite_score(replace(strong, pinned=True), DEFAULT_WEIGHTS, NOW, 10) == top
+
+
+def test_superseded_and_snoozed_documents_are_demoted() -> None:
+    base = composite_score(item(), DEFAULT_WEIGHTS, NOW)
+    superseded = composite_score(item(superseded=True), DEFAULT_WEIGHTS, NOW)
+    snoozed = composite_score(item(snoozed=True), DEFAULT_WEIGHTS, NOW)
+    assert superseded == pytest.approx(base * SUPERSEDED_FACTOR)
+    assert snoozed == pytest.approx(base * SNOOZED_FACTOR)
 
 
 def test_bad_search_scores_are_clamped() -> None:
-    assert composite_score(item(search_score=math.nan), DEFAULT_WEIGHTS, NOW) == pytest.approx(
-        0.375
+    assert composite_score(item(search_score=math.nan), DEFAULT_WEIGHTS, NOW) == 0.0
+    assert composite_score(item(search_score=9.0), DEFAULT_WEIGHTS, NOW) == pytest.approx(
+        composite_score(item(search_score=1.0), DEFAULT_WEIGHTS, NOW)
     )
-    assert composite_score(item(search_score=9.0), DEFAULT_WEIGHTS, NOW) == pytest.approx(0.875)
-
-
-def test_maximum_score() -> None:
-    best = item(search_score=1.0, confidence=1.0, quality_score=1.0, revision_count=1000)
-    assert composite_score(best, DEFAULT_WEIGHTS, NOW, 10) == pytest.approx(MAX_MULTIPLIER)
 
 
 moments = st.one_of(
@@ -363,7 +448,7 @@ def test_composite_score_stays_in_range(
     assert 0.0 <= trust <= 1.0
     score = composite_score(candidate, weights, NOW, co_count)
     assert math.isfinite(score)
-    assert 0.0 <= score <= MAX_MULTIPLIER + 1e-9
+    assert 0.0 <= score <= 1.0 + 1e-9
 
 
 # ---------------------------------------------------------------- apply_composite
@@ -386,11 +471,13 @@ def test_apply_composite_ties_keep_input_order() -> None:
 
 
 def test_apply_composite_uses_co_activation_counts() -> None:
-    items = [item(key=1, search_score=0.8), item(key=2, search_score=0.75)]
+    items = [item(key=1, search_score=0.8), item(key=2, search_score=0.78)]
     assert [key for key, _ in apply_composite(items, DEFAULT_WEIGHTS, NOW)] == [1, 2]
     boosted = apply_composite(items, DEFAULT_WEIGHTS, NOW, co_activation=lambda k: 2 * (k == 2))
     assert [key for key, _ in boosted] == [2, 1]
-    assert dict(boosted)[2] == pytest.approx(composite_score(items[1], DEFAULT_WEIGHTS, NOW, 2))
+    assert dict(boosted)[2] == pytest.approx(
+        composite_score(replace(items[1], search_score=0.78 / 0.8), DEFAULT_WEIGHTS, NOW, 2, 0.8)
+    )
 
 
 def test_recency_first_types_lead_under_recency_intent() -> None:
@@ -405,6 +492,14 @@ def test_recency_first_types_lead_under_recency_intent() -> None:
     first = apply_composite(items, RECENCY_WEIGHTS, NOW, recency_first_types=RECENCY_FIRST_TYPES)
     assert [key for key, _ in first] == [4, 2, 1, 3]
     assert dict(first) == dict(plain)
+    lead = apply_composite(
+        items,
+        RECENCY_WEIGHTS,
+        NOW,
+        recency_first_types=RECENCY_FIRST_TYPES,
+        lead_types=("progress",),
+    )
+    assert [key for key, _ in lead] == [2, 4, 1, 3]
 
 
 def test_apply_composite_empty() -> None:

@@ -43,9 +43,30 @@ class Method(StrEnum):
     vector = "vector"
     hybrid = "hybrid"
     query = "query"
+    surfacing = "surfacing"
 
 
-METHOD_HELP = "bm25 = search, vector = vsearch, hybrid, query (the full pipeline)."
+METHOD_HELP = (
+    "bm25 = search, vector = vsearch, hybrid, query (the full pipeline), surfacing (what "
+    "the context-surfacing hook injects)."
+)
+HOOK_VECTORS_HELP = (
+    "surfacing: MEMTROVE_HOOK_VECTORS for the hook (auto: vectors for the deep profile only)."
+)
+
+
+class HookVectors(StrEnum):
+    """MEMTROVE_HOOK_VECTORS values."""
+
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+SESSION_HELP = (
+    "surfacing: feed the questions in order through one hook session (per conversation, "
+    "per 'session' field, or per file), so lookback is measured."
+)
 
 
 @app.command("locomo")
@@ -55,13 +76,22 @@ def locomo(
     conversations: int | None = typer.Option(
         None, "--conversations", min=1, help="Only the first N conversations."
     ),
+    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
+    hook_vectors: HookVectors = typer.Option(
+        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
+    ),
     progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Dialogue-turn recall on LoCoMo: R@5, R@10, SessR@5, SessR@10, MRR, latency."""
     with user_errors():
         report = run_locomo(
-            path, method.value, conversations=conversations, progress=_progress(progress)
+            path,
+            method.value,
+            conversations=conversations,
+            session=session,
+            hook_vectors=hook_vectors.value,
+            progress=_progress(progress),
         )
     if as_json:
         print_json(report.to_dict())
@@ -77,6 +107,10 @@ def beir(
         None, "--limit-queries", min=1, help="Only the first N judged queries."
     ),
     split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to score."),
+    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
+    hook_vectors: HookVectors = typer.Option(
+        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
+    ),
     progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -87,6 +121,8 @@ def beir(
             method.value,
             limit_queries=limit_queries,
             split=split,
+            session=session,
+            hook_vectors=hook_vectors.value,
             progress=_progress(progress),
         )
     if as_json:
@@ -102,6 +138,10 @@ def gold(
     method: Method | None = typer.Option(
         None, "--method", "-m", help="Use this method for every example (default: its mode)."
     ),
+    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
+    hook_vectors: HookVectors = typer.Option(
+        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
+    ),
     progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -113,6 +153,8 @@ def gold(
             vault,
             examples,
             method=method.value if method else None,
+            session=session,
+            hook_vectors=hook_vectors.value,
             progress=_progress(progress),
         )
     if as_json:
@@ -160,6 +202,15 @@ def _pipeline(pipeline: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _tokens(tokens: Mapping[str, float]) -> list[str]:
+    if not tokens:
+        return []
+    return [
+        f"injected  mean {tokens['mean']:.0f} tokens   p50 {tokens['p50']:.0f}   "
+        f"max {tokens['max']:.0f}"
+    ]
+
+
 def _latency(latency: Mapping[str, float], n: int) -> str:
     return f"latency   p50 {latency['p50']:.1f} ms   p95 {latency['p95']:.1f} ms   ({n} queries)"
 
@@ -169,12 +220,13 @@ def format_locomo(report: LocomoReport, path: Path) -> str:
     rows = [(group, report.n_by_group[group], report.metrics[group]) for group in report.metrics]
     rows += [(name, int(values["n"]), values) for name, values in report.by_category.items()]
     lines = [
-        f"LoCoMo {path}  method={report.method}  {report.conversations} conversations, "
-        f"{report.n} questions",
+        f"LoCoMo {path}  method={report.method}{'  one session' if report.session else ''}  "
+        f"{report.conversations} conversations, {report.n} questions",
         "",
         *_table("group", LOCOMO_METRICS, rows),
         "",
         _latency(report.latency_ms, report.n),
+        *_tokens(report.tokens),
         *_pipeline(report.pipeline),
         *_notes(report.notes),
         f"elapsed {report.elapsed_seconds:.1f} s",
@@ -190,6 +242,7 @@ def format_ranking(report: RankingReport, title: str) -> str:
         *_table("", RANKING_METRICS, [("all", report.n, report.metrics)]),
         "",
         _latency(report.latency_ms, report.n),
+        *_tokens(report.details.get("tokens", {})),
         *_pipeline(report.details.get("pipeline", {})),
         *_notes(report.notes),
         f"elapsed {report.elapsed_seconds:.1f} s",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.errors import ConfigError
-from memtrove.eval.metrics import ndcg_at_k, recall_at_k, reciprocal_rank
+from memtrove.eval.metrics import hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
 from memtrove.eval.runner import (
     MetricTable,
     ProgressCallback,
@@ -32,6 +32,7 @@ from memtrove.eval.runner import (
     prepare,
     read_text_file,
     scratch_vault,
+    token_summary,
 )
 
 __all__ = [
@@ -43,7 +44,7 @@ __all__ = [
     "run_beir",
 ]
 
-RANKING_METRICS = ("nDCG@10", "R@10", "R@100", "MRR")
+RANKING_METRICS = ("nDCG@10", "R@10", "R@100", "MRR", "hit@3")
 RETRIEVE_LIMIT = 100
 COLLECTION = "beir"
 _FILES_PER_FOLDER = 1000
@@ -110,6 +111,7 @@ def ranking_metrics(ranking: list[str], gains: dict[str, float]) -> dict[str, fl
         "R@10": recall_at_k(ranking, relevant, 10),
         "R@100": recall_at_k(ranking, relevant, 100),
         "MRR": reciprocal_rank(ranking, relevant),
+        "hit@3": hit_at_k(ranking, relevant, 3),
     }
 
 
@@ -139,9 +141,14 @@ def run_beir(
     *,
     limit_queries: int | None = None,
     split: str = "test",
+    session: bool = False,
+    hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
 ) -> RankingReport:
-    """Run the judged queries of a BEIR folder with one retrieval ``method``."""
+    """Run the judged queries of a BEIR folder with one retrieval ``method``.
+
+    ``session`` (``surfacing`` only): every query comes through one hook session, in order.
+    """
     check_method(method)
     started = time.perf_counter()
     folder = Path(folder)
@@ -172,7 +179,7 @@ def run_beir(
         if progress:
             progress(0, len(queries), f"indexing {documents} documents")
         indexing_notes = prepare(vault, method)
-        retriever = TimedRetriever(vault, method)
+        retriever = TimedRetriever(vault, method, session=session, hook_vectors=hook_vectors)
         for done, (query_id, text) in enumerate(queries):
             if progress and done % 100 == 0:
                 progress(done, len(queries), "querying")
@@ -199,6 +206,8 @@ def run_beir(
         details={
             "documents": documents,
             "failed_queries": retriever.failures,
+            "session": session,
+            "tokens": token_summary([retriever]),
             "pipeline": pipeline_summary([retriever]),
         },
         elapsed_seconds=time.perf_counter() - started,

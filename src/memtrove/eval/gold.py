@@ -39,7 +39,9 @@ from memtrove.eval.runner import (
     latency_summary,
     pipeline_summary,
     read_text_file,
+    token_summary,
 )
+from memtrove.eval.surfacing import SURFACING
 from memtrove.vault import Vault
 
 __all__ = [
@@ -55,7 +57,8 @@ RETRIEVE_LIMIT = 100
 MODE_METHODS = {
     "query": "query",
     "intent_search": "query",
-    "context": "query",
+    "context": "surfacing",
+    "surfacing": "surfacing",
     "structured": "query",
     "raw": "bm25",
     "search": "bm25",
@@ -65,7 +68,7 @@ MODE_METHODS = {
     "hybrid": "hybrid",
 }
 _EXAMPLE_FIELDS = {
-    "id", "query", "mode", "force_intent", "budget_tokens", "include_internal", "collection",
+    "id", "query", "prompt", "session", "mode", "force_intent", "budget_tokens", "include_internal", "collection",
     "gold_evidence", "gold_answer", "tags",
 }  # fmt: skip
 _EVIDENCE_FIELDS = {"collection", "path", "hash", "chunk_seq", "weight", "span"}
@@ -102,6 +105,7 @@ class GoldExample:
     force_intent: str | None = None
     budget_tokens: int | None = None
     gold_answer: str | None = None
+    session: str | None = None
     line: int = 0
 
 
@@ -181,12 +185,15 @@ def parse_gold_line(text: str, line: int = 0) -> GoldExample:
         tags = []
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
         raise ValueError("'tags' must be a list of strings")
+    if ("query" in value) == ("prompt" in value):
+        raise ValueError("give exactly one of 'query' and 'prompt'")
+    text_field = "query" if "query" in value else "prompt"
     budget = _integer(value, "budget_tokens")
     if budget is not None and budget < 1:
         raise ValueError("'budget_tokens' must be positive")
     return GoldExample(
         id=str(_string(value, "id", required=True)),
-        query=str(_string(value, "query", required=True)),
+        query=str(_string(value, text_field, required=True)),
         gold_evidence=tuple(
             _evidence(item, f"gold_evidence[{index}]: ") for index, item in enumerate(evidence)
         ),
@@ -197,6 +204,7 @@ def parse_gold_line(text: str, line: int = 0) -> GoldExample:
         force_intent=_string(value, "force_intent", required=False),
         budget_tokens=budget,
         gold_answer=_string(value, "gold_answer", required=False),
+        session=_string(value, "session", required=False),
         line=line,
     )
 
@@ -252,18 +260,44 @@ def run_gold(
     examples: Sequence[GoldExample],
     *,
     method: str | None = None,
+    session: bool = False,
     progress: ProgressCallback | None = None,
+    hook_vectors: str = "auto",
 ) -> RankingReport:
-    """Score every example on ``vault``; ``method`` overrides each example's own mode."""
+    """Score every example on ``vault``; ``method`` overrides each example's own mode.
+
+    ``session`` (``surfacing`` only): examples come in file order through one hook session
+    per ``session`` value (examples without one share the file's session), so lookback
+    sees the earlier prompts of the same session. Without it every example is a fresh
+    session.
+    """
     started = time.perf_counter()
     methods = {method} if method else {MODE_METHODS[example.mode] for example in examples}
     for name in sorted(methods):
         check_method(name)
+    if session and SURFACING in methods:
+        # A session writes usage rows (lookback reads them): keep them out of the user's vault.
+        with vault.scratch_copy() as copy:
+            report = _run_gold(copy, examples, method, session, progress, started, hook_vectors)
+        return report
+    return _run_gold(vault, examples, method, session, progress, started, hook_vectors)
+
+
+def _run_gold(
+    vault: Vault,
+    examples: Sequence[GoldExample],
+    method: str | None,
+    session: bool,
+    progress: ProgressCallback | None,
+    started: float,
+    hook_vectors: str,
+) -> RankingReport:
     table = MetricTable(RANKING_METRICS)
     retrievers: dict[str, TimedRetriever] = {}
     unresolved: dict[str, list[str]] = {}
     warnings: list[str] = []
     modes: dict[str, int] = {}
+    current_session: dict[str, str | None] = {}
     for done, example in enumerate(examples):
         if progress and done % 50 == 0:
             progress(done, len(examples), "querying")
@@ -277,7 +311,16 @@ def run_gold(
             continue
         chosen = method or MODE_METHODS[example.mode]
         modes[chosen] = modes.get(chosen, 0) + 1
-        retriever = retrievers.setdefault(chosen, TimedRetriever(vault, chosen))
+        retriever = retrievers.get(chosen)
+        if retriever is None:
+            retriever = retrievers[chosen] = TimedRetriever(
+                vault, chosen, session=session, hook_vectors=hook_vectors
+            )
+            current_session[chosen] = example.session
+            retriever.new_session()
+        elif session and current_session.get(chosen) != example.session:
+            current_session[chosen] = example.session
+            retriever.new_session()
         collections = [example.collection] if example.collection else None
         results = retriever(example.query, RETRIEVE_LIMIT, collections)
         ranking = [
@@ -314,6 +357,8 @@ def run_gold(
                 {"id": identifier, "references": refs} for identifier, refs in unresolved.items()
             ],
             "methods": modes,
+            "session": session,
+            "tokens": token_summary(retrievers.values()),
             "pipeline": pipeline_summary(retrievers.values()),
         },
         elapsed_seconds=time.perf_counter() - started,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.errors import ConfigError
-from memtrove.eval.metrics import coverage, recall_at_k, reciprocal_rank, unique
+from memtrove.eval.metrics import coverage, hit_at_k, recall_at_k, reciprocal_rank, unique
 from memtrove.eval.runner import (
     MetricTable,
     ProgressCallback,
@@ -37,6 +37,7 @@ from memtrove.eval.runner import (
     prepare,
     read_text_file,
     scratch_vault,
+    token_summary,
 )
 from memtrove.text import to_iso
 
@@ -52,7 +53,7 @@ __all__ = [
     "turn_document",
 ]
 
-LOCOMO_METRICS = ("R@5", "R@10", "SessR@5", "SessR@10", "MRR")
+LOCOMO_METRICS = ("R@5", "R@10", "SessR@5", "SessR@10", "MRR", "hit@3")
 RETRIEVE_LIMIT = 10
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 COLLECTION = "locomo"
@@ -102,6 +103,8 @@ class LocomoReport:
     skipped_questions: int
     dropped_evidence: int
     failed_queries: int = 0
+    session: bool = False
+    tokens: dict[str, float] = field(default_factory=dict)
     pipeline: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     elapsed_seconds: float = 0.0
@@ -120,6 +123,8 @@ class LocomoReport:
             "skipped": {"questions_without_evidence": self.skipped_questions},
             "dropped_evidence_ids": self.dropped_evidence,
             "failed_queries": self.failed_queries,
+            "session": self.session,
+            "tokens": self.tokens,
             "pipeline": self.pipeline,
             "notes": self.notes,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
@@ -257,6 +262,7 @@ def question_metrics(ranking: Sequence[str], evidence: Sequence[str]) -> dict[st
         "SessR@5": coverage((session_of(d) for d in ranked[:5]), sessions),
         "SessR@10": coverage((session_of(d) for d in ranked[:10]), sessions),
         "MRR": reciprocal_rank(ranked[:RETRIEVE_LIMIT], evidence),
+        "hit@3": hit_at_k(ranked, evidence, 3),
     }
 
 
@@ -265,9 +271,15 @@ def run_locomo(
     method: str,
     *,
     conversations: int | None = None,
+    session: bool = False,
+    hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
 ) -> LocomoReport:
-    """Run the LoCoMo retrieval task on the file at ``path`` with one retrieval ``method``."""
+    """Run the LoCoMo retrieval task on the file at ``path`` with one retrieval ``method``.
+
+    ``session`` (``surfacing`` only): each conversation's questions come in order through
+    one hook session, so lookback sees the earlier questions.
+    """
     check_method(method)
     started = time.perf_counter()
     samples = load_locomo(Path(path))[:conversations]
@@ -289,7 +301,7 @@ def run_locomo(
                 dia_ids[relative] = turn.dia_id
             vault.add_collection(folder, name=COLLECTION)
             notes.extend(prepare(vault, method))
-            retriever = TimedRetriever(vault, method)
+            retriever = TimedRetriever(vault, method, session=session, hook_vectors=hook_vectors)
             retrievers.append(retriever)
             for qa in sample.get("qa", []):
                 evidence, bad = normalise_evidence(qa.get("evidence", []), dia_ids.values())
@@ -328,6 +340,8 @@ def run_locomo(
         skipped_questions=skipped,
         dropped_evidence=dropped,
         failed_queries=failures,
+        session=session,
+        tokens=token_summary(retrievers),
         pipeline=pipeline_summary(retrievers),
         notes=notes,
         elapsed_seconds=time.perf_counter() - started,

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 __all__ = [
     "coverage",
+    "hit_at_k",
     "mean",
     "ndcg_at_k",
     "percentile",
@@ -63,6 +64,12 @@ def reciprocal_rank(ranking: Iterable[Item], relevant: Collection[Item]) -> floa
         if item in wanted:
             return 1.0 / rank
     return 0.0
+
+
+def hit_at_k(ranking: Sequence[Item], relevant: Collection[Item], k: int) -> float:
+    """1.0 when any relevant item is among the first ``k`` distinct items, else 0.0."""
+    wanted = set(relevant)
+    return 1.0 if any(item in wanted for item in unique(ranking)[:k]) else 0.0
 
 
 def ndcg_at_k(ranking: Sequence[Item], gains: Mapping[Item, float], k: int) -> float:

@@ -7,6 +7,8 @@ what a user of that call gets::
     vector  vault.vsearch(query, limit=k)
     hybrid  vault.hybrid(query, limit=k)
     query   vault.query(query, limit=k)
+    surfacing   the context-surfacing hook; the documents it injects, in order
+                (see :mod:`memtrove.eval.surfacing`)
 
 Methods other than ``bm25`` need vectors: :func:`prepare` runs ``vault.embed()`` after
 ``vault.update()`` for them.
@@ -24,6 +26,7 @@ from typing import Any
 
 from memtrove.errors import ConfigError, InvalidQueryError
 from memtrove.eval.metrics import mean, percentile
+from memtrove.eval.surfacing import SURFACING, Surfacer
 from memtrove.results import SearchResults
 from memtrove.vault import Vault
 
@@ -41,6 +44,7 @@ __all__ = [
     "read_text_file",
     "retrieve",
     "scratch_vault",
+    "token_summary",
 ]
 
 # method name -> the Vault method it calls
@@ -49,6 +53,7 @@ METHODS: dict[str, str] = {
     "vector": "vsearch",
     "hybrid": "hybrid",
     "query": "query",
+    "surfacing": "context-surfacing",
 }
 DEFAULT_METHOD = "query"
 
@@ -92,6 +97,8 @@ def retrieve(
         return vault.vsearch(query, limit=limit, collections=only)
     if method == "hybrid":
         return vault.hybrid(query, limit=limit, collections=only)
+    if method == SURFACING:
+        return Surfacer(vault)(query, limit, only)
     return vault.query(query, limit=limit, collections=only)
 
 
@@ -105,18 +112,39 @@ class TimedRetriever:
 
     vault: Vault
     method: str
+    session: bool = False
+    hook_vectors: str = "auto"
     latencies_ms: list[float] = field(default_factory=list)
     failures: int = 0
     first_failure: str | None = None
     stages: dict[str, int] = field(default_factory=dict)
     skipped_stages: dict[str, str] = field(default_factory=dict)
+    surfacer: Surfacer | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        check_method(self.method)
+        if self.method == SURFACING:
+            self.surfacer = Surfacer(self.vault, session=self.session, vectors=self.hook_vectors)
+
+    def new_session(self) -> None:
+        """Start a new session (``surfacing`` with ``session=True``; a no-op otherwise)."""
+        if self.surfacer is not None:
+            self.surfacer.new_session()
+
+    @property
+    def tokens(self) -> list[int]:
+        """Estimated tokens of each injection (``surfacing`` only; empty otherwise)."""
+        return self.surfacer.tokens if self.surfacer is not None else []
 
     def __call__(
         self, query: str, limit: int, collections: Sequence[str] | None = None
     ) -> SearchResults:
         started = time.perf_counter()
         try:
-            results = retrieve(self.vault, self.method, query, limit, collections)
+            if self.surfacer is not None:
+                results = self.surfacer(query, limit, collections)
+            else:
+                results = retrieve(self.vault, self.method, query, limit, collections)
         except InvalidQueryError as error:
             self.failures += 1
             self.first_failure = self.first_failure or str(error)
@@ -143,6 +171,18 @@ def pipeline_summary(retrievers: Iterable[TimedRetriever]) -> dict[str, Any]:
         for stage, reason in retriever.skipped_stages.items():
             skipped.setdefault(stage, reason)
     return {"stages": stages, "skipped_stages": skipped}
+
+
+def token_summary(retrievers: Iterable[TimedRetriever]) -> dict[str, float]:
+    """Injected tokens per question (``surfacing``): ``{"mean", "p50", "max"}``; else ``{}``."""
+    tokens = [float(count) for retriever in retrievers for count in retriever.tokens]
+    if not tokens:
+        return {}
+    return {
+        "mean": round(mean(tokens), 1),
+        "p50": round(percentile(tokens, 0.50), 1),
+        "max": max(tokens),
+    }
 
 
 def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:

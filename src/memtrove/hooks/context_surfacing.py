@@ -8,7 +8,7 @@ The pipeline (clawmem inventory section 4, steps 1-11):
 4. Multi-turn lookback builds the retrieval query (see :mod:`~memtrove.hooks.lookback`).
 5. Discovery legs (see :mod:`~memtrove.hooks.discovery`), deep escalation included.
 6. Filters: ``_PRIVATE/``, ``experiments/`` and the internal ``_memtrove`` collection;
-   snoozed documents; noise (bodies under 10 characters, agent denials); documents that
+   collections configured with ``surface: false``; snoozed documents; noise (bodies under 10 characters, agent denials); documents that
    fail the prompt-injection filter anywhere in title, path or body.
 7. Composite scoring on the raw prompt, the adaptive threshold, then memory-type
    diversification (the best procedural document is promoted to fourth place).
@@ -37,26 +37,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memtrove.errors import DocumentNotFoundError
+from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.hooks.discovery import Candidate, discover
 from memtrove.hooks.events import HookEvent, HookResult
 from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
-from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, combine_query, select_priors
+from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
 from memtrove.hooks.profiles import apply_adaptive_threshold
 from memtrove.hooks.promptguard import find_injection, sanitize
 from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing_hint
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
 from memtrove.retrieval.fts import parse_query
-from memtrove.retrieval.scoring import (
-    DEFAULT_WEIGHTS,
-    RECENCY_FIRST_TYPES,
-    RECENCY_WEIGHTS,
-    ScoringInput,
-    composite_score,
-    has_recency_intent,
-)
+from memtrove.retrieval.recency import recency_plan
+from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
 from memtrove.retrieval.snippets import Highlighter
 from memtrove.vault import Vault
 
@@ -78,6 +72,7 @@ FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
 MAX_RELATIONSHIPS = 10
 HOT_SCORE = 0.8
+HOT_RATIO = 0.85
 MAX_RULES = 5
 NUDGE = (
     "<vault-nudge>You haven't managed memory recently. If something surfaced here is "
@@ -150,15 +145,6 @@ def vault_fact_lines(vault: Vault, prompt: str) -> list[str]:
     return lines
 
 
-def _effective(document: Document) -> datetime | None:
-    text = document.authored_at or document.modified_at
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _snoozed(document: Document, now: datetime) -> bool:
     if not document.snoozed_until:
         return False
@@ -169,9 +155,14 @@ def _snoozed(document: Document, now: datetime) -> bool:
     return (until if until.tzinfo else until.replace(tzinfo=UTC)) > now
 
 
-def _admit(vault: Vault, key: str, now: datetime) -> Document | None:
-    """The candidate's document when it may be injected, else None (steps 6's filters)."""
+def _admit(
+    vault: Vault, key: str, now: datetime, unsurfaced: frozenset[str] = frozenset()
+) -> Document | None:
+    """The candidate's document when it may be injected, else None (steps 6's filters);
+    ``unsurfaced`` names the collections configured with ``surface: false``."""
     if any(marker in key for marker in FILTERED_PATHS):
+        return None
+    if key.partition("/")[0] in unsurfaced:
         return None
     try:
         document = vault.get(key)
@@ -186,43 +177,70 @@ def _admit(vault: Vault, key: str, now: datetime) -> Document | None:
     return document
 
 
-def _score(candidate: Candidate, document: Document, recent: bool, now: datetime) -> float:
-    if candidate.prescored:
-        return candidate.relevance
-    item: ScoringInput[int] = ScoringInput(
-        key=document.doc_id,
-        search_score=candidate.relevance,
-        content_type=document.content_type,
-        effective_at=_effective(document),
-        quality_score=document.quality_score,
-        confidence=document.confidence,
-        pinned=document.pinned,
-        body_length=len(document.body),
-    )
-    return composite_score(item, RECENCY_WEIGHTS if recent else DEFAULT_WEIGHTS, now)
-
-
 def _rank(
     vault: Vault, candidates: dict[str, Candidate], prompt: str, now: datetime
 ) -> list[tuple[Document, float]]:
-    recent = has_recency_intent(prompt)
-    scored: list[tuple[Document, float]] = []
+    """Admitted candidates by composite score (the raw prompt's plan for questions about
+    time), best first; candidates already scored by a time-aware search keep that score."""
+    plan = recency_plan(prompt)
+    try:
+        unsurfaced = vault.unsurfaced_collections()
+    except MemtroveError:  # a broken config.yaml costs the setting, never the answer
+        unsurfaced = frozenset()
+    admitted: list[tuple[Document, Candidate]] = []
     for key, candidate in candidates.items():
-        document = _admit(vault, key, now)
+        document = _admit(vault, key, now, unsurfaced)
         if document is not None:
-            scored.append((document, _score(candidate, document, recent, now)))
-    first = set(RECENCY_FIRST_TYPES) if recent else set()
-    scored.sort(key=lambda item: (item[0].content_type not in first, -item[1]))
+            admitted.append((document, candidate))
+    fresh = [(d.doc_id, c.relevance) for d, c in admitted if not c.prescored]
+    inputs = {item.key: item for item in vault.scoring_inputs(fresh)} if fresh else {}
+    weights = plan.weights if plan else DEFAULT_WEIGHTS
+    now = time_reference(inputs.values(), weights, now)
+    scored: list[tuple[Document, float]] = []
+    for document, candidate in admitted:
+        item = inputs.get(document.doc_id)
+        if candidate.prescored or item is None:
+            scored.append((document, candidate.relevance))
+        else:
+            scored.append((document, composite_score(item, weights, now)))
+    group = type_order(prompt)
+    scored.sort(key=lambda item: (group(item[0]), -item[1]))
     return scored
 
 
+def type_order(prompt: str) -> Callable[[Document], int]:
+    """The rank of a document's type group for ``prompt``: under a pure recency plan the
+    lead types (handoffs for "where were we?") first, then the recency-first types, then
+    the rest; one group for every other prompt."""
+    plan = recency_plan(prompt)
+    lead = frozenset(plan.lead_types) if plan else frozenset()
+    first = frozenset(plan.first_types) if plan else frozenset()
+
+    def group(document: Document) -> int:
+        return 0 if document.content_type in lead else 1 if document.content_type in first else 2
+
+    return group
+
+
 def spread_activation(
-    ranked: list[tuple[Document, float]], pairs: dict[tuple[int, int], int]
+    ranked: list[tuple[Document, float]],
+    pairs: dict[tuple[int, int], int],
+    group: Callable[[Document], int] | None = None,
 ) -> list[tuple[Document, float]]:
-    """After the threshold: +0.1 for each of the top three HOT results (score > 0.8) a
-    result was injected together with before, at most +0.2, capped at 1.0; re-sorted. The
-    threshold has already run, so a weak result cannot be carried in by its neighbours."""
-    hot = [document.doc_id for document, score in ranked[:3] if score > HOT_SCORE]
+    """After the threshold: each of the top three HOT results (score > 0.8, or within 85 %
+    of the best, as the renderer's tiers) that a result was injected together with before
+    lifts it by a tenth of the best score, at most a fifth, capped at 1.0; re-sorted within
+    each ``group`` (the recency plan's type order). The threshold has already run, so a
+    weak result cannot be carried in by its neighbours; lifts are relative because scores
+    follow relevance in proportion (see ``retrieval.scoring``)."""
+    if not ranked:
+        return ranked
+    best = max(score for _, score in ranked)
+    hot = [
+        document.doc_id
+        for document, score in ranked[:3]
+        if score > HOT_SCORE or (best > 0 and score >= HOT_RATIO * best)
+    ]
     if not hot or not pairs:
         return ranked
     boosted: list[tuple[Document, float]] = []
@@ -233,9 +251,10 @@ def spread_activation(
             if other != document.doc_id
             and pairs.get((min(other, document.doc_id), max(other, document.doc_id)), 0) > 0
         )
-        bonus = min(SPREAD_CAP, SPREAD_STEP * partners)
+        bonus = min(SPREAD_CAP, SPREAD_STEP * partners) * best
         boosted.append((document, min(1.0, score + bonus)))
-    boosted.sort(key=lambda item: -item[1])
+    order = group or (lambda _: 0)
+    boosted.sort(key=lambda item: (order(item[0]), -item[1]))
     return boosted
 
 
@@ -286,6 +305,8 @@ def _surface_prompt(
         heartbeat_suppression=settings.heartbeat_suppression,
         heartbeat_patterns=settings.heartbeat_patterns,
     )
+    if not settings.gates and prompt:
+        gate = None
     if gate is not None and not session:
         return HookResult()
     vault = open_vault()
@@ -306,7 +327,7 @@ def _surface_prompt(
             )
 
     window = settings.dedupe_window_seconds
-    if gate is None and window > 0 and vault.hook_seen(HOOK_NAME, prompt, window):
+    if gate is None and window > 0 and vault.hook_seen(HOOK_NAME, prompt, window, session):
         gate = "dedupe"
     if gate is not None:
         log.info(f"skipped by the {gate} gate")
@@ -321,7 +342,7 @@ def _surface_prompt(
             [],
             log,
         )
-    query = combine_query(prompt, select_priors(prompt, recent))
+    query, thread = lookback_queries(prompt, recent)
     rules = _quietly(lambda: rule_lines(vault, prompt, event.cwd), "", log)
     reserved_chars += len(rules) + 1 if rules else 0
     vault_nudge = ""
@@ -332,7 +353,7 @@ def _surface_prompt(
     reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
     budget = max(0, (settings.profile.token_budget * 4 - reserved_chars) // 4)
     try:
-        rendered, ranked = _surface(vault, query, prompt, settings, started, log, budget)
+        rendered, ranked = _surface(vault, query, thread, prompt, settings, started, log, budget)
     except Exception as error:
         # The turn still counts (and keeps its text): only this answer is lost.
         log.error(f"retrieval failed: {type(error).__name__}: {error}", traceback.format_exc())
@@ -340,6 +361,8 @@ def _surface_prompt(
         return result
     ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
     usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
+    result.surfaced = [entry.key for entry in rendered.shown]
+    result.tokens = rendered.tokens
     result.context = "\n".join(part for part in (rendered.text, rules, vault_nudge) if part)
     return result
 
@@ -369,26 +392,37 @@ def rule_lines(vault: Vault, prompt: str, cwd: str) -> str:
 def _surface(
     vault: Vault,
     query: str,
+    thread: str | None,
     prompt: str,
     settings: HookSettings,
     started: float,
     log: HookLog,
     budget_tokens: int,
 ) -> tuple[Rendered, list[tuple[Document, float]]]:
-    """Steps 5-8: discover with ``query``, filter, score and render with the raw ``prompt``."""
-    found = discover(vault, query, prompt, settings, started)
+    """Steps 5-8: discover with ``query`` (and the lookback ``thread``), filter, score and
+    render with the raw ``prompt``."""
+    found = discover(vault, query, prompt, settings, started, thread=thread)
     for note in found.notes:
         log.info(note)
     profile = settings.profile
     ranked = apply_adaptive_threshold(
         _rank(vault, found.candidates, prompt, datetime.now(UTC)), profile
     )
-    ranked = spread_activation(ranked, _quietly(lambda: _pairs(vault, ranked), {}, log))
+    ranked = spread_activation(
+        ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(prompt)
+    )
     ranked = diversify(ranked)[: profile.max_results]
     documents = [document for document, _ in ranked]
     rendered = render_context(
         [
-            Entry(f"{d.collection}/{d.path}", sanitize(d.title) or "", d.content_type, s, d.body)
+            Entry(
+                f"{d.collection}/{d.path}",
+                sanitize(d.title) or "",
+                d.content_type,
+                s,
+                d.body,
+                _copies(found.candidates.get(f"{d.collection}/{d.path}")),
+            )
             for d, s in ranked
         ],
         Highlighter(parse_query(prompt).highlight),
@@ -403,6 +437,14 @@ def _surface(
         facts_tokens=profile.facts_tokens,
     )
     return rendered, ranked
+
+
+def _copies(candidate: Candidate | None) -> tuple[str, ...]:
+    """The other paths of an injected document's identical copies, each one checked by the
+    injection filter like the path it stands beside."""
+    if candidate is None:
+        return ()
+    return tuple(path for path in candidate.result.also_at if sanitize(path))
 
 
 def _quietly(read: Callable[[], T], default: T, log: HookLog) -> T:

@@ -1,23 +1,28 @@
 """The discovery legs of ``context-surfacing``: which documents are candidates at all.
 
-- BM25 over the retrieval query (the multi-turn combined query; see lookback), twice the
-  profile's ``max_results`` deep, so filters and composite scoring have room to work.
-- Vectors over the same query, in a thread on its own connection, started first and
-  raced against the profile's ``vector_timeout_ms`` while BM25 runs; a leg that loses the
-  race is abandoned, never awaited. A document both legs find keeps its better score.
+- Keywords: ``Vault.hybrid(vectors=False)`` over the retrieval query (the multi-turn
+  combined query; see lookback), twice the profile's ``max_results`` deep: BM25 with
+  conversation context (a dialogue turn next to a strong hit shares in its score), so
+  filters and composite scoring have room to work.
+- Vectors: the full ``Vault.hybrid`` (BM25 and vectors fused by score, then context), in a
+  thread on its own connection, started first and raced against the profile's
+  ``vector_timeout_ms`` while the keyword leg runs; a leg that loses the race is
+  abandoned, never awaited, and the keyword leg's ranking stands.
 - File-path supplements: up to three paths or file names in the *raw* prompt, two BM25
   hits each (earlier turns' file names would pollute this channel).
+- The newest handoffs, decisions and progress notes for a "where were we?" prompt (see
+  :mod:`memtrove.retrieval.recency`), which shares no word with what answers it.
 - Deep escalation (``deep`` profile, only with an LLM or reranker configured, and only when
   the fast path took less than ``escalation_budget_ms``): the full query pipeline
   (expansion, reranking) on the retrieval query, blended ``0.6 * fast + 0.4 * pipeline``,
   with a hard stop six seconds after the hook started.
 
 Cold vectors: a hook is a fresh process, and the embedded wordllama model takes ~0.5 s to
-load and a 10k-note vector index ~0.2 s more, far over the 300 ms a prompt may wait. So
-with ``MEMTROVE_HOOK_VECTORS=auto`` (the default) only a profile whose vector timeout can
-absorb that cold start (``deep``, 2 s) runs the vector leg in-process; ``balanced`` is
-BM25-first and gets vectors once a warm process serves them. ``on`` races them for every
-profile that uses vectors, ``off`` never does.
+load and a 10k-note vector index ~0.2 s more, far over what a prompt may wait. So with
+``MEMTROVE_HOOK_VECTORS=auto`` (the default) only a profile whose vector timeout can absorb
+that cold start (``deep``, 2 s) runs the vector leg, served or not, so a served hook answers
+exactly as a hook process would; ``on`` races them for every profile that uses vectors
+(worth it with ``memtrove serve``, where they are warm), ``off`` never does.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Generic, TypeVar
 from memtrove.errors import MemtroveError
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import SearchResult, SearchResults
+from memtrove.retrieval.recency import recency_plan
 from memtrove.vault import Vault
 
 __all__ = [
@@ -51,6 +57,11 @@ FILE_RESULTS = 2
 ESCALATION_HARD_STOP = 6.0
 ESCALATION_RESULTS = 15
 ESCALATION_BLEND = 0.6
+NAMED_SHARE = 0.7  # a file the prompt names counts at least 70 % of the best match
+RECENT_RESULTS = 5
+SCALE_FLOOR = 0.5
+LOOKBACK_SHARE = 0.35  # hits of the lookback's combined query, for a prompt not a follow-up
+RECENT_SHARE = 0.3
 
 # Absolute paths, and file names with a known extension, bare or under relative folders
 # (the reference matches only bare names, missing ``decisions/0005-x.md``).
@@ -62,15 +73,20 @@ _FILE_PATH = re.compile(
 
 @dataclass
 class Candidate:
-    """A discovered document: its search result and relevance in [0, 1].
+    """A discovered document: its search result, its channel scores, and its relevance.
 
-    ``prescored`` marks a score that is already composite: ``Vault.search`` ranks a query
-    with recency intent by composite score (recency weights) itself.
+    ``fused`` is its hybrid score (a share of the leg's best, which is 1.0), None when no
+    ranking leg found it. ``relevance`` in [0, 1] is set by :meth:`Discovery.fuse`. ``prescored`` marks a score
+    that is already composite: ``Vault.search`` ranks a query with recency intent by
+    composite score (recency weights) itself.
     """
 
     result: SearchResult
     relevance: float
     prescored: bool = False
+    fused: float | None = None
+    named: bool = False  # found by a file name or path the prompt mentions
+    recent: bool = False  # one of the newest documents, for a "where were we?" prompt
 
 
 @dataclass
@@ -79,15 +95,70 @@ class Discovery:
 
     candidates: dict[str, Candidate] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    scale: float = 0.0
 
-    def add(self, results: SearchResults, weight: float = 1.0) -> None:
+    def add(self, results: SearchResults, channel: str = "fused", weight: float = 1.0) -> None:
+        """Add one leg's results; a document several legs find keeps each channel's best.
+
+        ``fused``: a hybrid ranking (scores normalised to a best of 1.0, its strength in
+        ``results.scale``), each score times ``weight`` (below 1 for the lookback leg,
+        which then does not set the scale); ``named``: hits for a file the prompt names.
+        """
         prescored = "composite" in results.stages
+        if channel == "fused" and results.scale is not None and weight >= 1.0:
+            self.scale = max(self.scale, results.scale)
         for result in results:
-            key = f"{result.collection}/{result.path}"
+            key = self._key(result)
             score = result.score * weight
             known = self.candidates.get(key)
-            if known is None or score > known.relevance:
-                self.candidates[key] = Candidate(result, score, prescored)
+            if known is None:
+                known = self.candidates[key] = Candidate(result, score, prescored)
+            known.relevance = max(known.relevance, score)
+            known.prescored = known.prescored or prescored
+            if channel == "named":
+                known.named = True
+            else:
+                known.fused = max(known.fused or 0.0, score)
+
+    def _key(self, result: SearchResult) -> str:
+        """The candidate key of ``result``: a copy of a known candidate (one leg found one
+        path of identical files, another leg the other) joins that candidate."""
+        key = f"{result.collection}/{result.path}"
+        if key in self.candidates:
+            return key
+        for other in result.also_at:
+            if other in self.candidates:
+                return other
+        return key
+
+    def add_recent(self, results: SearchResults) -> None:
+        """The newest handoffs, decisions and progress notes for a "where were we?" prompt,
+        at RECENT_SHARE of the best relevance when no other leg found them."""
+        for result in results:
+            key = self._key(result)
+            if key not in self.candidates:
+                self.candidates[key] = Candidate(result, 0.0, recent=True)
+
+    def fuse(self) -> None:
+        """Each candidate's relevance: its share of the best fused score, times the best
+        hit's own strength (``scale``), so the adaptive threshold still sees how good the
+        best match is. A document whose file the prompt names is worth at least
+        NAMED_SHARE of the best, a recent one for "where were we?" RECENT_SHARE.
+        Prescored candidates (questions about time) keep their composite score."""
+        pool = [c for c in self.candidates.values() if not c.prescored]
+        best = max((c.fused or 0.0 for c in pool), default=0.0)
+        scale = self.scale or max((c.relevance for c in pool), default=0.0)
+        if best > 0:
+            # BM25 says little in a vault of a handful of notes (FTS5 floors the weight of a
+            # word most of them share near zero): a match found at all is worth surfacing.
+            scale = max(scale, SCALE_FLOOR)
+        for candidate in pool:
+            share = (candidate.fused or 0.0) / best if best > 0 else 0.0
+            if candidate.named:
+                share = max(share, NAMED_SHARE)
+            if candidate.recent:
+                share = max(share, RECENT_SHARE)
+            candidate.relevance = min(1.0, scale) * share
 
 
 class _Leg(Generic[T]):
@@ -119,7 +190,7 @@ class _Leg(Generic[T]):
 
 
 def vectors_wanted(settings: HookSettings) -> bool:
-    """Whether this hook process runs the vector leg (see the module docstring)."""
+    """Whether this hook runs the vector leg (see the module docstring)."""
     profile = settings.profile
     if not profile.use_vector or settings.vectors == "off":
         return False
@@ -143,35 +214,58 @@ def _on_own_connection(vault: Vault, work: Callable[[Vault], T]) -> Callable[[],
 
 
 def discover(
-    vault: Vault, query: str, prompt: str, settings: HookSettings, started: float
+    vault: Vault,
+    query: str,
+    prompt: str,
+    settings: HookSettings,
+    started: float,
+    *,
+    thread: str | None = None,
 ) -> Discovery:
-    """Run the legs for ``query`` (combined) and ``prompt`` (raw); ``started`` is the
-    hook's ``time.monotonic()`` start, which the escalation's hard stop counts from."""
+    """Run the legs for ``query`` (the retrieval query) and ``prompt`` (raw); ``thread`` is
+    the lookback's combined query for a prompt that is not a follow-up, searched by a
+    keyword leg whose hits count LOOKBACK_SHARE. ``started`` is the hook's
+    ``time.monotonic()`` start, which the escalation's hard stop counts from."""
     profile = settings.profile
+    depth = profile.max_results * 2
     found = Discovery()
     vector_leg: _Leg[SearchResults] | None = None
     if vectors_wanted(settings):
         vector_leg = _Leg(
-            "vectors",
-            _on_own_connection(vault, lambda own: own.vsearch(query, limit=profile.max_results)),
+            "vectors", _on_own_connection(vault, lambda own: own.hybrid(query, limit=depth))
         )
     vector_deadline = time.monotonic() + profile.vector_timeout_ms / 1000
-    # BM25 runs while the vector leg loads its model and index.
-    found.add(vault.search(query, limit=profile.max_results * 2))
+    # The keyword leg runs while the vector leg loads its model and index.
+    keyword = vault.hybrid(query, limit=depth, vectors=False)
+    ranking = keyword
+    if vector_leg is not None:
+        fused, why = vector_leg.wait(vector_deadline)
+        if fused is not None and "vector" in fused.stages:
+            ranking = fused
+        else:
+            found.notes.append(f"vector leg skipped: {why or fused_skip(fused)}")
+    found.add(ranking)
+    if thread:
+        found.add(vault.hybrid(thread, limit=depth, vectors=False), weight=LOOKBACK_SHARE)
     for reference in file_references(prompt):
         try:
-            found.add(vault.search(reference, limit=FILE_RESULTS))
+            found.add(vault.search(reference, limit=FILE_RESULTS), channel="named")
         except MemtroveError as error:
             found.notes.append(f"file supplement {reference!r} failed: {error}")
-    if vector_leg is not None:
-        vectors, why = vector_leg.wait(vector_deadline)
-        if vectors:
-            found.add(vectors)
-        else:
-            found.notes.append(f"vector leg skipped: {why or 'no vector hits'}")
+    plan = recency_plan(prompt)
+    if plan is not None and plan.recent_candidates:
+        found.add_recent(vault.recent(RECENT_RESULTS))
+    found.fuse()
     if profile.deep_escalation:
         _escalate(vault, query, found, settings, started)
     return found
+
+
+def fused_skip(results: SearchResults | None) -> str:
+    """Why a finished vector leg brought no vectors (for the hook log)."""
+    if results is None:
+        return "no result"
+    return results.skipped.get("vector", "no vector hits")
 
 
 def _escalate(

@@ -56,6 +56,10 @@ class HookResult:
 
     context: str = ""
     after: list[Callable[[], object]] = field(default_factory=list)
+    # context-surfacing: the injected documents (collection/path) in order and the estimated
+    # tokens of the whole injection; read by ``memtrove eval --method surfacing``.
+    surfaced: list[str] = field(default_factory=list)
+    tokens: int = 0
 
 
 def _text(payload: Mapping[str, Any], snake: str, camel: str) -> str:

@@ -36,6 +36,12 @@ _FORCE_INTENT = (
     re.compile(r"\b(?:last time|before|previously|earlier|yesterday|ago)\b", re.I),
     re.compile(r"\bmy (?:name|email|phone|address|birthday|preference)s?\b", re.I),
     re.compile(r"\b(?:what did (?:i|we)|did i (?:tell|say|mention))\b", re.I),
+    # picking up the last session: "where were we?", "continue", "left off"
+    re.compile(
+        r"\b(?:where (?:were we|was i|did (?:we|i) leave off)|left off|pick up where"
+        r"|continue from)\b",
+        re.I,
+    ),
 )
 
 _SKIP = (

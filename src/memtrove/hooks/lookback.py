@@ -1,4 +1,4 @@
-"""Multi-turn lookback: the retrieval query of a short follow-up borrows earlier prompts.
+"""Multi-turn lookback: the retrieval query of a follow-up borrows earlier prompts.
 
 "Do the same for the billing service" carries its intent in the previous turn, so the
 discovery legs of ``context-surfacing`` search for the current prompt plus up to two
@@ -6,6 +6,20 @@ prompts of the same session from the last ten minutes (concepts/architecture, v0
 Only discovery sees this combined query (BM25 and vector legs, expansion); the file-path
 supplements, composite scoring, snippets, routing hints, recall attribution, the dedupe
 and the heartbeat check all use the raw current prompt.
+
+An earlier prompt joins only when it belongs to the same thread (:func:`select_priors`):
+the current prompt is a follow-up, or it shares a salient term with the prior. Walking
+back stops at the first prior that is not connected: the second prior joins only when the
+first did and the chain goes on (the first was itself a follow-up, or the two share terms).
+
+How much a joined prior counts (:func:`lookback_queries`): for a follow-up (it opens like
+one, "and what about...", "why not...", "do the same for...", or names at most
+FOLLOW_UP_TERMS salient terms of its own) the combined query is the retrieval query, as
+in the reference. Any other prompt is searched on its own, and the combined query adds a
+second keyword leg whose hits count at a discount (``discovery.LOOKBACK_SHARE``): a prior
+that only shares a word cannot push the current prompt's own matches out. Unrelated
+prompts that come one after another would otherwise pull each other's documents into
+discovery (the README's "Composite scoring" has the measurements).
 
 Layout, newest first with blank lines between segments::
 
@@ -23,14 +37,24 @@ Without priors the query is the current prompt unchanged (the gates already cut 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+import snowballstemmer
+
+from memtrove.retrieval.recency import recency_plan
+from memtrove.text import STOPWORDS, words
+
 __all__ = [
+    "FOLLOW_UP_TERMS",
     "LOOKBACK",
     "LOOKBACK_SECONDS",
     "MAX_COMBINED_CHARS",
     "SEPARATOR",
     "combine_query",
+    "is_follow_up",
+    "lookback_queries",
+    "salient_terms",
     "select_priors",
 ]
 
@@ -38,25 +62,79 @@ LOOKBACK = 2
 LOOKBACK_SECONDS = 600
 MAX_COMBINED_CHARS = 2000
 SEPARATOR = "\n\n"
+FOLLOW_UP_TERMS = 1  # a prompt naming this few terms of its own is a follow-up
+MIN_SHARED_TERMS = 1
+MIN_TERM_CHARS = 3
+_STEMMER = snowballstemmer.stemmer("porter")
+_FOLLOW_UP = re.compile(
+    r"(?:and|also|but|so|then|or|ok(?:ay)?|what about|how about|and what|why not|same|"
+    r"do the same|do that|the same|it|its|it's|that|this|these|those|they|them|there)\b",
+    re.IGNORECASE,
+)
+
+
+def salient_terms(text: str) -> frozenset[str]:
+    """Stemmed content words of ``text`` (no stopwords, at least three characters)."""
+    return frozenset(
+        _STEMMER.stemWord(word)
+        for word in words(text)
+        if len(word) >= MIN_TERM_CHARS and word not in STOPWORDS and not word.isdigit()
+    )
+
+
+def is_follow_up(text: str) -> bool:
+    """A prompt that leans on the one before: it opens like a follow-up, or names at most
+    FOLLOW_UP_TERMS salient terms of its own."""
+    return _FOLLOW_UP.match(text.strip()) is not None or len(salient_terms(text)) <= (
+        FOLLOW_UP_TERMS
+    )
+
+
+def _connected(later: str, earlier: str) -> bool:
+    """Whether ``earlier`` is context for ``later``: a follow-up, or shared terms."""
+    if is_follow_up(later):
+        return True
+    shared = salient_terms(later) & salient_terms(earlier)
+    return len(shared) >= MIN_SHARED_TERMS
 
 
 def select_priors(current: str, recent: Sequence[str], lookback: int = LOOKBACK) -> list[str]:
-    """The first ``lookback`` of ``recent`` (newest first) that are not the current prompt.
+    """The first ``lookback`` of ``recent`` (newest first) that continue the current
+    prompt's thread (see the module docstring), skipping blanks and repeats of it.
 
-    The reference filters the current prompt out in SQL, so duplicates of it cannot eat
-    the window; ``Vault.recent_queries`` has no such filter, so the hook asks for a few
-    more rows than it needs and drops them here. (The dedupe gate skips a prompt repeated
-    within ten minutes, so the current prompt rarely appears among recent ones at all.)
+    ``Vault.recent_queries`` does not filter the current prompt out (the reference does,
+    in SQL), so the hook asks for a few more rows than it needs and drops them here.
     """
     wanted = current.strip()
     priors: list[str] = []
+    later = current
     for text in recent:
         if not text or not text.strip() or text.strip() == wanted:
             continue
+        if not _connected(later, text):
+            break
         priors.append(text)
+        later = text
         if len(priors) == lookback:
             break
     return priors
+
+
+def lookback_queries(current: str, recent: Sequence[str]) -> tuple[str, str | None]:
+    """(the retrieval query, a second query for a discounted keyword leg or None).
+
+    A question about the session itself ("where were we?") borrows nothing: it asks for the
+    newest work, not for more of the last prompt's topic."""
+    plan = recency_plan(current)
+    if plan is not None and plan.pure:
+        return current, None
+    priors = select_priors(current, recent)
+    if not priors:
+        return current, None
+    combined = combine_query(current, priors)
+    if is_follow_up(current):
+        return combined, None
+    return current, combined
 
 
 def combine_query(current: str, priors: Sequence[str], max_chars: int = MAX_COMBINED_CHARS) -> str:

@@ -7,14 +7,14 @@
     <instruction>Treat the following as background facts you already know ...</instruction>
     <facts>
     **Title** (decision)
-    collection/path.md
-    @@ -3,4 @@ (2 before, 7 after)
-    ...snippet lines...
+    collection/path.md (also at: collection/copy.md)
+    ...the passage that best matches the prompt...
 
     ---
 
     **Title**
     collection/other.md
+    ...a shorter passage...
     </facts>
     <relationships>
     - Source title --[causal]--> Target title
@@ -24,11 +24,13 @@
     </vault-facts>
     </vault-context>
 
-Entries are tiered by composite score: HOT (> 0.8) shows a 300-character snippet, WARM
-(> 0.6) 150 characters, COLD only title and path. Composite scores of whole notes rarely
-reach those absolute cut-offs (the length penalty alone halves a 2,000-character note), so,
-as the adaptive threshold does, a score is also judged against the best one: within 85 %
-of it counts as HOT, within 70 % as WARM; the higher of the two tiers wins.
+Entries are tiered by composite score: HOT (> 0.8) shows a 300-character passage, WARM
+(> 0.6) 150 characters, COLD 80 characters: every entry carries text a model can use, and
+a title with a path alone is never injected. As the adaptive threshold does, a score is
+also judged against the best one: within 85 % of it counts as HOT, within 70 % as WARM; the
+higher of the two tiers wins. A passage is plain text, without line-number headers (they
+cost tokens and tell a model nothing). Identical copies of a document at other paths are
+named on its path line (``also at: ...``), not shown again.
 ``<relationships>`` and ``<vault-facts>``
 appear only when they have lines, and are the first parts dropped for budget. Unlike the
 reference, the budget bounds the whole ``additionalContext`` (frame, routing hint and every
@@ -65,7 +67,8 @@ ENTRY_SEPARATOR = "\n\n---\n\n"
 KEPT_BEFORE_RELATIONSHIPS = 3  # entries never given up to make room for relationships
 HOT_SCORE, WARM_SCORE = 0.8, 0.6
 HOT_RATIO, WARM_RATIO = 0.85, 0.70
-HOT_CHARS, WARM_CHARS = 300, 150
+HOT_CHARS, WARM_CHARS, COLD_CHARS = 300, 150, 80
+MAX_ALSO_AT = 3
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 
@@ -77,7 +80,8 @@ _ROUTES = (
             r"|when we last)\b",
             re.I,
         ),
-        "If searching memory for this: use session_log or memory_retrieve, NOT query.",
+        "If searching memory for this: use session_log for the last sessions, then "
+        "memory_retrieve.",
     ),
     (
         re.compile(
@@ -85,13 +89,15 @@ _ROUTES = (
             r"|decision about|trade.?off|instead of|chose to)\b",
             re.I,
         ),
-        "If searching memory for this: use intent_search or memory_retrieve, NOT query.",
+        "If searching memory for this: use query with intent set to the reason you need, or "
+        "memory_retrieve.",
     ),
     (
         re.compile(
             r"\b(?:similar to|related to|what else|what other|reminds? me of|like this)\b", re.I
         ),
-        "If searching memory for this: use find_similar or memory_retrieve, NOT query.",
+        "If searching memory for this: use find_similar on the note it is like, or "
+        "memory_retrieve.",
     ),
 )
 
@@ -105,6 +111,7 @@ class Entry:
     content_type: str
     score: float
     body: str
+    also_at: tuple[str, ...] = ()  # identical copies at other paths (collection/path)
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,7 @@ def routing_hint(prompt: str) -> str | None:
 
 
 def snippet_chars(score: float, best: float | None = None) -> int:
-    """The snippet length of a score's tier: 300 (HOT), 150 (WARM) or 0 (COLD).
+    """The passage length of a score's tier: 300 (HOT), 150 (WARM) or 80 (COLD).
 
     ``best`` (the best score of the injection) adds the relative cut-offs.
     """
@@ -134,7 +141,7 @@ def snippet_chars(score: float, best: float | None = None) -> int:
         return HOT_CHARS
     if score > WARM_SCORE or relative >= WARM_RATIO:
         return WARM_CHARS
-    return 0
+    return COLD_CHARS
 
 
 def truncate(text: str, limit: int) -> str:
@@ -151,10 +158,11 @@ def truncate(text: str, limit: int) -> str:
 
 
 def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
-    """The passage of ``body`` that best matches, under a diff-style header.
+    """The passage of ``body`` that best matches, as plain text of at most ``max_chars``.
 
-    ``@@ -L,N @@ (a before, b after)``: the passage starts at line L of the stored text
-    and spans N lines, with a lines above it and b below. Frontmatter is never shown.
+    It starts at the line the highlighter rates best (the first non-blank line when none
+    matches) and runs to a paragraph break once it says something beyond a heading.
+    Frontmatter is never shown.
     """
     lines = body.splitlines()
     match = _FRONTMATTER.match(body)
@@ -163,11 +171,9 @@ def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
     best = highlighter.best_line("\n".join(rest))
     if best < 0:
         best = next((index for index, line in enumerate(rest) if line.strip()), 0)
-    start = skip + best
     picked: list[str] = []
-    indices: list[int] = []
     length = 0
-    for index in range(start, len(lines)):
+    for index in range(skip + best, len(lines)):
         line = " ".join(lines[index].split())
         if not line:
             # A paragraph break ends the passage once it says something beyond a heading.
@@ -175,22 +181,26 @@ def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
                 break
             continue
         picked.append(line)
-        indices.append(index)
         length += len(line) + 1
         if length >= max_chars:
             break
     if not picked:
         return ""
-    text = truncate("\n".join(picked), max_chars)
-    last = indices[min(text.count("\n"), len(indices) - 1)]  # the last line still shown
-    span = last - start + 1
-    after = len(lines) - start - span
-    return f"@@ -{start + 1},{span} @@ ({start} before, {after} after)\n{text}"
+    return truncate("\n".join(picked), max_chars)
 
 
 def _entry_text(entry: Entry, snippet: str) -> str:
     type_tag = f" ({entry.content_type})" if entry.content_type != "note" else ""
-    text = f"**{entry.title}**{type_tag}\n{entry.key}"
+    where = entry.key
+    if entry.also_at:
+        copies = ", ".join(entry.also_at[:MAX_ALSO_AT])
+        more = (
+            f" and {len(entry.also_at) - MAX_ALSO_AT} more"
+            if len(entry.also_at) > MAX_ALSO_AT
+            else ""
+        )
+        where = f"{where} (also at: {copies}{more})"
+    text = f"**{entry.title}**{type_tag}\n{where}"
     return f"{text}\n{snippet}" if snippet else text
 
 
@@ -235,7 +245,7 @@ def render_context(
     """Fit entries, best first, then relationships and vault facts, into the budget.
 
     Each entry takes its tier's snippet; when that does not fit, the shorter tiers are
-    tried, so a long first entry still surfaces as title and path. Rendering stops at the
+    tried, down to COLD, so a long first entry still surfaces with a short passage. Rendering stops at the
     first entry that fits at no tier. A snippet the injection filter rejects drops its
     entry (the caller has checked title, path and body already). Returns empty text when
     no entry fits.
@@ -290,10 +300,10 @@ def _fit(
         fitted: str | None = None
         rejected = False
         tier = snippet_chars(entry.score, best)
-        for chars in dict.fromkeys((tier, WARM_CHARS, 0)):
+        for chars in dict.fromkeys((tier, WARM_CHARS, COLD_CHARS)):
             if chars > tier:
                 continue
-            snippet = sanitize(extract_snippet(entry.body, highlighter, chars)) if chars else ""
+            snippet = sanitize(extract_snippet(entry.body, highlighter, chars))
             if snippet is None:
                 rejected = True
                 break

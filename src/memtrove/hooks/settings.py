@@ -51,6 +51,7 @@ class HookSettings:
     vectors: str = "auto"
     timeout_seconds: float | None = None
     nudge_interval: int = 15
+    gates: bool = True  # False only for evaluations: every prompt goes on to retrieval
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property

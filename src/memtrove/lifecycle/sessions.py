@@ -59,14 +59,21 @@ def prompt_hash(prompt: str) -> str:
 
 
 def record_prompt(
-    connection: Connection, hook_name: str, prompt: str, window_seconds: int, now: datetime
+    connection: Connection,
+    hook_name: str,
+    prompt: str,
+    window_seconds: int,
+    now: datetime,
+    session_id: str = "",
 ) -> bool:
-    """True when ``hook_name`` saw this prompt within ``window_seconds``; records it either way.
+    """True when ``hook_name`` saw this prompt within ``window_seconds`` in the same session
+    (``session_id``; empty: any session without one); records it either way. Two sessions
+    asking the same question are both answered.
 
     Best-effort: when the vault stays locked past the busy timeout, nothing is recorded and
     the answer is False (the hook goes on as for a new prompt) rather than an error.
     """
-    digest = prompt_hash(prompt)
+    digest = prompt_hash(f"{session_id}\x00{prompt}" if session_id else prompt)
     stamp = to_iso(now)
     cutoff = to_iso(now - timedelta(seconds=max(0, window_seconds)))
     try:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "Check",
@@ -23,6 +24,8 @@ __all__ = [
     "SearchResult",
     "SearchResults",
     "SessionRecord",
+    "SkipReason",
+    "StaleAfterDays",
     "TargetMatch",
     "Timeline",
     "UpdateReport",
@@ -30,28 +33,66 @@ __all__ = [
 ]
 
 
+StaleAfterDays = int | Literal["auto"] | None
+"""A collection's staleness threshold: days, ``"auto"`` (the default rule), None (never)."""
+
+
 @dataclass(frozen=True)
 class Collection:
-    """A named folder of markdown that the vault indexes."""
+    """A named folder of markdown that the vault indexes, and its per-collection settings.
+
+    ``exclude``: globs (relative to the folder) never indexed; ``surface``: False keeps the
+    collection searchable but out of automatic injection; ``stale_after_days``: see
+    :mod:`memtrove.index.staleness`.
+    """
 
     name: str
     path: Path
     pattern: str = "**/*.md"
+    exclude: tuple[str, ...] = ()
+    surface: bool = True
+    stale_after_days: StaleAfterDays = "auto"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": str(self.path), "pattern": self.pattern}
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "pattern": self.pattern,
+            "exclude": list(self.exclude),
+            "surface": self.surface,
+            "stale_after_days": self.stale_after_days,
+        }
+
+
+class SkipReason(StrEnum):
+    """Why ``update`` left a file out: the whole set, so reports can count by reason.
+
+    The specifics (an OS error, a size) go in :attr:`FileIssue.detail`.
+    """
+
+    EXCLUDED = "excluded by pattern"
+    TOO_LARGE = "larger than 5 MB"
+    BINARY = "binary file"
+    SYMLINK = "symbolic link (not followed)"
+    UNREADABLE = "not readable"
+    FOLDER_UNREADABLE = "folder not readable"
 
 
 @dataclass(frozen=True)
 class FileIssue:
-    """A file that was skipped, or indexed with a caveat, and why."""
+    """A file that was skipped, or indexed with a caveat, and why.
+
+    For a skipped file ``reason`` is a :class:`SkipReason` and ``detail`` the specifics.
+    """
 
     collection: str
     path: str
     reason: str
+    detail: str = ""
 
     def __str__(self) -> str:
-        return f"{self.collection}/{self.path}: {self.reason}"
+        text = f"{self.collection}/{self.path}: {self.reason}"
+        return f"{text} ({self.detail})" if self.detail else text
 
 
 @dataclass
@@ -75,15 +116,28 @@ class UpdateReport:
             text += f" ({self.renamed} renamed)"
         return text
 
+    @property
+    def skipped_by_reason(self) -> dict[str, int]:
+        """How many files each reason left out, most first (ties by reason)."""
+        counts: dict[str, int] = {}
+        for issue in self.skipped:
+            counts[str(issue.reason)] = counts.get(str(issue.reason), 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["summary"] = self.summary
+        data["skipped_by_reason"] = self.skipped_by_reason
         return data
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One ranked document. ``score`` is in [0, 1]; higher is better."""
+    """One ranked document. ``score`` is in [0, 1]; higher is better.
+
+    ``also_at`` names (``collection/path``) the other active documents with exactly this
+    body: result lists show identical copies once, as their best-ranked one.
+    """
 
     docid: str
     collection: str
@@ -95,9 +149,11 @@ class SearchResult:
     modified_at: str
     doc_id: int = field(default=0, compare=False, repr=False)
     content: str | None = field(default=None, compare=False, repr=False)
+    also_at: list[str] = field(default_factory=list, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The documented JSON shape (``--json``, REST, MCP); ``content`` only when asked for."""
+        """The documented JSON shape (``--json``, REST, MCP); ``content`` only when asked
+        for, ``also_at`` only when the body has copies."""
         data: dict[str, Any] = {
             "docid": self.docid,
             "collection": self.collection,
@@ -110,6 +166,8 @@ class SearchResult:
         }
         if self.content is not None:
             data["content"] = self.content
+        if self.also_at:
+            data["also_at"] = list(self.also_at)
         return data
 
     @classmethod
@@ -127,6 +185,7 @@ class SearchResult:
             modified_at=str(data["modified_at"]),
             doc_id=int(data.get("doc_id") or 0),
             content=None if content is None else str(content),
+            also_at=[str(path) for path in data.get("also_at") or ()],
         )
 
 
@@ -136,6 +195,9 @@ class SearchResults(list[SearchResult]):
     ``stages`` names the retrieval stages that ran, in order (``bm25``, ``vector``,
     ``expansion``, ``rrf``, ``rerank``, ``composite``, ``mmr``, ``bypass``); ``skipped`` maps
     each stage that did not run to the reason; ``warnings`` are worth showing a user.
+    ``scale`` (hybrid only) is the best hit's own BM25 score in [0, 1) (its cosine when no
+    keyword matched): the scores are normalised to a best of 1.0, and this says how strong
+    that best is.
     """
 
     def __init__(
@@ -145,11 +207,13 @@ class SearchResults(list[SearchResult]):
         stages: Sequence[str] = (),
         skipped: Mapping[str, str] | None = None,
         warnings: Sequence[str] = (),
+        scale: float | None = None,
     ) -> None:
         super().__init__(results)
         self.stages = list(stages)
         self.skipped = dict(skipped or {})
         self.warnings = list(warnings)
+        self.scale = scale
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -390,7 +454,8 @@ class MultiGet:
 
 @dataclass(frozen=True)
 class IndexStats:
-    """Index health: what is searchable, embedded, stale (effective time over 90 days)."""
+    """Index health: what is searchable, embedded, stale (by each collection's
+    ``stale_after_days``; see :mod:`memtrove.index.staleness`)."""
 
     documents: int
     inactive_documents: int

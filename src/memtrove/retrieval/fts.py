@@ -16,8 +16,9 @@ Score: ``|bm25| / (1 + |bm25|)``, in [0, 1).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import snowballstemmer
 
@@ -32,11 +33,14 @@ __all__ = [
     "ParsedQuery",
     "build_match",
     "document_frequencies",
+    "linear_relevance",
     "normalize_bm25",
     "parse_query",
     "search_fts",
     "select_terms",
 ]
+
+K = TypeVar("K", bound=Hashable)
 
 # bm25() weights for (filepath, title, body): a match in the path or title says more about
 # what a document is than one more mention in its body.
@@ -79,6 +83,23 @@ class FtsHit:
 def normalize_bm25(raw: float) -> float:
     magnitude = abs(raw)
     return magnitude / (1.0 + magnitude)
+
+
+def linear_relevance(scores: Sequence[tuple[K, float]]) -> list[tuple[K, float]]:
+    """BM25 scores in ``|s| / (1 + |s|)`` form made proportional again.
+
+    The squashing bunches every hit of a query into ~0.85-0.95, so a hit with half the BM25
+    magnitude of the best looks 95 % as good. Each becomes ``best × |s| / max |s|``: the best
+    hit keeps its [0, 1) score, the others get their share of its BM25 magnitude.
+    """
+    if not scores:
+        return []
+    magnitudes = [(key, score / (1.0 - score) if score < 1.0 else 1e9) for key, score in scores]
+    top = max(magnitude for _, magnitude in magnitudes)
+    best = max(score for _, score in scores)
+    if top <= 0:
+        return list(scores)
+    return [(key, best * magnitude / top) for key, magnitude in magnitudes]
 
 
 def _quote(token: str) -> str:

@@ -32,7 +32,7 @@ __all__ = [
     "score_fusion",
 ]
 
-FUSION_ALPHA = 0.4
+FUSION_ALPHA = 0.3
 HYBRID_DEPTH = 50
 # Only the best fused documents pass context on (each costs two indexed lookups). On LoCoMo
 # dev, 30 sources gave R@10 .776, 50 gave .779-.786 (both halves of the set gained), and

@@ -31,9 +31,15 @@ from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableErr
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.models.registry import Models
 from memtrove.retrieval.cache import cache_get, cache_key, cache_put
+from memtrove.retrieval.candidates import recent_documents, scoring_inputs
 from memtrove.retrieval.chunks import select_chunk
 from memtrove.retrieval.expansion import expand_query
-from memtrove.retrieval.fts import document_frequencies, parse_query, search_fts
+from memtrove.retrieval.fts import (
+    document_frequencies,
+    linear_relevance,
+    parse_query,
+    search_fts,
+)
 from memtrove.retrieval.fusion import blend_rerank, normalize_max, rrf
 from memtrove.retrieval.hybrid import (
     CONTEXT_SOURCES,
@@ -43,15 +49,13 @@ from memtrove.retrieval.hybrid import (
     score_fusion,
 )
 from memtrove.retrieval.mmr import demote_similar
+from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.rerank import rerank_query, rerank_texts
 from memtrove.retrieval.scoring import (
     QUERY_WEIGHTS,
     RECENCY_FIRST_TYPES,
-    ScoringInput,
     apply_composite,
-    has_recency_intent,
 )
-from memtrove.retrieval.scoring import RECENCY_WEIGHTS as _RECENCY_WEIGHTS
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.retrieval.vectors import (
     document_similarities,
@@ -59,7 +63,7 @@ from memtrove.retrieval.vectors import (
     search_vectors,
     stored_space,
 )
-from memtrove.text import STOPWORDS, parse_iso_datetime, words
+from memtrove.text import STOPWORDS, words
 
 if TYPE_CHECKING:
     pass
@@ -77,6 +81,8 @@ __all__ = [
 BYPASS_SCORE = 0.85
 BYPASS_GAP = 0.15
 CANDIDATE_LIMIT = 30
+RECENT_CANDIDATES = 5
+RECENT_SHARE = 0.3
 MMR_CHARS = 4000  # near-duplicates show in their openings; comparing whole bodies costs 10x
 BM25_PROBE = 20  # a floor: the probe also fetches the candidate limit (30) when larger
 ORIGINAL_WEIGHT = 2.0
@@ -113,9 +119,14 @@ class Ranking:
     skipped: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     best_seq: dict[int, int] = field(default_factory=dict)
+    scale: float | None = None  # hybrid: the best hit's own score (SearchResults.scale)
 
 
 _last_warning: dict[str, float] = {}
+
+
+class _NoVectors(Exception):
+    """Internal: the caller asked for BM25 only."""
 
 
 def _rate_limited(key: str, message: str, warnings: list[str]) -> None:
@@ -252,21 +263,51 @@ class Retriever:
 
     # -- hybrid --------------------------------------------------------------------------------
 
-    def hybrid(self, query: str, limit: int, filters: Filters) -> Ranking:
+    def hybrid(self, query: str, limit: int, filters: Filters, *, vectors: bool = True) -> Ranking:
         """BM25 and vectors fused by score, plus conversation context (see retrieval.hybrid).
 
-        Without vectors it is BM25 with conversation context, and ``skipped`` says why.
+        Without vectors (none stored, or ``vectors=False``) it is BM25 with conversation
+        context, and ``skipped`` says why.
         """
         ranking = Ranking(stages=["bm25"])
         depth = max(limit, HYBRID_DEPTH)
         lexical = self.bm25(query, depth, filters, raw=True)
+        if not vectors:
+            ranking.skipped["vector"] = "not asked for"
+        fused = self._score_fused(query, depth, filters, ranking, lexical=lexical, vectors=vectors)
+        ranking.hits = normalize_max(self._with_context(fused, filters, ranking))[:limit]
+        return ranking
+
+    def _score_fused(
+        self,
+        query: str,
+        depth: int,
+        filters: Filters,
+        ranking: Ranking,
+        lexical: list[tuple[int, float]] | None = None,
+        vectors: bool = True,
+    ) -> list[tuple[int, float]]:
+        """``hybrid``'s score fusion of BM25 (raw magnitudes) and cosines, best first.
+
+        Sets ``ranking.scale``: the best BM25 hit's [0, 1) score, else the best cosine.
+        """
+        if lexical is None:
+            lexical = self.bm25(query, depth, filters, raw=True)
+        top = max((score for _, score in lexical), default=0.0)
+        ranking.scale = top / (1.0 + top) if top > 0 else None
         cosine: dict[int, float] = {}
         try:
+            if not vectors:
+                raise _NoVectors
             vector = self.embed_query(query)
             semantic = self.vectors(query, depth, filters, vector=vector)
+        except _NoVectors:
+            pass
         except (EmbeddingSpaceError, ModelError) as error:
             ranking.skipped["vector"] = str(error)
         else:
+            if ranking.scale is None and semantic:
+                ranking.scale = max(0.0, min(1.0, semantic[0][1]))
             ranking.stages.append("vector")
             ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
             cosine = {doc: score for doc, score, _ in semantic}
@@ -276,9 +317,7 @@ class Retriever:
                 cosine.setdefault(doc, 0.0)
         fused = score_fusion(lexical, cosine)
         ranking.stages.append("fusion")
-        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        ranking.hits = normalize_max(self._with_context(ordered, filters, ranking))[:limit]
-        return ranking
+        return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
     def _try_vectors(
         self, query: str, depth: int, filters: Filters, ranking: Ranking
@@ -322,13 +361,16 @@ class Retriever:
                 query, intent, probe, candidates_wanted, filters, ranking
             )
             candidates = self._rerank(query, intent, candidates, texts, ranking)
-        weights = _RECENCY_WEIGHTS if has_recency_intent(query) else QUERY_WEIGHTS
+        plan = recency_plan(query)
+        if plan is not None and plan.recent_candidates:
+            candidates = self._with_recent(candidates, filters)
         scored = apply_composite(
-            self._scoring_inputs(candidates),
-            weights,
+            scoring_inputs(self._connection, candidates),
+            plan.weights if plan else QUERY_WEIGHTS,
             now or datetime.now(UTC),
             co_activation=co_activation,
-            recency_first_types=RECENCY_FIRST_TYPES if weights is _RECENCY_WEIGHTS else (),
+            recency_first_types=plan.first_types if plan else (),
+            lead_types=plan.lead_types if plan else (),
         )
         ranking.stages.append("composite")
         if diverse and len(scored) > 1:
@@ -341,6 +383,21 @@ class Retriever:
             ranking.stages.append("mmr")
         ranking.hits = scored[:limit]
         return ranking
+
+    def _with_recent(
+        self, candidates: list[tuple[int, float]], filters: Filters
+    ) -> list[tuple[int, float]]:
+        """Recency questions also consider the newest handoffs, decisions and progress notes.
+
+        "Where were we?" shares no words with the handoff that answers it, so the
+        RECENT_CANDIDATES newest documents of RECENCY_FIRST_TYPES join the candidates (at
+        RECENT_SHARE of the best relevance when retrieval did not find them itself).
+        """
+        recent = recent_documents(self._connection, RECENCY_FIRST_TYPES, RECENT_CANDIDATES, filters)
+        known = {doc for doc, _ in candidates}
+        best = max((score for _, score in candidates), default=1.0) or 1.0
+        extra = [(doc, best * RECENT_SHARE) for doc in recent if doc not in known]
+        return [*candidates, *extra]
 
     def _strong_signal(self, probe: Sequence[tuple[int, float]], intent: str | None) -> bool:
         if intent or self._models.settings.disable_fts_bypass or not probe:
@@ -358,6 +415,14 @@ class Retriever:
         filters: Filters,
         ranking: Ranking,
     ) -> list[tuple[int, float]]:
+        if not self._models.has_llm:
+            # Only the two original lists: score fusion keeps BM25's margins, which rank
+            # fusion throws away (README, "Composite scoring" has the evidence).
+            ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
+            wide = max(depth, HYBRID_DEPTH)  # as deep as hybrid: the context step needs it
+            lexical = self.bm25(query, wide, filters, raw=True)
+            fused = self._score_fused(query, wide, filters, ranking, lexical=lexical)
+            return normalize_max(self._with_context(fused, filters, ranking))[:depth]
         lists: list[tuple[Sequence[int], float]] = [([doc for doc, _ in probe], ORIGINAL_WEIGHT)]
         semantic = self._try_vectors(query, depth, filters, ranking)
         if semantic is not None:
@@ -452,65 +517,23 @@ class Retriever:
         candidates: Sequence[tuple[int, float]],
         limit: int,
         ranking: Ranking,
+        plan: RecencyPlan,
         now: datetime | None = None,
     ) -> Ranking:
-        """Direct lookups (search, vsearch, hybrid) asking for recent work ("latest",
-        "yesterday", "where were we") are ranked by composite score with the recency
-        weights, handoffs, decisions and progress notes first; others keep the raw
-        channel score, which judged evals found better for lookups."""
+        """Direct lookups (search, vsearch, hybrid) asking about time ("latest",
+        "yesterday", "where were we", "what do we use now") are ranked by composite score
+        with the plan's weights and type order (see retrieval.recency); others keep the
+        raw channel score, which judged evals found better for lookups. BM25 scores
+        (``ranking.stages == ["bm25"]``) are made linear first."""
+        if ranking.stages == ["bm25"]:
+            candidates = linear_relevance(candidates)
         scored = apply_composite(
-            self._scoring_inputs(candidates),
-            _RECENCY_WEIGHTS,
+            scoring_inputs(self._connection, candidates),
+            plan.weights,
             now or datetime.now(UTC),
-            recency_first_types=RECENCY_FIRST_TYPES,
+            recency_first_types=plan.first_types,
+            lead_types=plan.lead_types,
         )
         ranking.hits = scored[:limit]
         ranking.stages.append("composite")
         return ranking
-
-    def _scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
-        if not candidates:
-            return []
-        scores = dict(candidates)
-        placeholders = ",".join("?" * len(scores))
-        rows = self._connection.execute(
-            "SELECT id, content_type, COALESCE(authored_at, modified_at), quality_score, "
-            "confidence, pinned, access_count, last_accessed_at, body_length, revision_count, "
-            f"duplicate_count FROM documents WHERE id IN ({placeholders})",
-            list(scores),
-        ).fetchall()
-        by_id = {int(row[0]): row for row in rows}
-        inputs: list[ScoringInput[int]] = []
-        for doc, score in candidates:
-            row = by_id.get(doc)
-            if row is None:
-                continue
-            inputs.append(
-                ScoringInput(
-                    key=doc,
-                    search_score=score,
-                    content_type=str(row[1]),
-                    effective_at=_datetime(row[2]),
-                    quality_score=float(row[3]),
-                    confidence=float(row[4]),
-                    pinned=bool(row[5]),
-                    access_count=int(row[6]),
-                    last_accessed_at=_datetime(row[7]),
-                    body_length=int(row[8]),
-                    revision_count=int(row[9]),
-                    duplicate_count=int(row[10]),
-                )
-            )
-        return inputs
-
-
-def _datetime(value: object) -> datetime | None:
-    if not value:
-        return None
-    text = parse_iso_datetime(str(value))
-    if text is None:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None

@@ -41,7 +41,10 @@ def present_results(
     parsed = parse_query(f"{query} {intent}" if intent else query)
     highlighter = Highlighter(parsed.highlight)
     results = SearchResults(
-        stages=ranking.stages, skipped=ranking.skipped, warnings=ranking.warnings
+        stages=ranking.stages,
+        skipped=ranking.skipped,
+        warnings=ranking.warnings,
+        scale=ranking.scale,
     )
     fragments = fragment_texts(connection, rows, ranking.best_seq)
     for doc, score in hits:

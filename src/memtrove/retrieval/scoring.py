@@ -1,16 +1,38 @@
-"""Composite scoring: blend relevance with how recent and how trusted a document is.
+"""Composite scoring: order matches by relevance, then by how recent and trusted they are.
 
-Pure functions; the caller supplies every document field and the current time. The score is
+Pure functions; the caller supplies every document field and the current time. Every spec
+signal is kept (relevance, recency by type half-life with access reinforcement, confidence
+with attention decay, quality, length, frequency, co-activation, pins); what changed from
+the spec's weighted sum is how they combine, because the sum let the other signals bury a
+clearly better match (a 0.25 recency weight moves a score by more than BM25's whole spread).
 
-    base  = w.search·search + w.recency·recency + w.confidence·confidence
-    score = base × quality × co-activation × length penalty × (1 + frequency boost)
-    score = max(score, min(1.0, score + 0.3))    when pinned
+The rule (see the README's "Composite scoring" for the evidence):
 
-Length penalty and frequency boost multiply the whole score: they describe the document (a
-long body wins keyword matches by bulk; an often-revised one matters more), not any one signal.
-With weights summing to 1 and inputs in [0, 1], ``base`` is in [0, 1] and the multipliers
-reach at most 1.3 × 1.15 × 1.0 × 1.10, so a score lies in [0, ~1.645]. The pin boost adds
-0.3 without passing 1.0, and never lowers a score that is already above 1.0.
+1. Relevance is normalised per query: :func:`apply_composite` divides each candidate's
+   search score by the best candidate's, so the best match has relevance 1.0 and the others
+   their share of it, whatever the channel's scale. ``scale`` (the best candidate's own
+   absolute score) multiplies the result, so thresholds still see how good the best is.
+2. Topical questions (``Weights.blend`` False)::
+
+       trust    = (w.recency·recency + w.confidence·confidence) / (w.recency + w.confidence)
+       modifier = (1 + (1 - w.search)·0.4·(trust - 0.5)) × quality × length × co-activation
+                  × frequency, each factor bounded (see the constants), the product
+                  clamped to [1 - MODIFIER_BOUND, 1 + MODIFIER_BOUND]
+       score    = scale × relevance × modifier / (1 + MODIFIER_BOUND)
+
+   So the other signals order near-ties and never overturn a match more than 1.5x better
+   (0.8 / 1.2 = 0.67): a short, fresh, trusted note beats a long, stale one on the same
+   topic, but not a document that answers the question and it does not. Dividing by the
+   largest modifier keeps every score in [0, scale], so [0, 1].
+3. Questions about time (``Weights.blend`` True; see :mod:`memtrove.retrieval.recency`)
+   keep the spec's weighted sum, where recency may overturn relevance: ``scale ×
+   min(1, (w.search·relevance + w.recency·age + w.confidence·confidence) × quality ×
+   length)``, with ``age`` on one 14-day half-life for every type (:func:`age_score`):
+   "what did we do recently" asks for the newest work, and a type's slow decay must not
+   make an old decision look fresh.
+4. Pins add ``0.3 × scale`` (not past ``scale``, never lowering a score); a superseded
+   document is multiplied by SUPERSEDED_FACTOR and a snoozed one (searches still find
+   it; context-surfacing drops it) by SNOOZED_FACTOR.
 
 Datetimes may be naive (read as UTC) or aware.
 """
@@ -20,7 +42,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
@@ -28,6 +50,7 @@ from memtrove.index.classify import CONFIDENCE_BASELINE
 
 __all__ = [
     "ATTENTION_DECAY_TYPES",
+    "CONTINUATION_TYPES",
     "DEFAULT_WEIGHTS",
     "HALF_LIFE_DAYS",
     "QUERY_WEIGHTS",
@@ -36,6 +59,7 @@ __all__ = [
     "RECENCY_WEIGHTS",
     "ScoringInput",
     "Weights",
+    "age_score",
     "apply_composite",
     "choose_weights",
     "co_activation_boost",
@@ -43,10 +67,13 @@ __all__ = [
     "confidence_score",
     "frequency_boost",
     "half_life_stretch",
+    "has_continuation_intent",
     "has_recency_intent",
     "length_penalty",
+    "modifier",
     "quality_multiplier",
     "recency_score",
+    "time_reference",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -61,6 +88,9 @@ class Weights:
     search: float
     recency: float
     confidence: float
+    # True: the weighted sum, where recency may overturn relevance (questions about time);
+    # False: relevance times the bounded modifier (every topical question).
+    blend: bool = False
 
     def __post_init__(self) -> None:
         for value in (self.search, self.recency, self.confidence):
@@ -72,7 +102,7 @@ DEFAULT_WEIGHTS = Weights(search=0.5, recency=0.25, confidence=0.25)
 # The `query` tool's retrieval-tuned weights: topical relevance dominates.
 QUERY_WEIGHTS = Weights(search=0.70, recency=0.15, confidence=0.15)
 # Chosen whenever the query asks for recent work; it wins over QUERY_WEIGHTS.
-RECENCY_WEIGHTS = Weights(search=0.10, recency=0.70, confidence=0.20)
+RECENCY_WEIGHTS = Weights(search=0.10, recency=0.70, confidence=0.20, blend=True)
 
 RECENCY_INTENT_PATTERNS: tuple[str, ...] = (
     r"recent(?:ly)?",
@@ -87,6 +117,16 @@ RECENCY_INTENT_PATTERNS: tuple[str, ...] = (
     r"what\s+(?:was\s+i|were\s+we)\s+(?:doing|working\s+on)",
 )
 _RECENCY_INTENT = re.compile(r"\b(?:" + "|".join(RECENCY_INTENT_PATTERNS) + r")\b", re.IGNORECASE)
+
+# "Where were we", "continue", "left off": a request to pick up the last session, answered
+# first by its handoff.
+_CONTINUATION = re.compile(
+    r"\b(?:where\s+(?:were\s+we|was\s+i|did\s+(?:we|i)\s+leave\s+off)|left\s+off|continue"
+    r"|pick\s+up\s+where|last\s+(?:session|time)|what\s+(?:was\s+i|were\s+we)\s+"
+    r"(?:doing|working\s+on))\b",
+    re.IGNORECASE,
+)
+CONTINUATION_TYPES: tuple[str, ...] = ("handoff",)
 
 # Types listed first under recency intent ("what did we do last session?").
 RECENCY_FIRST_TYPES: tuple[str, ...] = ("handoff", "decision", "progress")
@@ -124,6 +164,20 @@ ATTENTION_DECAY_PER_WEEK = 0.95
 ATTENTION_DECAY_FLOOR = 0.5
 
 PIN_BOOST = 0.3
+# The combination rule (module docstring): how far each non-relevance signal may move a
+# topical match, and the bound on all of them together.
+MODIFIER_BOUND = 0.2
+MAX_MODIFIER = 1.0 + MODIFIER_BOUND  # scores are divided by it, so they stay in [0, scale]
+TRUST_SPREAD = 0.4  # x (1 - search weight): ±10 % for DEFAULT_WEIGHTS, ±6 % for QUERY_WEIGHTS
+QUALITY_SPREAD = 0.1
+LENGTH_SHARE = 0.15
+CO_ACTIVATION_SHARE = 1 / 3  # the spec's +15 % becomes +5 %
+FREQUENCY_SHARE = 0.5  # the spec's +10 % becomes +5 %
+SUPERSEDED_FACTOR = 0.5
+SNOOZED_FACTOR = 0.5  # searches still find a snoozed document, below the others
+# Under recency intent "recent" means recent for every type: one half-life for all, so a
+# fresh handoff is not out-aged by a months-old decision whose type decays slowly.
+RECENCY_INTENT_HALF_LIFE_DAYS = 14.0
 LENGTH_ANCHOR_CHARS = 500
 LENGTH_PENALTY_FLOOR = 0.3
 FREQUENCY_BOOST_CAP = 0.10
@@ -133,6 +187,11 @@ CO_ACTIVATION_CAP = 0.15
 def has_recency_intent(query: str) -> bool:
     """Whether the query asks for recent work (latest, yesterday, where were we, ...)."""
     return _RECENCY_INTENT.search(query) is not None
+
+
+def has_continuation_intent(query: str) -> bool:
+    """Whether the query asks to pick up the last session (where were we, continue, ...)."""
+    return _CONTINUATION.search(query) is not None
 
 
 def choose_weights(query: str, default: Weights = DEFAULT_WEIGHTS) -> Weights:
@@ -157,6 +216,16 @@ def _unit(value: float | None, default: float) -> float:
     if value is None or math.isnan(value):
         return default
     return min(1.0, max(0.0, value))
+
+
+def age_score(effective_at: datetime | None, now: datetime) -> float:
+    """``0.5 ** (age_days / 14)`` for every type (recency intent); 0.5 without a date."""
+    if effective_at is None:
+        return 0.5
+    age_days = _days_between(effective_at, now)
+    if age_days <= 0:
+        return 1.0
+    return float(0.5 ** (age_days / RECENCY_INTENT_HALF_LIFE_DAYS))
 
 
 def half_life_stretch(access_count: int, last_accessed_at: datetime | None, now: datetime) -> float:
@@ -263,29 +332,91 @@ class ScoringInput(Generic[K]):
     body_length: int = 0
     revision_count: int = 1
     duplicate_count: int = 1
+    superseded: bool = False
+    snoozed: bool = False
 
 
-def composite_score(
+def _bounded(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value))
+
+
+def modifier(
     item: ScoringInput[K], weights: Weights, now: datetime, co_activation: int = 0
 ) -> float:
-    """One candidate's composite score (see the module docstring for the formula and range).
-
-    The search score is clamped to [0, 1] (NaN counts as 0).
-    """
-    relevance = _unit(item.search_score, 0.0)
+    """The bounded factor the non-relevance signals apply to a topical match (rule 2)."""
     recency = recency_score(
         item.effective_at, now, item.content_type, item.access_count, item.last_accessed_at
     )
     confidence = confidence_score(
         item.confidence, item.content_type, item.last_accessed_at, item.effective_at, now
     )
-    base = weights.search * relevance + weights.recency * recency + weights.confidence * confidence
-    score = base * quality_multiplier(item.quality_score) * co_activation_boost(co_activation)
-    score *= length_penalty(item.body_length)
-    score *= 1.0 + frequency_boost(item.revision_count, item.duplicate_count)
+    share = weights.recency + weights.confidence
+    trust = (weights.recency * recency + weights.confidence * confidence) / share if share else 0.5
+    factor = 1.0 + (1.0 - weights.search) * TRUST_SPREAD * (trust - 0.5)
+    factor *= _quality_factor(item.quality_score) * _length_factor(item.body_length)
+    factor *= 1.0 + (co_activation_boost(co_activation) - 1.0) * CO_ACTIVATION_SHARE
+    factor *= 1.0 + frequency_boost(item.revision_count, item.duplicate_count) * FREQUENCY_SHARE
+    return _bounded(factor, 1.0 - MODIFIER_BOUND, 1.0 + MODIFIER_BOUND)
+
+
+def _quality_factor(quality_score: float | None) -> float:
+    """``1 + 0.1 · (quality - 0.5)``: structure counts for ±5 %."""
+    return 1.0 + QUALITY_SPREAD * (_unit(quality_score, 0.5) - 0.5)
+
+
+def _length_factor(body_length: int) -> float:
+    """The length penalty's [0.3, 1] range mapped onto [1 - LENGTH_SHARE, 1]."""
+    penalty = length_penalty(body_length)
+    return 1.0 - LENGTH_SHARE * (1.0 - penalty) / (1.0 - LENGTH_PENALTY_FLOOR)
+
+
+def composite_score(
+    item: ScoringInput[K],
+    weights: Weights,
+    now: datetime,
+    co_activation: int = 0,
+    scale: float = 1.0,
+) -> float:
+    """One candidate's composite score (rules 2-4 of the module docstring).
+
+    ``item.search_score`` is relevance already normalised against the best candidate,
+    clamped to [0, 1] (NaN counts as 0); ``scale`` is the best candidate's absolute score.
+    """
+    relevance = _unit(item.search_score, 0.0)
+    scale = _unit(scale, 1.0)
+    if not weights.blend:
+        score = scale * relevance * modifier(item, weights, now, co_activation) / MAX_MODIFIER
+    else:
+        recency = age_score(item.effective_at, now)
+        confidence = confidence_score(
+            item.confidence, item.content_type, item.last_accessed_at, item.effective_at, now
+        )
+        base = (
+            weights.search * relevance + weights.recency * recency + weights.confidence * confidence
+        )
+        score = base * _quality_factor(item.quality_score) * _length_factor(item.body_length)
+        score = scale * min(1.0, score)
+    if item.superseded:
+        score *= SUPERSEDED_FACTOR
+    if item.snoozed:
+        score *= SNOOZED_FACTOR
     if item.pinned:
-        score = max(score, min(1.0, score + PIN_BOOST))
+        score = max(score, min(scale, score + PIN_BOOST * scale))
     return score
+
+
+def time_reference(items: Iterable[ScoringInput[K]], weights: Weights, now: datetime) -> datetime:
+    """The moment ages count from: ``now``, except for questions about time
+    (``weights.blend``), where it is the newest candidate's time when that is earlier.
+
+    "Where were we?" asks for the newest work, however long ago the last session was: ages
+    relative to it keep the newest handoff at full recency instead of every candidate
+    decayed to nothing."""
+    if not weights.blend:
+        return now
+    times = [_utc(item.effective_at) for item in items if item.effective_at is not None]
+    newest = max(times, default=None)
+    return min(_utc(now), newest) if newest is not None else now
 
 
 def apply_composite(
@@ -294,21 +425,41 @@ def apply_composite(
     now: datetime,
     co_activation: Callable[[K], int] | None = None,
     recency_first_types: Sequence[str] = (),
+    scale: float | None = None,
+    lead_types: Sequence[str] = (),
 ) -> list[tuple[K, float]]:
     """Composite-score ``items`` and sort them best first (ties keep input order).
 
-    ``co_activation`` maps a key to its co-activation count (omitted: no boost). Items whose
-    content type is in ``recency_first_types`` (pass RECENCY_FIRST_TYPES under recency
-    intent) come before all others, each group still ordered by score.
+    Search scores are normalised against the best one (rule 1); they must be on a linear
+    scale (a fused score, a cosine, a raw BM25 magnitude), not squashed. ``scale`` defaults
+    to the best search score clamped to [0, 1]. ``co_activation`` maps a key to its
+    co-activation count (omitted: no boost). Items whose content type is in
+    ``recency_first_types`` (pass RECENCY_FIRST_TYPES under recency intent) come before all
+    others, each group still ordered by score; ``lead_types`` (CONTINUATION_TYPES for "where
+    were we") come before those.
     """
+    pool = list(items)
+    best = max((_unit(item.search_score, 0.0) for item in pool), default=0.0)
+    if best <= 0.0:
+        best = 1.0
+    if scale is None:
+        scale = min(1.0, max(_unit(item.search_score, 0.0) for item in pool)) if pool else 1.0
+    now = time_reference(pool, weights, now)
     first = frozenset(recency_first_types)
+    lead = frozenset(lead_types)
     scored = [
         (
-            item.content_type not in first,
+            0 if item.content_type in lead else 1 if item.content_type in first else 2,
             item.key,
-            composite_score(item, weights, now, co_activation(item.key) if co_activation else 0),
+            composite_score(
+                replace(item, search_score=_unit(item.search_score, 0.0) / best),
+                weights,
+                now,
+                co_activation(item.key) if co_activation else 0,
+                scale,
+            ),
         )
-        for item in items
+        for item in pool
     ]
     scored.sort(key=lambda entry: (entry[0], -entry[2]))
     return [(key, score) for _, key, score in scored]

@@ -24,19 +24,29 @@ from memtrove.config import (
     DEFAULT_PATTERN,
     CollectionConfig,
     Settings,
+    check_exclude,
+    check_stale_after_days,
     collection_name_for,
     validate_collection_name,
 )
-from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection, open_connection
+from memtrove.db.connection import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    Connection,
+    copy_database,
+    open_connection,
+)
 from memtrove.db.migrations import migrate
 from memtrove.errors import CollectionError, CollectionNotFoundError
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
     DoctorReport,
+    DocumentSummary,
     RerankHealth,
+    StaleAfterDays,
     UpdateReport,
 )
+from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.memory import MemoryAccess
@@ -116,6 +126,25 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
             self._connection.close()
 
     @contextlib.contextmanager
+    def scratch_copy(self) -> Iterator[Vault]:
+        """A consistent copy of this vault in a temporary folder, with the same config and
+        models, deleted on exit: for work that must not leave traces (an evaluation's
+        session rows). The copy's vectors are loaded anew."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="memtrove-copy-") as folder:
+            target = Path(folder) / "vault.sqlite"
+            with self._lock:
+                copy_database(self._connection, target)
+            copy = Vault.open(
+                target, config_dir=self._collections.config_file.parent, models=self.models
+            )
+            try:
+                yield copy
+            finally:
+                copy.close()
+
+    @contextlib.contextmanager
     def reader(self, busy_timeout_ms: int | None = None) -> Iterator[Vault]:
         """This vault on a second connection, for work in another thread that must not hold
         this one's lock (a leg that may be abandoned, a request of the warm path). Waits for
@@ -167,12 +196,33 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
     # -- collections -------------------------------------------------------------------------
 
     def collections(self) -> list[Collection]:
+        """The collections in ``config.yaml`` (parsed again only when the file changes)."""
         return self._collections.load()
 
+    def unsurfaced_collections(self) -> frozenset[str]:
+        """Names of the collections set ``surface: false``: searchable, but never injected
+        automatically (context-surfacing leaves them out).
+
+        Cheap on the hook path: ``config.yaml`` is parsed once per Vault and again only when
+        it changes (a ``stat`` per call). Raises ConfigError when the file is broken.
+        """
+        return frozenset(c.name for c in self._collections.load() if not c.surface)
+
     def add_collection(
-        self, path: str | Path, name: str | None = None, pattern: str = DEFAULT_PATTERN
+        self,
+        path: str | Path,
+        name: str | None = None,
+        pattern: str = DEFAULT_PATTERN,
+        *,
+        exclude: Sequence[str] = (),
+        surface: bool = True,
+        stale_after_days: StaleAfterDays = "auto",
     ) -> Collection:
-        """Register a folder; it is indexed by the next :meth:`update`."""
+        """Register a folder; it is indexed by the next :meth:`update`.
+
+        ``exclude``: globs never indexed; ``surface=False``: never injected by hooks;
+        ``stale_after_days``: days, None (never) or "auto" (see ``config.yaml`` keys).
+        """
         folder = Path(path).expanduser()
         if not folder.exists():
             raise CollectionError(f"collection path {folder} does not exist")
@@ -180,12 +230,23 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
             raise CollectionError(f"collection path {folder} is not a folder")
         if not pattern.strip():
             raise CollectionError("collection pattern must not be empty")
+        try:
+            excluded = check_exclude(list(exclude))
+        except ValueError as error:
+            raise CollectionError(f"collection exclude {error}") from None
+        try:
+            stale = check_stale_after_days(stale_after_days)
+        except ValueError as error:
+            raise CollectionError(f"collection stale_after_days {error}") from None
         collection = Collection(
             name=validate_collection_name(
                 name if name is not None else collection_name_for(folder.resolve())
             ),
             path=folder.resolve(),
             pattern=pattern.strip(),
+            exclude=excluded,
+            surface=bool(surface),
+            stale_after_days=stale,
         )
         self._collections.add(collection)
         return collection
@@ -218,6 +279,16 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
             return update_collections(self._connection, configured, progress=progress)
 
     # -- health ------------------------------------------------------------------------------
+
+    def stale_documents(self, limit: int = 10) -> list[DocumentSummary]:
+        """Stale documents, oldest first, by each collection's rule (see
+        :mod:`memtrove.index.staleness`): to review one at a time, then pin or snooze."""
+        from memtrove.index.staleness import stale_documents
+
+        limit = check_limit(limit)
+        collections = self.collections()
+        with self._lock:
+            return stale_documents(self._connection, collections, self._clock(), limit)
 
     def doctor(self, timeout: float = 8.0) -> DoctorReport:
         """Check the vault, its collections, fragments, vectors and model services.

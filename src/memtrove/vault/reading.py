@@ -1,11 +1,26 @@
-"""The Vault's reading methods: search, vector search, hybrid and query, get, list."""
+"""The Vault's reading methods: search, vector search, hybrid and query, get, list.
+
+Every result list (search, vsearch, hybrid, query, find_similar) shows a body once: of
+documents with identical content (one content hash: a translated tree that kept some files
+as they were, a vendored copy) only the best-ranked stays, and its ``also_at`` names the
+other active copies. Each method asks its retrieval channel for a few more hits than
+``limit`` (``COLLAPSE_MARGIN``) and, when copies still leave the list short while the
+channel had more, asks again twice as deep (at most ``COLLAPSE_ROUNDS`` times).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 
 from memtrove.errors import InvalidQueryError
-from memtrove.index.documents import document_rows, documents_after, get_document, list_documents
+from memtrove.index.documents import (
+    document_rows,
+    documents_after,
+    get_document,
+    identical_copies,
+    list_documents,
+)
 from memtrove.index.embedding import EmbedProgress, EmbedReport, embed_pending
 from memtrove.index.stats import index_stats, lifecycle_status, vault_status
 from memtrove.index.timeline import document_timeline, multi_get
@@ -27,16 +42,22 @@ from memtrove.retrieval.arguments import (
     check_date,
     check_limit,
 )
+from memtrove.retrieval.candidates import recent_documents, scoring_inputs
 from memtrove.retrieval.fts import MAX_QUERY_CHARS
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking
 from memtrove.retrieval.presentation import present_results, strip_frontmatter
-from memtrove.retrieval.scoring import has_recency_intent
+from memtrove.retrieval.recency import recency_plan
+from memtrove.retrieval.scoring import RECENCY_FIRST_TYPES, ScoringInput
 from memtrove.retrieval.similar import similar_documents
 from memtrove.vault.state import VaultState
 
-__all__ = ["EXPORT_BATCH", "Reading"]
+__all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "EXPORT_BATCH", "Reading"]
 
 EXPORT_BATCH = 200  # documents read per page by Vault.export
+COLLAPSE_MARGIN = 10  # hits fetched past ``limit`` so that collapsing copies still fills it
+COLLAPSE_ROUNDS = 3  # fetches, each twice as deep, before settling for fewer results
+
+Copies = dict[int, list[str]]  # doc id -> the other active paths with its exact body
 
 
 class Reading(VaultState):
@@ -57,19 +78,23 @@ class Reading(VaultState):
     ) -> SearchResults:
         """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``.
 
-        A query asking for recent work ("latest", "yesterday", "where were we") is ranked by
-        composite score with the recency weights instead (``stages`` then ends in
-        ``composite``); the same holds for :meth:`vsearch` and :meth:`hybrid`.
+        A question about time ("latest", "yesterday", "where were we", "what do we use now")
+        is ranked by composite score instead (``stages`` then ends in ``composite``; see
+        :mod:`memtrove.retrieval.recency`); the same holds for :meth:`vsearch` and
+        :meth:`hybrid`.
         """
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        plan = recency_plan(query)
+
+        def fetch(depth: int) -> Ranking:
+            if plan is not None:
+                hits = self._retriever.bm25(query, max(depth, CANDIDATE_LIMIT), filters)
+                return self._retriever.recency_ranking(hits, depth, Ranking(stages=["bm25"]), plan)
+            return Ranking(hits=self._retriever.bm25(query, depth, filters), stages=["bm25"])
+
         with self._lock:
-            if has_recency_intent(query):
-                hits = self._retriever.bm25(query, max(limit, CANDIDATE_LIMIT), filters)
-                ranking = self._retriever.recency_ranking(hits, limit, Ranking(stages=["bm25"]))
-            else:
-                hits = self._retriever.bm25(query, limit, filters)
-                ranking = Ranking(hits=hits, stages=["bm25"])
-            return self._present(query, ranking, min_score)
+            ranking, copies = self._collapsed(fetch, limit)
+            return self._present(query, ranking, min_score, copies=copies)
 
     def vsearch(
         self,
@@ -86,19 +111,24 @@ class Reading(VaultState):
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
         if not query.strip():
             return SearchResults(stages=[])
-        recent = has_recency_intent(query)
-        with self._lock:
+        plan = recency_plan(query)
+
+        def fetch(depth: int) -> Ranking:
             hits = self._retriever.vectors(
-                query, max(limit, CANDIDATE_LIMIT) if recent else limit, filters
+                query, max(depth, CANDIDATE_LIMIT) if plan else depth, filters
             )
             ranking = Ranking(
                 hits=[(doc, score) for doc, score, _ in hits],
                 stages=["vector"],
                 best_seq={doc: seq for doc, _, seq in hits},
             )
-            if recent:
-                ranking = self._retriever.recency_ranking(ranking.hits, limit, ranking)
-            return self._present(query, ranking, min_score)
+            if plan is not None:
+                ranking = self._retriever.recency_ranking(ranking.hits, depth, ranking, plan)
+            return ranking
+
+        with self._lock:
+            ranking, copies = self._collapsed(fetch, limit)
+            return self._present(query, ranking, min_score, copies=copies)
 
     def hybrid(
         self,
@@ -110,17 +140,26 @@ class Reading(VaultState):
         since: str | None = None,
         until: str | None = None,
         min_score: float = 0.0,
+        vectors: bool = True,
     ) -> SearchResults:
-        """BM25 and vector search fused, with no model server involved."""
+        """BM25 and vector search fused, with no model server involved.
+
+        ``vectors=False`` keeps to BM25 (with conversation context), loading no model: the
+        hooks' keyword leg. ``SearchResults.scale`` says how strong the best hit is."""
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
-        recent = has_recency_intent(query)
-        with self._lock:
+        plan = recency_plan(query)
+
+        def fetch(depth: int) -> Ranking:
             ranking = self._retriever.hybrid(
-                query, max(limit, CANDIDATE_LIMIT) if recent else limit, filters
+                query, max(depth, CANDIDATE_LIMIT) if plan else depth, filters, vectors=vectors
             )
-            if recent:
-                ranking = self._retriever.recency_ranking(ranking.hits, limit, ranking)
-            return self._present(query, ranking, min_score)
+            if plan is not None:
+                ranking = self._retriever.recency_ranking(ranking.hits, depth, ranking, plan)
+            return ranking
+
+        with self._lock:
+            ranking, copies = self._collapsed(fetch, limit)
+            return self._present(query, ranking, min_score, copies=copies)
 
     def query(
         self,
@@ -147,10 +186,11 @@ class Reading(VaultState):
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
         candidate_limit = check_limit(candidate_limit)
         intent = intent.strip() or None if isinstance(intent, str) else None
-        with self._lock:
-            ranking = self._retriever.query(
+
+        def fetch(depth: int) -> Ranking:
+            return self._retriever.query(
                 query,
-                limit,
+                depth,
                 filters,
                 intent=intent,
                 candidate_limit=candidate_limit,
@@ -158,7 +198,14 @@ class Reading(VaultState):
                 co_activation=self._co_activation,
                 texts=self._bodies,
             )
-            return self._present(query, ranking, min_score, intent=intent, full=not compact)
+
+        with self._lock:
+            # The pipeline ranks max(candidate_limit, limit) candidates whatever it returns:
+            # asking for all of them first costs nothing, and widens no stage.
+            ranking, copies = self._collapsed(fetch, limit, max(limit, candidate_limit))
+            return self._present(
+                query, ranking, min_score, intent=intent, full=not compact, copies=copies
+            )
 
     def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
         """Give every fragment of every active document a vector (only what is pending).
@@ -219,6 +266,26 @@ class Reading(VaultState):
     def _co_activation(self, doc_id: int) -> int:
         return sessions.co_activation_count(self._connection, doc_id)
 
+    def _collapsed(
+        self, fetch: Callable[[int], Ranking], limit: int, depth: int | None = None
+    ) -> tuple[Ranking, Copies]:
+        """``fetch(depth)``'s ranking with identical copies collapsed and cut to ``limit``,
+        and each kept document's other copies (see the module docstring)."""
+        depth = depth or limit + COLLAPSE_MARGIN
+        warnings: list[str] = []
+        for _ in range(COLLAPSE_ROUNDS):
+            ranking = fetch(depth)
+            warnings.extend(ranking.warnings)  # a rerun may rate-limit a warning away
+            copies = identical_copies(self._connection, [doc for doc, _ in ranking.hits])
+            hits = _first_of_each_body(ranking.hits, copies)
+            if len(hits) >= limit or len(ranking.hits) < depth:
+                break
+            depth *= 2
+        ranking.hits = hits[:limit]
+        ranking.warnings = list(dict.fromkeys(warnings))
+        others = {doc: copies[doc][1] for doc, _ in ranking.hits if copies.get(doc, ("", []))[1]}
+        return ranking, others
+
     def _present(
         self,
         query: str,
@@ -227,13 +294,44 @@ class Reading(VaultState):
         *,
         intent: str | None = None,
         full: bool = False,
+        copies: Copies | None = None,
     ) -> SearchResults:
-        return present_results(
+        results = present_results(
             self._connection, query, ranking, min_score, intent=intent, full=full
         )
+        for index, result in enumerate(results):
+            if copies and copies.get(result.doc_id):
+                results[index] = dataclasses.replace(result, also_at=copies[result.doc_id])
+        return results
+
+    def scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
+        """What composite scoring reads of each ``(doc id, relevance)`` candidate: type,
+        dates, quality, confidence, pin, snooze, access, length, revisions, supersession."""
+        with self._lock:
+            return scoring_inputs(self._connection, candidates)
+
+    def recent(
+        self,
+        limit: int = 5,
+        content_types: Sequence[str] = RECENCY_FIRST_TYPES,
+        collections: Sequence[str] | None = None,
+    ) -> SearchResults:
+        """The newest active documents of ``content_types`` (handoffs, decisions, progress
+        notes by default) by effective time, newest first; scores fall from 1.0 by rank.
+        What "where were we?" is about, when no word of it matches anything."""
+        limit = check_limit(limit)
+        filters = Filters(collections=collections)
+        with self._lock:
+            ids = recent_documents(self._connection, content_types, limit, filters)
+            hits = [(doc, 1.0 / (rank + 1)) for rank, doc in enumerate(ids)]
+            return self._present("", Ranking(hits=hits, stages=["recent"]), 0.0)
 
     def get(self, ref: str) -> Document:
-        """A document by ``#docid``, bare docid, or ``collection/path``."""
+        """A document by ``#docid``, bare docid, or ``collection/path``.
+
+        A docid reference may be a prefix of one document's docid or content hash; one that
+        names several raises :class:`AmbiguousReferenceError`, listing them.
+        """
         with self._lock:
             return get_document(self._connection, ref)
 
@@ -255,13 +353,17 @@ class Reading(VaultState):
         limit = check_limit(limit)
         with self._lock:
             document = get_document(self._connection, ref)
-            hits = similar_documents(self._connection, document, limit, self._retriever.matrix)
-            ranking = Ranking(
-                hits=[(hit.doc_id, hit.score) for hit in hits],
-                stages=["vector"],
-                best_seq={hit.doc_id: hit.seq for hit in hits},
-            )
-            return self._present("", ranking, 0.0)
+
+            def fetch(depth: int) -> Ranking:
+                hits = similar_documents(self._connection, document, depth, self._retriever.matrix)
+                return Ranking(
+                    hits=[(hit.doc_id, hit.score) for hit in hits],
+                    stages=["vector"],
+                    best_seq={hit.doc_id: hit.seq for hit in hits},
+                )
+
+            ranking, copies = self._collapsed(fetch, limit)
+            return self._present("", ranking, 0.0, copies=copies)
 
     def timeline(
         self, ref: str, before: int = 5, after: int = 5, same_collection: bool = False
@@ -291,11 +393,27 @@ class Reading(VaultState):
             )
 
     def index_stats(self) -> IndexStats:
-        """Content types, embedding coverage and staleness (effective time over 90 days)."""
+        """Content types, embedding coverage and staleness (each collection's
+        ``stale_after_days``; see :mod:`memtrove.index.staleness`)."""
+        collections = self.collections()
         with self._lock:
-            return index_stats(self._connection, self._clock())
+            return index_stats(self._connection, self._clock(), collections)
 
     def lifecycle_status(self) -> LifecycleStatus:
         """Documents by state: active, inactive, pinned, snoozed, invalidated."""
         with self._lock:
             return lifecycle_status(self._connection, self._clock())
+
+
+def _first_of_each_body(
+    hits: Sequence[tuple[int, float]], copies: dict[int, tuple[str, list[str]]]
+) -> list[tuple[int, float]]:
+    """``hits`` (best first) keeping only the first document of each content hash."""
+    seen: set[str] = set()
+    kept: list[tuple[int, float]] = []
+    for doc, score in hits:
+        body_hash = copies[doc][0] if doc in copies else f"#{doc}"  # unknown: keep it
+        if body_hash not in seen:
+            seen.add(body_hash)
+            kept.append((doc, score))
+    return kept

@@ -68,13 +68,15 @@ class Tracking(VaultState):
 
     # -- sessions and hooks --------------------------------------------------------------------
 
-    def hook_seen(self, hook_name: str, prompt: str, window_seconds: int = 600) -> bool:
-        """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window;
-        records the sighting either way. Best-effort: a vault still locked after the busy
-        timeout records nothing and answers False, never raising."""
+    def hook_seen(
+        self, hook_name: str, prompt: str, window_seconds: int = 600, session_id: str = ""
+    ) -> bool:
+        """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window
+        in the same session; records the sighting either way. Best-effort: a vault still
+        locked after the busy timeout records nothing and answers False, never raising."""
         with self._lock:
             return sessions.record_prompt(
-                self._connection, hook_name, prompt, window_seconds, self._clock()
+                self._connection, hook_name, prompt, window_seconds, self._clock(), session_id
             )
 
     def turn_index(self, session_id: str, hook_name: str = "context-surfacing") -> int:
