@@ -31,6 +31,7 @@ from memtrove.eval.runner import (
     pipeline_summary,
     prepare,
     read_text_file,
+    retrieved_paths,
     scratch_vault,
     token_summary,
 )
@@ -184,7 +185,11 @@ def run_beir(
             if progress and done % 100 == 0:
                 progress(done, len(queries), "querying")
             results = retriever(text, RETRIEVE_LIMIT)
-            ranking = [corpus_ids[r.path] for r in results if r.path in corpus_ids]
+            ranking = [
+                corpus_ids[path]
+                for path in retrieved_paths(results, COLLECTION)
+                if path in corpus_ids
+            ]
             table.add(ranking_metrics(ranking, qrels[query_id]))
     notes = list(indexing_notes)
     if without_judgements:

@@ -324,9 +324,10 @@ def _run_gold(
         collections = [example.collection] if example.collection else None
         results = retriever(example.query, RETRIEVE_LIMIT, collections)
         ranking = [
-            f"{r.collection}/{r.path}"
+            reference
             for r in results
             if example.include_internal or not r.collection.startswith("_")
+            for reference in (f"{r.collection}/{r.path}", *r.also_at)
         ]
         table.add(ranking_metrics(ranking, gains))
     latencies = [value for retriever in retrievers.values() for value in retriever.latencies_ms]

@@ -36,6 +36,7 @@ from memtrove.eval.runner import (
     pipeline_summary,
     prepare,
     read_text_file,
+    retrieved_paths,
     scratch_vault,
     token_summary,
 )
@@ -310,7 +311,11 @@ def run_locomo(
                     skipped += 1
                     continue
                 results = retriever(str(qa.get("question", "")), RETRIEVE_LIMIT)
-                ranking = [dia_ids[r.path] for r in results if r.path in dia_ids]
+                ranking = [
+                    dia_ids[path]
+                    for path in retrieved_paths(results, COLLECTION)
+                    if path in dia_ids
+                ]
                 values = question_metrics(ranking, evidence)
                 category = qa.get("category")
                 groups["all"].add(values)

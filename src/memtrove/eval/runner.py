@@ -43,6 +43,7 @@ __all__ = [
     "prepare",
     "read_text_file",
     "retrieve",
+    "retrieved_paths",
     "scratch_vault",
     "token_summary",
 ]
@@ -171,6 +172,18 @@ def pipeline_summary(retrievers: Iterable[TimedRetriever]) -> dict[str, Any]:
         for stage, reason in retriever.skipped_stages.items():
             skipped.setdefault(stage, reason)
     return {"stages": stages, "skipped_stages": skipped}
+
+
+def retrieved_paths(results: SearchResults, collection: str) -> list[str]:
+    """Each result's path in ``collection``, followed by its identical copies' (``also_at``):
+    a collapsed copy was retrieved too, with the same text, at the same rank."""
+    prefix = f"{collection}/"
+    paths: list[str] = []
+    for result in results:
+        if result.collection == collection:
+            paths.append(result.path)
+        paths.extend(ref.removeprefix(prefix) for ref in result.also_at if ref.startswith(prefix))
+    return paths
 
 
 def token_summary(retrievers: Iterable[TimedRetriever]) -> dict[str, float]:

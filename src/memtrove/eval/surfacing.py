@@ -131,5 +131,8 @@ class Surfacer:
             if wanted is not None and collection not in wanted:
                 continue
             score = 1.0 / (rank + 1)
-            results.append(SearchResult("", collection, path, "", score, "", "", ""))
+            copies = list(result.copies.get(key, ()))
+            results.append(
+                SearchResult("", collection, path, "", score, "", "", "", also_at=copies)
+            )
         return results

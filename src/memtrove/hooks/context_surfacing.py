@@ -362,6 +362,7 @@ def _surface_prompt(
     ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
     usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
     result.surfaced = [entry.key for entry in rendered.shown]
+    result.copies = {entry.key: entry.also_at for entry in rendered.shown if entry.also_at}
     result.tokens = rendered.tokens
     result.context = "\n".join(part for part in (rendered.text, rules, vault_nudge) if part)
     return result

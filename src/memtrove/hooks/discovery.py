@@ -232,11 +232,12 @@ def discover(
     vector_leg: _Leg[SearchResults] | None = None
     if vectors_wanted(settings):
         vector_leg = _Leg(
-            "vectors", _on_own_connection(vault, lambda own: own.hybrid(query, limit=depth))
+            "vectors",
+            _on_own_connection(vault, lambda own: own.hybrid(query, limit=depth, snippets=False)),
         )
     vector_deadline = time.monotonic() + profile.vector_timeout_ms / 1000
     # The keyword leg runs while the vector leg loads its model and index.
-    keyword = vault.hybrid(query, limit=depth, vectors=False)
+    keyword = vault.hybrid(query, limit=depth, vectors=False, snippets=False)
     ranking = keyword
     if vector_leg is not None:
         fused, why = vector_leg.wait(vector_deadline)
@@ -246,7 +247,10 @@ def discover(
             found.notes.append(f"vector leg skipped: {why or fused_skip(fused)}")
     found.add(ranking)
     if thread:
-        found.add(vault.hybrid(thread, limit=depth, vectors=False), weight=LOOKBACK_SHARE)
+        found.add(
+            vault.hybrid(thread, limit=depth, vectors=False, snippets=False),
+            weight=LOOKBACK_SHARE,
+        )
     for reference in file_references(prompt):
         try:
             found.add(vault.search(reference, limit=FILE_RESULTS), channel="named")

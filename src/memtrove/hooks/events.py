@@ -59,6 +59,7 @@ class HookResult:
     # context-surfacing: the injected documents (collection/path) in order and the estimated
     # tokens of the whole injection; read by ``memtrove eval --method surfacing``.
     surfaced: list[str] = field(default_factory=list)
+    copies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> also at
     tokens: int = 0
 
 

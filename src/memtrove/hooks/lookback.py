@@ -37,6 +37,7 @@ Without priors the query is the current prompt unchanged (the gates already cut 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -65,6 +66,7 @@ SEPARATOR = "\n\n"
 FOLLOW_UP_TERMS = 1  # a prompt naming this few terms of its own is a follow-up
 MIN_SHARED_TERMS = 1
 MIN_TERM_CHARS = 3
+TERM_CHARS = 2000
 _STEMMER = snowballstemmer.stemmer("porter")
 _FOLLOW_UP = re.compile(
     r"(?:and|also|but|so|then|or|ok(?:ay)?|what about|how about|and what|why not|same|"
@@ -73,13 +75,21 @@ _FOLLOW_UP = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def salient_terms(text: str) -> frozenset[str]:
-    """Stemmed content words of ``text`` (no stopwords, at least three characters)."""
-    return frozenset(
-        _STEMMER.stemWord(word)
-        for word in words(text)
+    """Stemmed content words of ``text`` (no stopwords, at least three characters; the
+    first TERM_CHARS characters decide, which is plenty to tell threads apart)."""
+    candidates = {
+        word
+        for word in words(text[:TERM_CHARS])
         if len(word) >= MIN_TERM_CHARS and word not in STOPWORDS and not word.isdigit()
-    )
+    }
+    return frozenset(_stem(word) for word in candidates)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
 
 
 def is_follow_up(text: str) -> bool:

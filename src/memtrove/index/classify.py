@@ -246,7 +246,12 @@ def _path_type(path: str) -> str | None:
 
 def is_link_page(body: str) -> bool:
     """Whether a body is mostly links to other pages (rule 2 of the module docstring)."""
-    content_lines, link_lines, links = _link_counts(body[:_HUB_SCAN])
+    text = body[:_HUB_SCAN]
+    # Every link form has "](", "[[", "][" or "://": too few of them, no hub.
+    marks = text.count("](") + text.count("[[") + text.count("][") + text.count("://")
+    if marks < HUB_MIN_LINKS:
+        return False
+    content_lines, link_lines, links = _link_counts(text)
     return links >= HUB_MIN_LINKS and link_lines >= HUB_MIN_SHARE * content_lines
 
 

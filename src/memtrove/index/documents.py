@@ -243,29 +243,33 @@ def list_documents(
     connection: Connection, limit: int = 10, collection: str | None = None
 ) -> list[DocumentSummary]:
     """Active documents, most recently modified first."""
-    sql = (
-        "SELECT docid, collection, path, title, content_type, modified_at, confidence, "
-        "access_count FROM documents WHERE active = 1 AND invalidated_at IS NULL"
-    )
+    sql = f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE active = 1 AND invalidated_at IS NULL"
     params: list[Any] = []
     if collection:
         sql += " AND collection = ?"
         params.append(collection)
     sql += " ORDER BY modified_at DESC, id DESC LIMIT ?"
     params.append(max(0, limit))
-    return [
-        DocumentSummary(
-            docid=str(r[0]),
-            collection=str(r[1]),
-            path=str(r[2]),
-            title=str(r[3]),
-            content_type=str(r[4]),
-            modified_at=str(r[5]),
-            confidence=float(r[6]),
-            access_count=int(r[7]),
-        )
-        for r in connection.execute(sql, params)
-    ]
+    return [summary_of(row) for row in connection.execute(sql, params)]
+
+
+SUMMARY_COLUMNS = (
+    "docid, collection, path, title, content_type, modified_at, confidence, access_count"
+)
+
+
+def summary_of(row: Sequence[Any]) -> DocumentSummary:
+    """A :class:`DocumentSummary` from a row of SUMMARY_COLUMNS."""
+    return DocumentSummary(
+        docid=str(row[0]),
+        collection=str(row[1]),
+        path=str(row[2]),
+        title=str(row[3]),
+        content_type=str(row[4]),
+        modified_at=str(row[5]),
+        confidence=float(row[6]),
+        access_count=int(row[7]),
+    )
 
 
 def document_rows(connection: Connection, ids: Sequence[int]) -> dict[int, dict[str, Any]]:

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memtrove.db.connection import Connection
+from memtrove.index.documents import SUMMARY_COLUMNS, summary_of
 from memtrove.results import Collection, DocumentSummary, StaleAfterDays
 from memtrove.text import to_iso
 
@@ -130,25 +131,11 @@ def stale_documents(
     where = " OR ".join(f"({sql})" for sql, _ in parts)
     values = [value for _, rule_values in parts for value in rule_values]
     rows = connection.execute(
-        "SELECT docid, collection, path, title, content_type, modified_at, confidence, "
-        "access_count "
-        f"FROM documents WHERE {where} "
+        f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
         "ORDER BY COALESCE(authored_at, modified_at), collection, path LIMIT ?",
         [*values, limit],
     )
-    return [
-        DocumentSummary(
-            docid=str(r[0]),
-            collection=str(r[1]),
-            path=str(r[2]),
-            title=str(r[3]),
-            content_type=str(r[4]),
-            modified_at=str(r[5]),
-            confidence=float(r[6]),
-            access_count=int(r[7]),
-        )
-        for r in rows
-    ]
+    return [summary_of(row) for row in rows]
 
 
 def _checked_out(connection: Connection, collection: str) -> bool:

@@ -8,6 +8,7 @@ so asking for more results still reaches it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence, Set
 from itertools import pairwise
 from typing import TypeVar
@@ -29,10 +30,25 @@ def bigrams(text: str) -> set[str]:
     return {f"{first} {second}" for first, second in pairwise(tokens)}
 
 
-def jaccard(first: Set[str], second: Set[str]) -> float:
+def jaccard(first: Set[Hashable], second: Set[Hashable]) -> float:
     """``|A ∩ B| / |A ∪ B|`` in [0, 1]; 0.0 when both are empty (nothing shows they match)."""
-    union = len(first | second)
-    return len(first & second) / union if union else 0.0
+    if len(first) > len(second):
+        first, second = second, first
+    shared = len(first & second)  # the union is never built: |A| + |B| - |A ∩ B|
+    union = len(first) + len(second) - shared
+    return shared / union if union else 0.0
+
+
+_FAST_WORD = re.compile(r"\w+")
+
+
+def _bigram_ids(text: str) -> set[int]:
+    """Word-bigram hashes for comparing: lowercased ``\\w+`` runs without the Unicode
+    normalisation of :func:`bigrams` (near-duplicates share their spelling), much cheaper."""
+    tokens = _FAST_WORD.findall(text.lower())
+    if len(tokens) < 2:
+        return {hash(token) for token in tokens}
+    return {hash(pair) for pair in pairwise(tokens)}
 
 
 def demote_similar(
@@ -51,12 +67,12 @@ def demote_similar(
     positions of the result matter to the caller); the rest follow in their given order.
     """
     kept: list[K] = []
-    kept_bigrams: list[set[str]] = []
+    kept_bigrams: list[set[int]] = []
     demoted: list[K] = []
     for index, (key, text) in enumerate(items):
         if limit is not None and len(kept) >= limit:
             return kept + demoted + [rest for rest, _ in items[index:]]
-        grams = bigrams(text)
+        grams = _bigram_ids(text)
         if any(jaccard(grams, other) > threshold for other in kept_bigrams):
             demoted.append(key)
         else:

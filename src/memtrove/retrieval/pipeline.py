@@ -345,11 +345,18 @@ class Retriever:
         co_activation: CoActivation | None = None,
         texts: Callable[[Sequence[int]], dict[int, str]],
         now: datetime | None = None,
+        diverse_limit: int | None = None,
     ) -> Ranking:
-        """Run the pipeline; ``texts`` returns document bodies for reranking and MMR."""
+        """Run the pipeline; ``texts`` returns document bodies for reranking and MMR.
+
+        ``diverse_limit``: how many leading positions MMR diversifies (default ``limit``);
+        a caller that fetches deeper only to drop copies passes what it will show."""
         ranking = Ranking()
         candidates_wanted = max(candidate_limit, limit)
-        probe = self.bm25(query, max(BM25_PROBE, candidates_wanted), filters)
+        # One BM25 search, as deep as the score fusion needs; the probe is its head.
+        raw = self.bm25(query, max(BM25_PROBE, candidates_wanted, HYBRID_DEPTH), filters, raw=True)
+        probe = [(doc, score / (1.0 + score)) for doc, score in raw]
+        probe = probe[: max(BM25_PROBE, candidates_wanted)]
         ranking.stages.append("bm25")
         if self._strong_signal(probe, intent):
             ranking.stages.append("bypass")
@@ -358,7 +365,7 @@ class Retriever:
             candidates = probe[:candidates_wanted]
         else:
             candidates = self._fused_candidates(
-                query, intent, probe, candidates_wanted, filters, ranking
+                query, intent, probe, candidates_wanted, filters, ranking, raw
             )
             candidates = self._rerank(query, intent, candidates, texts, ranking)
         plan = recency_plan(query)
@@ -376,7 +383,8 @@ class Retriever:
         if diverse and len(scored) > 1:
             bodies = texts([doc for doc, _ in scored])
             order = demote_similar(
-                [(doc, bodies.get(doc, "")[:MMR_CHARS]) for doc, _ in scored], limit=limit
+                [(doc, bodies.get(doc, "")[:MMR_CHARS]) for doc, _ in scored],
+                limit=min(limit, diverse_limit or limit),
             )
             by_doc = dict(scored)
             scored = [(doc, by_doc[doc]) for doc in order]
@@ -414,14 +422,15 @@ class Retriever:
         depth: int,
         filters: Filters,
         ranking: Ranking,
+        raw: list[tuple[int, float]],
     ) -> list[tuple[int, float]]:
+        """Fused candidates; ``raw`` is the BM25 search (``|bm25|``) the probe came from."""
         if not self._models.has_llm:
             # Only the two original lists: score fusion keeps BM25's margins, which rank
             # fusion throws away (README, "Composite scoring" has the evidence).
             ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
             wide = max(depth, HYBRID_DEPTH)  # as deep as hybrid: the context step needs it
-            lexical = self.bm25(query, wide, filters, raw=True)
-            fused = self._score_fused(query, wide, filters, ranking, lexical=lexical)
+            fused = self._score_fused(query, wide, filters, ranking, lexical=raw[:wide])
             return normalize_max(self._with_context(fused, filters, ranking))[:depth]
         lists: list[tuple[Sequence[int], float]] = [([doc for doc, _ in probe], ORIGINAL_WEIGHT)]
         semantic = self._try_vectors(query, depth, filters, ranking)

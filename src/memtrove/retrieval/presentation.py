@@ -29,12 +29,14 @@ def present_results(
     *,
     intent: str | None = None,
     full: bool = False,
+    snippets: bool = True,
 ) -> SearchResults:
     """One :class:`SearchResult` per hit scoring at least ``min_score``, in ranking order.
 
     The snippet is the passage of the body that best matches the query (and intent); for a
     vector hit whose body shows none of the query's words, its best fragment instead.
-    ``full`` adds each body (without frontmatter) as ``content``.
+    ``full`` adds each body (without frontmatter) as ``content``; ``snippets=False`` leaves
+    the snippet empty (a caller that renders its own passages).
     """
     hits = [(doc, score) for doc, score in ranking.hits if score >= min_score]
     rows = document_rows(connection, [doc for doc, _ in hits])
@@ -51,10 +53,12 @@ def present_results(
         row = rows.get(doc)
         if row is None:
             continue
-        body = strip_frontmatter(str(row["text"]))
-        snippet, _ = make_snippet(body, highlighter)
-        if doc in fragments and highlighter.best_line(snippet) < 0:
-            snippet, _ = make_snippet(fragments[doc], highlighter)
+        body = strip_frontmatter(str(row["text"])) if snippets or full else ""
+        snippet = ""
+        if snippets:
+            snippet, _ = make_snippet(body, highlighter)
+            if doc in fragments and highlighter.best_line(snippet) < 0:
+                snippet, _ = make_snippet(fragments[doc], highlighter)
         results.append(
             SearchResult(
                 docid=str(row["docid"]),

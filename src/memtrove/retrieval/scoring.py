@@ -170,7 +170,7 @@ MODIFIER_BOUND = 0.2
 MAX_MODIFIER = 1.0 + MODIFIER_BOUND  # scores are divided by it, so they stay in [0, scale]
 TRUST_SPREAD = 0.4  # x (1 - search weight): ±10 % for DEFAULT_WEIGHTS, ±6 % for QUERY_WEIGHTS
 QUALITY_SPREAD = 0.1
-LENGTH_SHARE = 0.15
+LENGTH_SHARE = 0.10
 CO_ACTIVATION_SHARE = 1 / 3  # the spec's +15 % becomes +5 %
 FREQUENCY_SHARE = 0.5  # the spec's +10 % becomes +5 %
 SUPERSEDED_FACTOR = 0.5
@@ -406,13 +406,15 @@ def composite_score(
 
 
 def time_reference(items: Iterable[ScoringInput[K]], weights: Weights, now: datetime) -> datetime:
-    """The moment ages count from: ``now``, except for questions about time
-    (``weights.blend``), where it is the newest candidate's time when that is earlier.
+    """The moment ages count from: ``now``, except for pure recency questions (blended
+    weights where recency outweighs relevance), where it is the newest candidate's time
+    when that is earlier.
 
     "Where were we?" asks for the newest work, however long ago the last session was: ages
     relative to it keep the newest handoff at full recency instead of every candidate
-    decayed to nothing."""
-    if not weights.blend:
+    decayed to nothing. A question that names a topic ("what did Joanna watch recently?")
+    keeps ``now``: in a vault whose dates are all long past, relevance then decides."""
+    if not weights.blend or weights.recency <= weights.search:
         return now
     times = [_utc(item.effective_at) for item in items if item.effective_at is not None]
     newest = max(times, default=None)

@@ -203,10 +203,11 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         """Names of the collections set ``surface: false``: searchable, but never injected
         automatically (context-surfacing leaves them out).
 
-        Cheap on the hook path: ``config.yaml`` is parsed once per Vault and again only when
-        it changes (a ``stat`` per call). Raises ConfigError when the file is broken.
+        Cheap on the hook path: a ``config.yaml`` that never says ``surface`` is only read;
+        otherwise it is parsed once per Vault and again only when it changes (a ``stat``
+        per call). Raises ConfigError when a file that mentions ``surface`` is broken.
         """
-        return frozenset(c.name for c in self._collections.load() if not c.surface)
+        return self._collections.unsurfaced()
 
     def add_collection(
         self,

@@ -141,11 +141,13 @@ class Reading(VaultState):
         until: str | None = None,
         min_score: float = 0.0,
         vectors: bool = True,
+        snippets: bool = True,
     ) -> SearchResults:
         """BM25 and vector search fused, with no model server involved.
 
         ``vectors=False`` keeps to BM25 (with conversation context), loading no model: the
-        hooks' keyword leg. ``SearchResults.scale`` says how strong the best hit is."""
+        hooks' keyword leg. ``SearchResults.scale`` says how strong the best hit is;
+        ``snippets=False`` leaves snippets empty (the hooks render their own passages)."""
         query, limit, filters = self._check(query, limit, collections, content_types, since, until)
         plan = recency_plan(query)
 
@@ -159,7 +161,7 @@ class Reading(VaultState):
 
         with self._lock:
             ranking, copies = self._collapsed(fetch, limit)
-            return self._present(query, ranking, min_score, copies=copies)
+            return self._present(query, ranking, min_score, copies=copies, snippets=snippets)
 
     def query(
         self,
@@ -196,6 +198,7 @@ class Reading(VaultState):
                 candidate_limit=candidate_limit,
                 diverse=diverse,
                 co_activation=self._co_activation,
+                diverse_limit=limit,
                 texts=self._bodies,
             )
 
@@ -295,9 +298,10 @@ class Reading(VaultState):
         intent: str | None = None,
         full: bool = False,
         copies: Copies | None = None,
+        snippets: bool = True,
     ) -> SearchResults:
         results = present_results(
-            self._connection, query, ranking, min_score, intent=intent, full=full
+            self._connection, query, ranking, min_score, intent=intent, full=full, snippets=snippets
         )
         for index, result in enumerate(results):
             if copies and copies.get(result.doc_id):
