@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.precompact import STATE_FILE
-from memtrove.hooks.promptguard import find_injection, sanitize
+from memtrove.hooks.promptguard import escape, find_injection, normalize, sanitize
 from memtrove.hooks.render import truncate
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.transcript import memory_dirs
@@ -63,7 +63,11 @@ def read_state(event: HookEvent, settings: HookSettings) -> str:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        kept = [line for line in text.splitlines() if find_injection(line, limit=None) is None]
+        kept = [
+            escape(normalize(line))
+            for line in text.splitlines()
+            if find_injection(line, limit=None) is None
+        ]
         return "\n".join(kept).strip()
     return ""
 

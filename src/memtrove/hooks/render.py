@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memtrove.hooks.events import estimate_tokens
-from memtrove.hooks.promptguard import sanitize
+from memtrove.hooks.promptguard import escape, sanitize
 from memtrove.retrieval.snippets import Highlighter
 
 __all__ = [
@@ -191,9 +191,9 @@ def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
 
 def _entry_text(entry: Entry, snippet: str) -> str:
     type_tag = f" ({entry.content_type})" if entry.content_type != "note" else ""
-    where = entry.key
+    where = escape(entry.key)
     if entry.also_at:
-        copies = ", ".join(entry.also_at[:MAX_ALSO_AT])
+        copies = ", ".join(escape(path) for path in entry.also_at[:MAX_ALSO_AT])
         more = (
             f" and {len(entry.also_at) - MAX_ALSO_AT} more"
             if len(entry.also_at) > MAX_ALSO_AT
