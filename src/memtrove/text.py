@@ -19,6 +19,7 @@ __all__ = [
     "iso_from_timestamp",
     "now_iso",
     "parse_iso_datetime",
+    "scrub",
     "segment_cjk",
     "to_iso",
     "words",
@@ -126,3 +127,13 @@ def parse_iso_datetime(value: object) -> str | None:
         return to_iso(datetime.fromisoformat(text))
     except (ValueError, OverflowError):
         return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with lone surrogates (unencodable halves of a UTF-16 pair, which JSON's
+    ``\\ud800`` escapes can produce) replaced by U+FFFD, so it can be stored, embedded and
+    sent back as UTF-8. Every other character is kept."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text

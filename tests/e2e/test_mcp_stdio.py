@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -384,3 +385,58 @@ def test_the_modern_protocol_is_answered_from_stored_answers_too(env: dict[str, 
     assert listings[0] == listings[1] and set(listings[0]) == TOOLS
     stored = json.loads(answers_file(env).read_text())
     assert "server/discover" in {json.loads(key)[0] for key in stored["answers"]}
+
+
+def test_lone_surrogates_in_tool_arguments_are_answered(env: dict[str, str]) -> None:
+    """A client may send ``\\ud800`` escapes (JSON allows them): every call is answered."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", "mcp"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    calls = [
+        ("search", {"query": "thumbnail memory"}),
+        ("search", {"query": "thumbnail \ud800 memory"}),
+        ("query", {"query": "thumbnail \udfff memory", "limit": 2}),
+        ("memory_retrieve", {"query": "thumbnail \ud800 memory"}),
+        ("memory_remember", {"label": "lab\ud800el", "content": "body \udc00 text"}),
+        ("memory_recall", {"query": "bo\ud800dy"}),
+    ]
+    lines = [
+        {"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+         "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"method": "notifications/initialized"},
+        *({"id": number, "method": "tools/call", "params": {"name": name, "arguments": args}}
+          for number, (name, args) in enumerate(calls, 2)),
+    ]  # fmt: skip
+    answers: dict[Any, dict[str, Any]] = {}
+
+    def read() -> None:
+        assert process.stdout is not None
+        for text in process.stdout:
+            message = json.loads(text)
+            answers[message.get("id")] = message
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert process.stdin is not None
+    try:
+        for line in lines:
+            process.stdin.write(json.dumps({"jsonrpc": "2.0", **line}) + "\n")  # \ud800 escapes
+            process.stdin.flush()
+        deadline = time.monotonic() + 120
+        while len(answers) < len(calls) + 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for number, (name, _) in enumerate(calls, 2):
+        assert number in answers, (name, stderr[-2000:])
+        result = answers[number]["result"]
+        assert not result.get("isError"), (name, result)
+    assert "Traceback" not in stderr, stderr

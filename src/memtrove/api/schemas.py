@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memtrove.text import scrub
+
 __all__ = [
     "MAX_LIMIT",
     "ErrorBody",
@@ -34,9 +36,25 @@ NameList = str | list[str] | None
 
 
 class StrictModel(BaseModel):
-    """A request body: unknown fields and loose types are refused."""
+    """A request body: unknown fields and loose types are refused; lone surrogates in its
+    text (``\\ud800`` escapes) become U+FFFD, so the text can be stored and sent back."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _scrub(cls, value: Any) -> Any:
+        return _scrubbed(value)
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(item) for item in value]
+    if isinstance(value, dict):
+        return {_scrubbed(key): _scrubbed(item) for key, item in value.items()}
+    return value
 
 
 class SearchRequest(StrictModel):

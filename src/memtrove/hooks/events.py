@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,11 +64,16 @@ class HookResult:
     tokens: int = 0
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # as memtrove.text.scrub; stdlib only here
+
+
 def _text(payload: Mapping[str, Any], snake: str, camel: str) -> str:
     value = payload.get(snake)
     if value is None:
         value = payload.get(camel)
-    return value if isinstance(value, str) else ""
+    if not isinstance(value, str):
+        return ""
+    return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
 
 
 def parse_event(raw: bytes | str) -> HookEvent:

@@ -28,6 +28,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -177,6 +178,7 @@ class _Front:
                 os.close(self.sdk_in)
 
     def _from_client(self, line: bytes) -> None:
+        line = _without_lone_surrogates(line)
         message = _parse(line)
         method = message.get("method") if message else None
         if message is None or method not in STORED_METHODS or "id" not in message:
@@ -243,6 +245,34 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return message if isinstance(message, dict) else None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(line: bytes) -> bytes:
+    """``line`` with JSON text holding lone surrogates (``\\ud800`` escapes) rewritten with
+    U+FFFD instead, so that no answer quoting it fails to encode as UTF-8 and goes missing.
+    Valid surrogate pairs (emoji sent escaped) survive: they decode to one character."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    cleaned = _scrub(message)
+    return line if cleaned == message else _line(cleaned)
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    return value
 
 
 def _line(message: dict[str, Any]) -> bytes:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError
 from memtrove.memory.slugs import GLOBAL_STORE, store_name
-from memtrove.text import to_iso
+from memtrove.text import scrub, to_iso
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class MemoryAccess(VaultState):
         """Write an entry; an existing label is refused unless ``overwrite`` (the old text
         is then kept as an earlier version). ``similar`` lists entries of the store with
         cosine >= 0.55 to the new one."""
+        label, content = scrub(label), scrub(content)
         from memtrove.memory import entries
         from memtrove.memory.vectors import pack
         from memtrove.results import RememberResult
@@ -148,6 +149,7 @@ class MemoryAccess(VaultState):
         limit: int = 10,
     ) -> builtins.list[RecalledEntry]:
         """Entries for ``query`` (keywords and vectors fused), counting each as recalled."""
+        query = scrub(query)
         import dataclasses
 
         from memtrove.memory import entries
@@ -176,6 +178,7 @@ class MemoryAccess(VaultState):
         limit: int = 10,
     ) -> builtins.list[RecalledEntry]:
         """As :meth:`recall`, without counting a recall."""
+        query = scrub(query)
         return [item for _, item in self._search_entries(query, store, branch, limit)]
 
     def _search_entries(

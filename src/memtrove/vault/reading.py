@@ -49,6 +49,7 @@ from memtrove.retrieval.presentation import present_results, strip_frontmatter
 from memtrove.retrieval.recency import recency_plan
 from memtrove.retrieval.scoring import RECENCY_FIRST_TYPES, ScoringInput
 from memtrove.retrieval.similar import similar_documents
+from memtrove.text import scrub
 from memtrove.vault.state import VaultState
 
 __all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "EXPORT_BATCH", "Reading"]
@@ -249,6 +250,7 @@ class Reading(VaultState):
     ) -> tuple[str, int, Filters]:
         if not isinstance(query, str):
             raise InvalidQueryError("the query must be text")
+        query = scrub(query)
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS]
         return (
