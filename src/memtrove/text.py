@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, date, datetime
+from typing import Any
 
 __all__ = [
     "STOPWORDS",
@@ -20,6 +21,7 @@ __all__ = [
     "now_iso",
     "parse_iso_datetime",
     "scrub",
+    "scrub_json",
     "segment_cjk",
     "to_iso",
     "words",
@@ -137,3 +139,14 @@ def scrub(text: str) -> str:
     ``\\ud800`` escapes can produce) replaced by U+FFFD, so it can be stored, embedded and
     sent back as UTF-8. Every other character is kept."""
     return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+
+
+def scrub_json(value: Any) -> Any:
+    """:func:`scrub` applied to every string (keys too) of a decoded JSON value."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [scrub_json(item) for item in value]
+    if isinstance(value, dict):
+        return {scrub_json(key): scrub_json(item) for key, item in value.items()}
+    return value

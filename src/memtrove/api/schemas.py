@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memtrove.text import scrub
+from memtrove.text import scrub_json
 
 __all__ = [
     "MAX_LIMIT",
@@ -44,17 +44,7 @@ class StrictModel(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _scrub(cls, value: Any) -> Any:
-        return _scrubbed(value)
-
-
-def _scrubbed(value: Any) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [_scrubbed(item) for item in value]
-    if isinstance(value, dict):
-        return {_scrubbed(key): _scrubbed(item) for key, item in value.items()}
-    return value
+        return scrub_json(value)
 
 
 class SearchRequest(StrictModel):

@@ -36,6 +36,7 @@ from typing import IO, Any
 
 from memtrove import __version__
 from memtrove.files import exclusive_lock, write_atomic
+from memtrove.text import scrub_json
 
 __all__ = ["ANSWERS_FILE", "STORED_METHODS", "Answers", "serve_stdio"]
 
@@ -248,7 +249,6 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _without_lone_surrogates(line: bytes) -> bytes:
@@ -261,18 +261,8 @@ def _without_lone_surrogates(line: bytes) -> bytes:
         message = json.loads(line)
     except ValueError:
         return line
-    cleaned = _scrub(message)
+    cleaned = scrub_json(message)
     return line if cleaned == message else _line(cleaned)
-
-
-def _scrub(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_scrub(item) for item in value]
-    if isinstance(value, dict):
-        return {_scrub(key): _scrub(item) for key, item in value.items()}
-    return value
 
 
 def _line(message: dict[str, Any]) -> bytes:
