@@ -373,7 +373,7 @@ def test_frontmatter_beats_links_and_layout() -> None:
 
 # -- real documents ---------------------------------------------------------------------------
 
-GO_PROPOSALS = Path("/work/shared/bench/prose/go-proposals")
+GO_PROPOSALS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "prose" / "go-proposals"
 EXAMPLE_VAULT = Path(__file__).resolve().parents[2] / "examples" / "vault"
 
 

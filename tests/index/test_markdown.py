@@ -444,7 +444,7 @@ def test_other_files_fall_back_to_their_file_name() -> None:
     assert doc_title("", "notes/index-of-things.md") == "index-of-things"
 
 
-GO_PROPOSALS = Path("/work/shared/bench/prose/go-proposals")
+GO_PROPOSALS = Path(__file__).resolve().parents[3] / "shared" / "bench" / "prose" / "go-proposals"
 
 
 def test_real_go_design_documents() -> None:
