@@ -16,13 +16,6 @@ from tests.conftest import RESULT_FIELDS, write
 from tests.fakes.model_server import ModelServer, refused_url
 
 
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("MEMTROVE_VAULT", str(tmp_path / "cli" / "vault.sqlite"))
-    monkeypatch.setenv("MEMTROVE_CONFIG_DIR", str(tmp_path / "cli" / "config"))
-    return CliRunner()
-
-
 def run(cli: CliRunner, *args: str, code: int = 0) -> str:
     result = cli.invoke(app, list(args))
     assert result.exit_code == code, (result.output, result.stderr)

@@ -5,25 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 from typer.testing import CliRunner
 
 from memtrove.cli import app
+from tests.cli.test_cli import run
 from tests.conftest import write
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("MEMTROVE_VAULT", str(tmp_path / "cli" / "vault.sqlite"))
-    monkeypatch.setenv("MEMTROVE_CONFIG_DIR", str(tmp_path / "cli" / "config"))
-    return CliRunner()
-
-
-def run(cli: CliRunner, *args: str, code: int = 0) -> str:
-    result = cli.invoke(app, list(args))
-    assert result.exit_code == code, (result.output, result.stderr)
-    return result.output
 
 
 def config(tmp_path: Path) -> dict[str, object]:

@@ -170,9 +170,9 @@ def test_every_tool_over_stdio(
         )
 
 
-def test_stdout_carries_only_protocol(env: dict[str, str]) -> None:
-    """Every line on stdout is a JSON-RPC message, even around model loading and failures."""
-    process = subprocess.Popen(
+def start_stdio(env: dict[str, str]) -> subprocess.Popen[str]:
+    """``memtrove mcp`` over stdio, text pipes on all three streams."""
+    return subprocess.Popen(
         [sys.executable, "-m", "memtrove", "mcp"],
         env=env,
         stdin=subprocess.PIPE,
@@ -180,6 +180,11 @@ def test_stdout_carries_only_protocol(env: dict[str, str]) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_stdout_carries_only_protocol(env: dict[str, str]) -> None:
+    """Every line on stdout is a JSON-RPC message, even around model loading and failures."""
+    process = start_stdio(env)
     assert process.stdin is not None and process.stdout is not None
 
     def send(message: dict[str, Any]) -> None:
@@ -389,14 +394,7 @@ def test_the_modern_protocol_is_answered_from_stored_answers_too(env: dict[str, 
 
 def test_lone_surrogates_in_tool_arguments_are_answered(env: dict[str, str]) -> None:
     """A client may send ``\\ud800`` escapes (JSON allows them): every call is answered."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memtrove", "mcp"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_stdio(env)
     calls = [
         ("search", {"query": "thumbnail memory"}),
         ("search", {"query": "thumbnail \ud800 memory"}),

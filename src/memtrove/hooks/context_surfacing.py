@@ -49,7 +49,7 @@ from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
 from memtrove.retrieval.fts import parse_query
-from memtrove.retrieval.recency import recency_plan
+from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
 from memtrove.retrieval.snippets import Highlighter
 from memtrove.vault import Vault
@@ -203,16 +203,15 @@ def _rank(
             scored.append((document, candidate.relevance))
         else:
             scored.append((document, composite_score(item, weights, now)))
-    group = type_order(prompt)
+    group = type_order(plan)
     scored.sort(key=lambda item: (group(item[0]), -item[1]))
     return scored
 
 
-def type_order(prompt: str) -> Callable[[Document], int]:
-    """The rank of a document's type group for ``prompt``: under a pure recency plan the
+def type_order(plan: RecencyPlan | None) -> Callable[[Document], int]:
+    """The rank of a document's type group under ``plan``: for a pure recency plan the
     lead types (handoffs for "where were we?") first, then the recency-first types, then
-    the rest; one group for every other prompt."""
-    plan = recency_plan(prompt)
+    the rest; one group for every other prompt (no plan)."""
     lead = frozenset(plan.lead_types) if plan else frozenset()
     first = frozenset(plan.first_types) if plan else frozenset()
 
@@ -410,7 +409,7 @@ def _surface(
         _rank(vault, found.candidates, prompt, datetime.now(UTC)), profile
     )
     ranked = spread_activation(
-        ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(prompt)
+        ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(recency_plan(prompt))
     )
     ranked = diversify(ranked)[: profile.max_results]
     documents = [document for document, _ in ranked]

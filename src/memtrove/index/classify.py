@@ -38,6 +38,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from memtrove.index.markdown import CODE_FENCE, HEADING, SECTION_NUMBER
+
 __all__ = [
     "CONFIDENCE_BASELINE",
     "CONTENT_TYPES",
@@ -161,13 +163,10 @@ _LINK = re.compile(
     r"|\[[^\]\n]+\]\[[^\]\n]*\]"
 )
 _BARE_URL = re.compile(r"https?://\S+")
-_CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)")
 _REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*\S")
 _RULE_OR_TABLE_SEPARATOR = re.compile(r"^[-*_=|:\s]+$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _WORD = re.compile(r"\w+")
-_HEADING_TEXT = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
 HUB_MIN_LINKS = 5
 HUB_MIN_SHARE = 0.6
 _HUB_SCAN = 20_000
@@ -262,7 +261,7 @@ def _link_counts(text: str) -> tuple[int, int, int]:
     in_comment = False
     for line in text.splitlines():
         stripped = line.strip()
-        fence_match = _CODE_FENCE.match(line)
+        fence_match = CODE_FENCE.match(line)
         if fence is not None:
             if fence_match and fence_match.group(1)[0] == fence[0]:
                 fence = None
@@ -278,7 +277,7 @@ def _link_counts(text: str) -> tuple[int, int, int]:
             continue
         if (
             not stripped
-            or _HEADING_TEXT.match(line)
+            or HEADING.match(line)
             or _REFERENCE_DEFINITION.match(line)
             or _RULE_OR_TABLE_SEPARATOR.match(stripped)
         ):
@@ -320,10 +319,10 @@ def _links_elsewhere(match: re.Match[str]) -> bool:
 def _is_decision_record(body: str) -> bool:
     headings = set()
     for line in body[:_HUB_SCAN].splitlines():
-        match = _HEADING_TEXT.match(line)
+        match = HEADING.match(line)
         if match:
-            plain = match.group(1).replace("*", "").replace("`", "").strip().lower()
-            headings.add(" ".join(_SECTION_NUMBER.sub("", plain).strip(" \t:.").split()))
+            plain = match.group(2).replace("*", "").replace("`", "").strip().lower()
+            headings.add(" ".join(SECTION_NUMBER.sub("", plain).strip(" \t:.").split()))
     return bool(headings & _DECISION_HEADINGS) and bool(headings & _DECISION_COMPANIONS)
 
 

@@ -46,7 +46,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "CODE_FENCE",
     "GENERIC_HEADINGS",
+    "HEADING",
+    "SECTION_NUMBER",
     "Fragment",
     "ParsedMarkdown",
     "document_title",
@@ -97,8 +100,8 @@ def _safe_loader() -> Any:
 _FENCE_OPEN = re.compile(r"^---[ \t]*\r?\n")
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 # A closing run of #s only counts after a space or tab (CommonMark): "# Learning C#" keeps its #.
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
@@ -113,7 +116,7 @@ _METADATA = re.compile(
 )
 _PANDOC_TITLE = re.compile(r"^%[ \t]+(\S.*?)[ \t]*$")
 _INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
-_SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
+SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
 _PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "tbd", "todo", "-", "?", "title"})
 
 
@@ -202,7 +205,7 @@ def document_title(parsed: ParsedMarkdown, path: str) -> str:
 
 def is_generic_heading(heading: str) -> bool:
     """Whether a heading names a section (``Summary``, ``1. Introduction:``), not a topic."""
-    plain = _SECTION_NUMBER.sub("", heading.replace("*", "").replace("`", "").strip().lower())
+    plain = SECTION_NUMBER.sub("", heading.replace("*", "").replace("`", "").strip().lower())
     plain = " ".join(plain.strip(" \t:.-_").split())
     return plain in GENERIC_HEADINGS or not plain
 
@@ -269,7 +272,7 @@ def _scan_opening(text: str, start: int) -> tuple[str | None, str | None]:
             if 0 < index < yaml_end:
                 _collect_metadata(line, titles, features)
             continue
-        fence_match = _CODE_FENCE.match(line)
+        fence_match = CODE_FENCE.match(line)
         if fence is not None:
             if _closes_fence(fence_match, fence):
                 fence = None
@@ -284,7 +287,7 @@ def _scan_opening(text: str, start: int) -> tuple[str | None, str | None]:
             in_comment = "-->" not in stripped[4:]
             paragraph, paragraph_lines = None, 0
             continue
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match:
             heading = match.group(2)
             break
@@ -376,7 +379,7 @@ def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str
     list_end = 0
     for offset, line in lines:
         end = offset + len(line)
-        fence_match = _CODE_FENCE.match(line)
+        fence_match = CODE_FENCE.match(line)
         if fence is not None:
             if _closes_fence(fence_match, fence):
                 codes.append((code_label, code_start, end))
@@ -387,7 +390,7 @@ def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str
             code_label = f"{heading} ({fence_match.group(2)})" if fence_match.group(2) else heading
             list_start = _close_list(lists, heading, list_start, list_end)
             continue
-        heading_match = _HEADING.match(line)
+        heading_match = HEADING.match(line)
         if heading_match:
             list_start = _close_list(lists, heading, list_start, list_end)
             heading = heading_match.group(2).strip() or heading

@@ -7,36 +7,18 @@ collection and path, so the order is total and the same on every call.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Any
 
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError, InvalidQueryError
-from memtrove.index.documents import get_document
+from memtrove.index.documents import SUMMARY_COLUMNS, get_document, summary_of
 from memtrove.index.scanner import compile_pattern
-from memtrove.results import Document, DocumentSummary, MultiGet, Timeline
+from memtrove.results import Document, MultiGet, Timeline
 
 __all__ = ["document_timeline", "multi_get", "split_pattern"]
 
-_SUMMARY_COLUMNS = (
-    "docid, collection, path, title, content_type, modified_at, confidence, access_count"
-)
 _EFFECTIVE = "COALESCE(authored_at, modified_at)"
 _SEARCHABLE = "active = 1 AND invalidated_at IS NULL"
 _GLOB_CHARACTERS = frozenset("*?[{")
-
-
-def _summary(row: Sequence[Any]) -> DocumentSummary:
-    return DocumentSummary(
-        docid=str(row[0]),
-        collection=str(row[1]),
-        path=str(row[2]),
-        title=str(row[3]),
-        content_type=str(row[4]),
-        modified_at=str(row[5]),
-        confidence=float(row[6]),
-        access_count=int(row[7]),
-    )
 
 
 def document_timeline(
@@ -50,7 +32,7 @@ def document_timeline(
     """The active documents just before and just after the referenced one, nearest first."""
     anchor = get_document(connection, reference)
     row = connection.execute(
-        f"SELECT {_SUMMARY_COLUMNS}, {_EFFECTIVE} FROM documents WHERE id = ?", (anchor.doc_id,)
+        f"SELECT {SUMMARY_COLUMNS}, {_EFFECTIVE} FROM documents WHERE id = ?", (anchor.doc_id,)
     ).fetchone()
     key = (row[8], anchor.collection, anchor.path)
     where = f"{_SEARCHABLE} AND id != ?"
@@ -59,21 +41,21 @@ def document_timeline(
         where += " AND collection = ?"
         params.append(anchor.collection)
     earlier = connection.execute(
-        f"SELECT {_SUMMARY_COLUMNS} FROM documents WHERE {where} "
+        f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
         f"AND ({_EFFECTIVE}, collection, path) < (?, ?, ?) "
         f"ORDER BY {_EFFECTIVE} DESC, collection DESC, path DESC LIMIT ?",
         [*params, *key, before],
     ).fetchall()
     later = connection.execute(
-        f"SELECT {_SUMMARY_COLUMNS} FROM documents WHERE {where} "
+        f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
         f"AND ({_EFFECTIVE}, collection, path) > (?, ?, ?) "
         f"ORDER BY {_EFFECTIVE}, collection, path LIMIT ?",
         [*params, *key, after],
     ).fetchall()
     return Timeline(
-        anchor=_summary(row),
-        before=[_summary(r) for r in earlier],
-        after=[_summary(r) for r in later],
+        anchor=summary_of(row),
+        before=[summary_of(r) for r in earlier],
+        after=[summary_of(r) for r in later],
     )
 
 

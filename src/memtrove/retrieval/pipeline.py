@@ -125,10 +125,6 @@ class Ranking:
 _last_warning: dict[str, float] = {}
 
 
-class _NoVectors(Exception):
-    """Internal: the caller asked for BM25 only."""
-
-
 def _rate_limited(key: str, message: str, warnings: list[str]) -> None:
     """Add ``message`` to the result's warnings at most once a minute per kind, per process.
 
@@ -295,29 +291,37 @@ class Retriever:
             lexical = self.bm25(query, depth, filters, raw=True)
         top = max((score for _, score in lexical), default=0.0)
         ranking.scale = top / (1.0 + top) if top > 0 else None
-        cosine: dict[int, float] = {}
-        try:
-            if not vectors:
-                raise _NoVectors
-            vector = self.embed_query(query)
-            semantic = self.vectors(query, depth, filters, vector=vector)
-        except _NoVectors:
-            pass
-        except (EmbeddingSpaceError, ModelError) as error:
-            ranking.skipped["vector"] = str(error)
-        else:
-            if ranking.scale is None and semantic:
-                ranking.scale = max(0.0, min(1.0, semantic[0][1]))
-            ranking.stages.append("vector")
-            ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
-            cosine = {doc: score for doc, score, _ in semantic}
-            missing = [doc for doc, _ in lexical if doc not in cosine]
-            cosine.update(document_similarities(self._connection, vector, missing, self.matrix))
-            for doc in missing:
-                cosine.setdefault(doc, 0.0)
+        cosine = self._cosines(query, depth, filters, ranking, lexical) if vectors else {}
         fused = score_fusion(lexical, cosine)
         ranking.stages.append("fusion")
         return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+    def _cosines(
+        self,
+        query: str,
+        depth: int,
+        filters: Filters,
+        ranking: Ranking,
+        lexical: list[tuple[int, float]],
+    ) -> dict[int, float]:
+        """Cosines of the vector hits and of every BM25 hit they missed (0 when a document
+        has no vector); empty, with ``skipped`` saying why, when vectors cannot be used."""
+        try:
+            vector = self.embed_query(query)
+            semantic = self.vectors(query, depth, filters, vector=vector)
+        except (EmbeddingSpaceError, ModelError) as error:
+            ranking.skipped["vector"] = str(error)
+            return {}
+        if ranking.scale is None and semantic:
+            ranking.scale = max(0.0, min(1.0, semantic[0][1]))
+        ranking.stages.append("vector")
+        ranking.best_seq.update({doc: seq for doc, _, seq in semantic})
+        cosine = {doc: score for doc, score, _ in semantic}
+        missing = [doc for doc, _ in lexical if doc not in cosine]
+        cosine.update(document_similarities(self._connection, vector, missing, self.matrix))
+        for doc in missing:
+            cosine.setdefault(doc, 0.0)
+        return cosine
 
     def _try_vectors(
         self, query: str, depth: int, filters: Filters, ranking: Ranking

@@ -20,6 +20,7 @@ the time words themselves and generic work verbs ("do", "change", "work", "statu
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -97,8 +98,10 @@ def has_topic(query: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=128)
 def recency_plan(query: str) -> RecencyPlan | None:
-    """The plan for a question about time, or None for any other question."""
+    """The plan for a question about time, or None for any other question (cached: the
+    hook asks for the same prompt's plan in lookback, discovery and ranking)."""
     recent = has_recency_intent(query)
     if not recent and _CURRENT.search(query) is None:
         return None

@@ -441,11 +441,10 @@ def apply_composite(
     were we") come before those.
     """
     pool = list(items)
-    best = max((_unit(item.search_score, 0.0) for item in pool), default=0.0)
-    if best <= 0.0:
-        best = 1.0
+    top = max((_unit(item.search_score, 0.0) for item in pool), default=None)
     if scale is None:
-        scale = min(1.0, max(_unit(item.search_score, 0.0) for item in pool)) if pool else 1.0
+        scale = 1.0 if top is None else top
+    best = top if top else 1.0
     now = time_reference(pool, weights, now)
     first = frozenset(recency_first_types)
     lead = frozenset(lead_types)
