@@ -178,8 +178,8 @@ def test_m010_gives_colliding_docids_their_own(tmp_path: Path, notes: Path) -> N
     write(notes, "gone.md", ADR)
     path = tmp_path / "old.sqlite"
     connection = open_connection(path)
-    assert MIGRATIONS[-1][0] == "m010_unique_docids"
-    migrate(connection, MIGRATIONS[:-1])
+    before_m010 = [name for name, _ in MIGRATIONS].index("m010_unique_docids")
+    migrate(connection, MIGRATIONS[:before_m010])
     update_collections(connection, [Collection("adr", notes)])
     with write_transaction(connection):  # the old scheme, and one inactive copy
         connection.execute("UPDATE documents SET docid = substr(hash, 1, 6)")
@@ -191,7 +191,7 @@ def test_m010_gives_colliding_docids_their_own(tmp_path: Path, notes: Path) -> N
     connection.close()
 
     with Vault.open(path, config_dir=tmp_path / "config") as vault:
-        assert applied_migrations(vault._connection)[-1] == "m010_unique_docids"
+        assert "m010_unique_docids" in applied_migrations(vault._connection)
         new = docids(vault)
         assert len(set(new.values())) == len(new) == 5
         assert new["en/other.md"] == old["en/other.md"]

@@ -17,6 +17,7 @@ from memtrove.db.schema import (
     m008_memory,
     m009_usage_index,
     m010_unique_docids,
+    m011_lease_holders,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -32,4 +33,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m008_memory.NAME, m008_memory.STATEMENTS),
     (m009_usage_index.NAME, m009_usage_index.STATEMENTS),
     (m010_unique_docids.NAME, m010_unique_docids.STATEMENTS),
+    (m011_lease_holders.NAME, m011_lease_holders.STATEMENTS),
 )
