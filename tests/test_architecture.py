@@ -11,7 +11,7 @@ INTERFACES = {"cli", "mcp", "api", "hooks", "eval", "__main__"}
 FACADE = {"vault", "__init__"}
 DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine"}
 STORAGE = {"db", "models"}
-FOUNDATION = {"errors", "results", "text", "config", "paths", "warm", "files"}
+FOUNDATION = {"errors", "results", "text", "config", "paths", "warm", "files", "security"}
 LAYER = {
     **dict.fromkeys(INTERFACES, 4),
     **dict.fromkeys(FACADE, 3),

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtrove.hooks.promptguard import find_injection, sanitize
+from memtrove.security.guard import find_injection, sanitize
 
 
 @pytest.mark.parametrize(
