@@ -12,7 +12,7 @@ precompact-extract     PreCompact        saves the session's state before compac
 
 Modules: :mod:`.events` (payload and answer), :mod:`.runner` (fail-open process),
 :mod:`.settings` (environment), one module per hook, and the parts of context-surfacing
-(:mod:`.gates`, :mod:`.profiles`, :mod:`.lookback`, :mod:`.discovery`, :mod:`.render`,
-:mod:`.promptguard`). Nothing is imported here, so ``python -m memtrove.hooks`` loads
+(:mod:`.gates`, :mod:`.profiles`, :mod:`.lookback`, :mod:`.discovery`, :mod:`.render`;
+the injection guard is :mod:`memtrove.security.guard`). Nothing is imported here, so ``python -m memtrove.hooks`` loads
 only what the hook it runs needs.
 """

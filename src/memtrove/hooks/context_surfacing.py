@@ -44,7 +44,7 @@ from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
 from memtrove.hooks.profiles import apply_adaptive_threshold
-from memtrove.hooks.promptguard import find_injection, sanitize
+from memtrove.security.guard import find_injection, sanitize
 from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing_hint
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document

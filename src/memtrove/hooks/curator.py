@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from memtrove.files import write_atomic
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
-from memtrove.hooks.promptguard import sanitize
+from memtrove.security.guard import sanitize
 from memtrove.hooks.settings import HookSettings
 from memtrove.vault import Vault
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.precompact import STATE_FILE
-from memtrove.hooks.promptguard import escape, find_injection, normalize, sanitize
+from memtrove.security.guard import escape, find_injection, normalize, sanitize
 from memtrove.hooks.render import truncate
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.transcript import memory_dirs

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memtrove.hooks.events import estimate_tokens
-from memtrove.hooks.promptguard import escape, sanitize
+from memtrove.security.guard import escape, sanitize
 from memtrove.retrieval.snippets import Highlighter
 
 __all__ = [
