@@ -155,15 +155,17 @@ def test_find_target_offers_every_copy(copies: Vault) -> None:
 
 def test_rest_routes_take_longer_docids_and_refuse_ambiguity(copies: Vault) -> None:
     fr = copies.get("adr/fr/adr7.md")
-    with TestClient(create_app(copies), raise_server_exceptions=False) as client:
+    app = create_app(copies)
+    with TestClient(app, base_url="http://127.0.0.1:7438", raise_server_exceptions=False) as client:
         found = client.get(f"/documents/{fr.docid}")
         assert found.status_code == 200 and found.json()["path"] == "fr/adr7.md"
-        pinned = client.post(f"/documents/{fr.docid}/pin")
+        json = {"Content-Type": "application/json"}  # what every POST sends
+        pinned = client.post(f"/documents/{fr.docid}/pin", headers=json)
         assert pinned.status_code == 200 and pinned.json()["docid"] == fr.docid
         refused = client.get(f"/documents/{fr.hash[:12]}")
         assert refused.status_code == 409
         assert "adr/en/adr7.md" in refused.json()["error"]
-        assert client.post(f"/documents/{fr.hash[:12]}/forget").status_code == 409
+        assert client.post(f"/documents/{fr.hash[:12]}/forget", headers=json).status_code == 409
     assert copies.get("adr/en/adr7.md").active and copies.get("adr/fr/adr7.md").pinned
 
 

@@ -1,11 +1,16 @@
-"""The REST app in-process: a vault of the example notes behind FastAPI's TestClient."""
+"""The REST app in-process: a vault of the example notes behind FastAPI's TestClient.
+
+The clients call it as ``http://127.0.0.1:7438``, the Host a local program sends (the test
+client's default, ``testserver``, is refused like any other unknown Host)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from memtrove import ModelSettings, Vault
@@ -13,7 +18,15 @@ from memtrove.api import create_app
 from tests.conftest import EXAMPLES
 
 TOKEN = "test-token-0123456789-abcdef"
+BASE_URL = "http://127.0.0.1:7438"
+# What every POST sends, a body-less one too (anything else is a 415)
+JSON = {"Content-Type": "application/json"}
 JWT_NOTE = "demo/decisions/0004-jwt-access-and-rotating-refresh-tokens.md"
+
+
+def local_client(app: FastAPI, **options: Any) -> TestClient:
+    """A test client that calls ``app`` as a local program does (Host 127.0.0.1:7438)."""
+    return TestClient(app, base_url=BASE_URL, raise_server_exceptions=False, **options)
 
 
 @pytest.fixture
@@ -29,7 +42,7 @@ def demo(tmp_path: Path, example_copy: Path) -> Iterator[Vault]:
 @pytest.fixture
 def client(demo: Vault) -> Iterator[TestClient]:
     """No token: every route open."""
-    with TestClient(create_app(demo), raise_server_exceptions=False) as test_client:
+    with local_client(create_app(demo)) as test_client:
         yield test_client
 
 
@@ -48,6 +61,6 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     vault.add_collection(EXAMPLES, name="demo")
     vault.update()
     vault.embed()
-    with TestClient(create_app(vault), raise_server_exceptions=False) as test_client:
+    with local_client(create_app(vault)) as test_client:
         yield test_client
     vault.close()

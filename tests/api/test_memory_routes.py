@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from memtrove.api import create_app
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.vault import Vault
+from tests.api.conftest import JSON, local_client
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
     vault = Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c")
     vault.project_store = "api-project"
     app = create_app(vault, queue_folder=tmp_path / "queue")
-    with TestClient(app, raise_server_exceptions=False) as test_client:
+    with local_client(app) as test_client:
         yield test_client
     vault.close()
 
@@ -76,7 +77,7 @@ def test_extraction_routes(client: TestClient, tmp_path: Path) -> None:
     ExtractionQueue(tmp_path / "queue").append("s9", [{"tool_name": "Read", "tool_response": "x"}])
     payload = client.get("/memory/extraction/s9").json()["payload"]
     assert payload["projectStore"] == "api-project" and len(payload["interactions"]) == 1
-    assert client.post("/memory/extraction/s9/done").json() == {"drained": 1}
+    assert client.post("/memory/extraction/s9/done", headers=JSON).json() == {"drained": 1}
 
 
 def test_rules(client: TestClient) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from memtrove import Vault
-from tests.api.conftest import JWT_NOTE
+from tests.api.conftest import JSON, JWT_NOTE
 from tests.conftest import RESULT_FIELDS, write
 
 RESPONSE_FIELDS = {"query", "mode", "count", "results", "stages", "skipped", "warnings"}
@@ -117,7 +117,7 @@ def test_an_unknown_docid_is_404(client: TestClient) -> None:
         assert answer.status_code == 404, path
         assert set(answer.json()) == {"error"} and "abcdef" in answer.json()["error"]
     for action in ("pin", "snooze", "forget"):
-        assert client.post(f"/documents/abcdef/{action}").status_code == 404
+        assert client.post(f"/documents/abcdef/{action}", headers=JSON).status_code == 404
 
 
 def test_get_several_documents(client: TestClient, docid: str) -> None:
@@ -161,7 +161,10 @@ def test_similar_documents(embedded: TestClient) -> None:
 
 
 def test_pin_and_unpin(client: TestClient, demo: Vault, docid: str) -> None:
-    assert client.post(f"/documents/{docid}/pin").json() == {"docid": docid, "pinned": True}
+    assert client.post(f"/documents/{docid}/pin", headers=JSON).json() == {
+        "docid": docid,
+        "pinned": True,
+    }
     assert demo.get(f"#{docid}").pinned
     unpinned = client.post(f"/documents/{docid}/pin", json={"unpin": True}).json()
     assert unpinned == {"docid": docid, "pinned": False}
@@ -171,7 +174,7 @@ def test_pin_and_unpin(client: TestClient, demo: Vault, docid: str) -> None:
 
 
 def test_snooze_defaults_to_thirty_days(client: TestClient, docid: str) -> None:
-    snoozed = client.post(f"/documents/{docid}/snooze").json()
+    snoozed = client.post(f"/documents/{docid}/snooze", headers=JSON).json()
     assert snoozed["docid"] == docid and snoozed["snoozed"] is True
     until = datetime.fromisoformat(snoozed["until"].replace("Z", "+00:00"))
     expected = datetime.now(UTC) + timedelta(days=30)
@@ -192,7 +195,10 @@ def test_snooze_until_a_date(client: TestClient, docid: str) -> None:
 
 def test_forget_takes_a_document_out_of_search(client: TestClient, docid: str) -> None:
     assert client.post(f"/documents/{docid}/forget", json={"why": "x"}).status_code == 422
-    assert client.post(f"/documents/{docid}/forget").json() == {"docid": docid, "forgotten": True}
+    assert client.post(f"/documents/{docid}/forget", headers=JSON).json() == {
+        "docid": docid,
+        "forgotten": True,
+    }
     found = client.post("/search", json={"query": "refresh token", "limit": 50}).json()
     assert docid not in {r["docid"] for r in found["results"]}
     assert client.get(f"/documents/{docid}").status_code == 404
@@ -237,9 +243,9 @@ def test_lifecycle_status_counts_curation(client: TestClient, demo: Vault) -> No
     before = client.get("/lifecycle/status").json()
     assert before["active"] == 30 and before["pinned"] == 0
     docids = [demo.get(f"demo/{path}").docid for path in _paths(demo)[:3]]
-    client.post(f"/documents/{docids[0]}/pin")
-    client.post(f"/documents/{docids[1]}/snooze")
-    client.post(f"/documents/{docids[2]}/forget")
+    client.post(f"/documents/{docids[0]}/pin", headers=JSON)
+    client.post(f"/documents/{docids[1]}/snooze", headers=JSON)
+    client.post(f"/documents/{docids[2]}/forget", headers=JSON)
     after = client.get("/lifecycle/status").json()
     assert after["pinned"] == 1 and after["snoozed"] == 1
     assert after["inactive"] == before["inactive"] + 1
@@ -249,7 +255,7 @@ def test_lifecycle_status_counts_curation(client: TestClient, demo: Vault) -> No
 
 
 def test_reindex(client: TestClient, example_copy: Path) -> None:
-    unchanged = client.post("/reindex").json()
+    unchanged = client.post("/reindex", headers=JSON).json()
     assert unchanged["collections"] == ["demo"] and unchanged["unchanged"] == 30
     write(example_copy, "notes/new-idea.md", "# New idea\n\nCache the thumbnails at the edge.\n")
     added = client.post("/reindex", json={"collection": "demo"}).json()

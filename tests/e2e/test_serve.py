@@ -1,5 +1,6 @@
 """``memtrove serve`` as users run it: a real server process on an ephemeral port, driven
-over HTTP with httpx (and once with a raw socket, which sends ``..`` as typed)."""
+over HTTP with httpx (and with a raw socket for what httpx will not send: ``..`` as typed,
+a missing or repeated Host header)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -226,15 +228,137 @@ def test_a_port_in_use_is_one_line(home: Path) -> None:
 
 
 def _raw_get(url: str, path: str) -> tuple[int, bytes]:
+    host = url.removeprefix("http://").rsplit(":", 1)[0]
+    return _raw(url, f"GET {path} HTTP/1.1", [f"Host: {host}", f"Authorization: Bearer {TOKEN}"])
+
+
+def _raw(url: str, request_line: str, headers: list[str]) -> tuple[int, bytes]:
+    """Send one request exactly as given; (status, the whole answer)."""
     host, port = url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30) as connection:
-        request = (
-            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
-            "Connection: close\r\n\r\n"
-        )
-        connection.sendall(request.encode())
+        lines = [request_line, *headers, "Connection: close"]
+        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
         chunks = []
         while chunk := connection.recv(65536):
             chunks.append(chunk)
     raw = b"".join(chunks)
     return int(raw.split(b" ", 2)[1]), raw
+
+
+# -- only the owner drives it ------------------------------------------------------------------
+
+
+def test_a_rebinding_host_is_refused(http: httpx.Client, server: Server) -> None:
+    port = server.url.rsplit(":", 1)[1]
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.evil.example:{port}"):
+        refused = http.get("/export", headers={**BEARER, "Host": host})
+        assert refused.status_code == 421 and set(refused.json()) == {"error"}, host
+        assert "documents" not in refused.text
+    for host in (f"LOCALHOST:{port}", "localhost", f"127.0.0.1:{port}", f"[::1]:{port}"):
+        assert http.get("/collections", headers={**BEARER, "Host": host}).status_code == 200
+    auth = f"Authorization: Bearer {TOKEN}"
+    for headers in ([auth], [auth, "Host: "], [auth, "Host: 127.0.0.1", "Host: evil.example"]):
+        status, raw = _raw(server.url, "GET /export HTTP/1.1", headers)
+        assert status in (400, 421) and b'"documents"' not in raw, raw[:200]
+    status, raw = _raw(server.url, "GET /export HTTP/1.0", [auth])  # HTTP/1.0: no Host at all
+    assert status == 421 and b'"documents"' not in raw
+
+
+def test_simple_posts_change_nothing(http: httpx.Client) -> None:
+    docid = http.post("/search", json={"query": "refresh token"}, headers=BEARER).json()["results"][
+        0
+    ]["docid"]
+    for content_type in (
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=b",
+        "application/jsonx",
+    ):
+        headers = {**BEARER, "Content-Type": content_type}
+        for action in ("forget", "pin", "snooze"):
+            refused = http.post(f"/documents/{docid}/{action}", content=b"{}", headers=headers)
+            assert refused.status_code == 415 and set(refused.json()) == {"error"}
+        assert http.post("/reindex", content=b"{}", headers=headers).status_code == 415
+    untouched = http.get(f"/documents/{docid}", headers=BEARER).json()
+    assert untouched["active"] and not untouched["pinned"] and not untouched["snoozed_until"]
+    missing = http.post(f"/documents/{docid}/pin", headers=BEARER)  # no Content-Type at all
+    assert missing.status_code == 415
+    json_type = {**BEARER, "Content-Type": "application/json; charset=utf-8"}
+    pinned = http.post(f"/documents/{docid}/pin", headers=json_type)  # body-less, JSON type
+    assert pinned.status_code == 200 and pinned.json()["pinned"] is True
+    unpinned = http.post(f"/documents/{docid}/pin", json={"unpin": True}, headers=BEARER)
+    assert unpinned.json()["pinned"] is False
+
+
+def test_foreign_origins_are_refused(http: httpx.Client, server: Server) -> None:
+    for origin in ("http://evil.example", "null", "http://localhost:1"):
+        refused = http.get("/export", headers={**BEARER, "Origin": origin})
+        assert refused.status_code == 403 and "documents" not in refused.text
+        posted = http.post("/search", json={"query": "x"}, headers={**BEARER, "Origin": origin})
+        assert posted.status_code == 403
+    site = http.get("/export", headers={**BEARER, "Sec-Fetch-Site": "cross-site"})
+    assert site.status_code == 403
+    own = http.get("/export", headers={**BEARER, "Origin": server.url})
+    assert own.status_code == 200 and own.json()["count"] == 30
+    assert not [name for name in own.headers if name.startswith("access-control-")]
+
+
+def test_error_answers_name_no_path(http: httpx.Client, home: Path) -> None:
+    answers = [
+        http.get("/export", headers={"Host": "evil.example"}),
+        http.get("/export"),
+        http.get(f"/documents{home}", headers=BEARER),
+        http.get("/documents", params={"pattern": str(home / "vault.sqlite")}, headers=BEARER),
+        http.post("/search", json={"query": "x", "since": str(home)}, headers=BEARER),
+        http.post("/reindex", json={"collection": str(home)}, headers=BEARER),
+        http.post(
+            "/warm/search",
+            json={"query": "x", "env": {"MEMTROVE_VAULT": str(home / "other.sqlite")}},
+            headers=BEARER,
+        ),
+        http.post("/search", content=b"{", headers={**BEARER, "Content-Type": "text/plain"}),
+    ]
+    for answer in answers:
+        assert answer.status_code >= 400 and set(answer.json()) == {"error"}, answer.text
+        assert str(home) not in answer.text and tempfile.gettempdir() not in answer.text
+    assert answers[6].json() == {"error": "another vault is served here"}
+
+
+def test_allowed_hosts_from_the_option_and_the_environment(home: Path, tmp_path: Path) -> None:
+    env = {**base_env(home), "MEMTROVE_ALLOWED_HOSTS": " other.example , 192.0.2.7,"}
+    running = start(env, "--port", "0", "--allow-host", "Memory.Example", log=tmp_path / "s.log")
+    try:
+        with httpx.Client(base_url=running.url, timeout=30) as client:
+            for host in ("memory.example", "other.example:7438", "192.0.2.7", "localhost"):
+                assert client.get("/collections", headers={"Host": host}).status_code == 200
+            for host in ("evil.example", "sub.memory.example"):
+                assert client.get("/collections", headers={"Host": host}).status_code == 421
+    finally:
+        assert running.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "setting"), [(["--allow-host", "*"], ""), ([], "ok.example,http://x.example")]
+)
+def test_a_bad_allowed_host_is_one_line(home: Path, option: list[str], setting: str) -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "memtrove", "serve", "--port", "0", *option],
+        env={**base_env(home), "MEMTROVE_ALLOWED_HOSTS": setting},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("memtrove: error: allowed hosts: not a host name")
+
+
+def test_cors_origins_are_ignored_with_a_warning(home: Path, tmp_path: Path) -> None:
+    env = {**base_env(home), "MEMTROVE_CORS_ORIGINS": "http://localhost:5173"}
+    running = start(env, "--port", "0", log=tmp_path / "s.log")
+    try:
+        assert "MEMTROVE_CORS_ORIGINS is ignored" in running.log.read_text()
+        origin = {"Origin": "http://localhost:5173"}
+        answer = httpx.get(f"{running.url}/collections", headers=origin, timeout=30)
+        assert answer.status_code == 403 and "access-control-allow-origin" not in answer.headers
+    finally:
+        assert running.stop() == 0

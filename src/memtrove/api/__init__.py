@@ -1,6 +1,6 @@
 """memtrove's REST interface (``memtrove serve``): a FastAPI app over one Vault.
 
-``create_app(vault, token=..., cors_origins=...)`` builds it; the caller owns the vault.
+``create_app(vault, token=..., allowed_hosts=...)`` builds it; the caller owns the vault.
 Routes (JSON in and out; OpenAPI docs at ``/docs``, schema at ``/openapi.json``)::
 
     GET  /health                      status, version, documents, embeddings pending
@@ -21,10 +21,13 @@ Routes (JSON in and out; OpenAPI docs at ``/docs``, schema at ``/openapi.json``)
     POST /reindex                     {collection?, embed?}
     GET  /export                      every document, streamed JSON
 
+Who may call it (see :mod:`memtrove.api.guard`): a Host header naming this server (421),
+no other site's Origin (403), the bearer token when one is set (401), and
+``Content-Type: application/json`` on every POST (415). No CORS headers, ever.
 Caps: bodies at most 1 MB (413), every ``limit`` at most 50, unknown body fields 422.
 Errors: ``{"error": "<one line>"}`` with the status a :class:`~memtrove.MemtroveError`
 carries (400 bad input, 404 unknown docid, 409 ambiguous docid, ...), 401 for a missing or
-wrong token, 500 ``internal error`` with no traceback.
+wrong token, 500 ``internal error`` with no traceback; no error names a path of the server.
 """
 
 from memtrove.api.app import create_app

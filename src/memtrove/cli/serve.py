@@ -1,9 +1,9 @@
 """``memtrove serve``: the REST API (FastAPI under uvicorn) over the vault.
 
 The composition root of the REST interface: it reads ``MEMTROVE_API_TOKEN`` and
-``MEMTROVE_CORS_ORIGINS``, refuses to listen beyond loopback without a token, binds the
-socket itself (so ``--port 0`` prints the port it got), opens the vault, and serves until
-SIGINT or SIGTERM, then closes the vault. While it runs, it is published for the warm path
+``MEMTROVE_ALLOWED_HOSTS`` (plus ``--allow-host``), refuses to listen beyond loopback without
+a token, binds the socket itself (so ``--port 0`` prints the port it got), opens the vault,
+and serves until SIGINT or SIGTERM, then closes the vault. While it runs, it is published for the warm path
 (:mod:`memtrove.warm`): hooks and CLI searches of the same vault use its loaded models.
 """
 
@@ -30,6 +30,7 @@ __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind_listener", "is_loopback", "regi
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7438
+_WILDCARDS = ("0.0.0.0", "::", "")
 
 
 def register(app: typer.Typer) -> None:
@@ -44,11 +45,19 @@ def serve(
     port: int = typer.Option(
         DEFAULT_PORT, "--port", min=0, max=65535, help="Port (0 picks a free one)."
     ),
+    allow_host: list[str] = typer.Option(
+        [],
+        "--allow-host",
+        metavar="NAME",
+        help="Another name requests may give as their Host (repeatable; adds to "
+        "MEMTROVE_ALLOWED_HOSTS).",
+    ),
 ) -> None:
     """Serve the REST API (OpenAPI docs at /docs) until interrupted.
 
-    Set MEMTROVE_API_TOKEN to require `Authorization: Bearer <token>` on every request, and
-    MEMTROVE_CORS_ORIGINS (comma-separated) to let those browser origins call it.
+    Requests must name the server in their Host header as localhost, 127.0.0.1, [::1], the
+    --host address or an allowed host; other sites' pages are refused. Set
+    MEMTROVE_API_TOKEN to require `Authorization: Bearer <token>` on every request.
     """
     token = os.environ.get("MEMTROVE_API_TOKEN", "").strip() or None
     if token is None and not is_loopback(host):
@@ -56,10 +65,14 @@ def serve(
             f"refusing to serve on {host} without MEMTROVE_API_TOKEN; set a token or use "
             f"--host {DEFAULT_HOST}"
         )
-    origins = [o.strip() for o in os.environ.get("MEMTROVE_CORS_ORIGINS", "").split(",")]
-    origins = [origin for origin in origins if origin]
-    if "*" in origins:
-        raise fail("MEMTROVE_CORS_ORIGINS must list exact origins; '*' is refused")
+    allowed = _allowed_hosts(os.environ.get("MEMTROVE_ALLOWED_HOSTS", ""), allow_host)
+    if os.environ.get("MEMTROVE_CORS_ORIGINS", "").strip():
+        print(
+            "memtrove: warning: MEMTROVE_CORS_ORIGINS is ignored: the server answers no "
+            "other site's pages",
+            file=sys.stderr,
+            flush=True,
+        )
 
     # Warnings and errors (a 500's traceback) go to stderr. Configured before any model loads:
     # wordllama calls logging.basicConfig(level=INFO) on import, which is then a no-op.
@@ -72,9 +85,12 @@ def serve(
 
     listener = bind_listener(host, port)
     with listener, open_vault(ctx) as vault:
-        app = create_app(vault, token=token, cors_origins=origins)
+        bound = _bound_names(host, listener)
+        app = create_app(vault, token=token, allowed_hosts=[*bound, *allowed])
         url = f"http://{_url_host(host)}:{listener.getsockname()[1]}"
         note = "" if token else "; no MEMTROVE_API_TOKEN, so any local process may call it"
+        if host.strip().strip("[]") in _WILDCARDS and not allowed:
+            note += "; other machines are answered only under --allow-host names"
         print(f"memtrove: serving {url} (docs at {url}/docs{note})", file=sys.stderr, flush=True)
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
@@ -102,6 +118,30 @@ def _publish(listener: socket.socket, vault_path: Path, token_required: bool) ->
     except OSError as error:
         print(f"memtrove: warning: the warm path is off: {error}", file=sys.stderr, flush=True)
         return None
+
+
+def _allowed_hosts(setting: str, options: list[str]) -> list[str]:
+    """The names of MEMTROVE_ALLOWED_HOSTS (comma-separated) and ``--allow-host``, checked:
+    one that is not a host name or address is one line and exit 1."""
+    from memtrove.api.guard import check_host_name
+
+    names = [name.strip() for name in [*setting.split(","), *options] if name.strip()]
+    try:
+        return [check_host_name(name) for name in names]
+    except ValueError as error:
+        raise fail(f"allowed hosts: {error} (give names like example.com or 192.0.2.10)") from None
+
+
+def _bound_names(host: str, listener: socket.socket) -> list[str]:
+    """``--host`` and the address it was bound to (the warm path's callers name that one),
+    as Host names; a name no Host header could carry is left out."""
+    from memtrove.api.guard import check_host_name
+
+    names = []
+    for name in (host, str(listener.getsockname()[0])):
+        with contextlib.suppress(ValueError):
+            names.append(check_host_name(name))
+    return names
 
 
 def is_loopback(host: str) -> bool:

@@ -80,8 +80,8 @@ def search(method: str, body: WarmSearchRequest, vault: VaultDependency) -> dict
 def _check_same(vault: Vault, env: Mapping[str, str]) -> None:
     """409 unless the caller's environment names this vault and these model settings."""
     caller = Settings.from_env(env)
-    if caller.vault_path != vault.path:
-        raise HTTPException(409, f"this server serves {vault.path}, not {caller.vault_path}")
+    if caller.vault_path != vault.path:  # named in neither direction: paths stay private
+        raise HTTPException(409, "another vault is served here")
     if _without_credentials(ModelSettings.from_env(env)) != _without_credentials(
         vault.models.settings
     ):
