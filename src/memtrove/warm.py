@@ -78,7 +78,7 @@ class WarmServer:
         data = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode()
         head = [
             f"POST {path} HTTP/1.1",
-            f"Host: {self.host}:{self.port}",
+            f"Host: {_url_host(self.host)}:{self.port}",
             "Content-Type: application/json",
             f"Content-Length: {len(data)}",
             "Connection: close",
@@ -116,6 +116,11 @@ class WarmServer:
             )
             raise WarmUnavailable(f"HTTP {status}: {reason}")
         return answer
+
+
+def _url_host(host: str) -> str:
+    """An IPv6 address in brackets, as a Host header must carry it."""
+    return f"[{host}]" if ":" in host else host
 
 
 def _parse_response(raw: bytes) -> tuple[int, bytes]:

@@ -351,6 +351,21 @@ def test_a_server_with_a_token(a: Copy, b: Copy) -> None:
         stopped_cleanly(running)
 
 
+def test_a_server_on_ipv6_loopback_is_reached(a: Copy, b: Copy) -> None:
+    """The warm path names an IPv6 server as ``Host: [::1]:PORT``, which the server's Host
+    check accepts (an unbracketed ``::1:PORT`` would be refused, and the hook run in-process)."""
+    running = serve(a, "--host", "::1")
+    try:
+        assert running.info["host"] == "::1"
+        served = hook(payload(GREETING), a.env)
+        assert served.stdout == hook(payload(GREETING), b.env).stdout
+        wait_for_usage(a, 1)
+        assert pids_in(a.log(), GATED_LINE) == {running.pid}  # answered by the server
+        assert "HTTP 421" not in a.log()
+    finally:
+        stopped_cleanly(running)
+
+
 def test_a_killed_server_costs_nothing(a: Copy, b: Copy, server: Served) -> None:
     server.process.send_signal(signal.SIGKILL)
     deadline = time.monotonic() + 30
