@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from fastapi.responses import JSONResponse
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -56,6 +55,17 @@ _WRONG_HOST = "unknown Host header (see MEMTROVE_ALLOWED_HOSTS and serve --allow
 _FOREIGN_ORIGIN = "cross-origin requests are refused"
 _NOT_JSON = "send Content-Type: application/json (with a JSON body, or none)"
 
+_CHECKED = {
+    name.encode(): name
+    for name in (
+        "host",
+        "origin",
+        "sec-fetch-site",
+        "authorization",
+        "content-type",
+        "content-length",
+    )
+}
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 _PORT = re.compile(r"[0-9]{1,5}")
 
@@ -157,7 +167,7 @@ class RequestGuard:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
-        refusal = self._refusal(scope, Headers(scope=scope))
+        refusal = self._refusal(scope)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -188,29 +198,30 @@ class RequestGuard:
             logger.exception("internal error in %s %s", scope.get("method"), scope.get("path"))
             await error_response(500, "internal error")(scope, receive, send)
 
-    def _refusal(self, scope: Scope, headers: Headers) -> JSONResponse | None:
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
         """The answer to a request that may not go further, or None."""
-        hosts = headers.getlist("host")
+        headers = _checked_headers(scope)
+        hosts = headers.get("host", [])
         host = host_of(hosts[0]) if len(hosts) == 1 else None
         if host is None or host[0] not in self.hosts:
             return error_response(421, _WRONG_HOST)
-        origins = headers.getlist("origin")
+        origins = headers.get("origin", [])
         if origins and (len(origins) > 1 or not is_same_origin(origins[0], host)):
             return error_response(403, _FOREIGN_ORIGIN)
-        site = headers.get("sec-fetch-site")
-        if site is not None and site.strip().lower() not in _OWN_FETCH_SITES:
+        sites = headers.get("sec-fetch-site", [])
+        if any(site.strip().lower() not in _OWN_FETCH_SITES for site in sites):
             return error_response(403, _FOREIGN_ORIGIN)
         if (
             self._digest is not None
             and scope["path"] not in OPEN_PATHS
-            and not self._authorized(headers.get("authorization", ""))
+            and not self._authorized(headers.get("authorization", [""])[0])
         ):
             return error_response(401, _UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
         if scope["method"] in UNSAFE_METHODS:
-            types = headers.getlist("content-type")
+            types = headers.get("content-type", [])
             if len(types) != 1 or not is_json(types[0]):
                 return error_response(415, _NOT_JSON)
-        declared = headers.get("content-length", "").strip()
+        declared = headers.get("content-length", [""])[0].strip()
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             return error_response(413, self._too_large())
         return None
@@ -223,6 +234,17 @@ class RequestGuard:
 
     def _too_large(self) -> str:
         return f"request body over the {self.max_body_bytes:,}-byte limit"
+
+
+def _checked_headers(scope: Scope) -> dict[str, list[str]]:
+    """Every value of the headers the guard reads, in one pass over the request's (ASGI
+    names them in lowercase)."""
+    found: dict[str, list[str]] = {}
+    for name, value in scope["headers"]:
+        key = _CHECKED.get(name)
+        if key is not None:
+            found.setdefault(key, []).append(value.decode("latin-1"))
+    return found
 
 
 def _digest(token: str) -> bytes:
