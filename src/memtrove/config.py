@@ -18,6 +18,14 @@ under a lock). A collection's keys::
         exclude: ["**/*.ru.md", i18n/]  # never indexed; a glob matching a folder takes it all
         surface: false                  # searchable, never injected by hooks (default true)
         stale_after_days: none          # N days, none (never) or auto (the default rule)
+        redact: false                   # store secrets verbatim (default true: redacted)
+
+Secrets are stored as ``[REDACTED:kind]`` (:mod:`memtrove.security.redaction`); patterns of
+one's own are added at the top level::
+
+    redaction:
+      patterns:                         # a list of regexes (kind "custom"), or kind: regex
+        ticket_key: "TCK-[0-9A-F]{24}"
 
 A bad value is a :class:`ConfigError` naming the file, the collection and the key.
 """
@@ -50,6 +58,7 @@ __all__ = [
     "Settings",
     "cache_dir",
     "check_exclude",
+    "check_redact",
     "check_stale_after_days",
     "check_surface",
     "collection_name_for",
@@ -139,6 +148,13 @@ def check_surface(value: object) -> bool:
     return value
 
 
+def check_redact(value: object) -> bool:
+    """``redact:`` must be true or false (YAML booleans)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {value!r}")
+    return value
+
+
 def check_stale_after_days(value: object) -> StaleAfterDays:
     """``stale_after_days:``: a whole number of days (1 to 36500), ``none``/``null``/``never``
     (never stale) or ``auto`` (the default rule of :mod:`memtrove.index.staleness`)."""
@@ -181,6 +197,7 @@ class CollectionConfig:
     def __init__(self, config_file: Path) -> None:
         self.config_file = config_file
         self._loaded: tuple[tuple[int, int, int, int], list[Collection]] | None = None
+        self._patterns: tuple[tuple[int, int, int, int], list[tuple[str, str]]] | None = None
 
     def load(self) -> list[Collection]:
         signature = _signature(self.config_file)
@@ -204,6 +221,37 @@ class CollectionConfig:
                 return frozenset()
         return frozenset(c.name for c in self.load() if not c.surface)
 
+    def redaction_patterns(self) -> list[tuple[str, str]]:
+        """The ``redaction: patterns:`` of the file as checked ``(kind, regex)`` pairs (empty
+        when the file never says ``redaction``: no YAML is parsed then). ConfigError names
+        a bad pattern."""
+        try:
+            text = self.config_file.read_bytes()
+        except OSError:
+            return []
+        if b"redaction" not in text:
+            return []
+        signature = _signature(self.config_file)
+        if signature is not None and self._patterns is not None and self._patterns[0] == signature:
+            return list(self._patterns[1])
+        section = self._read().get("redaction") or {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"{self.config_file}: 'redaction' must be a mapping")
+        raw = section.get("patterns") or []
+        from memtrove.security.redaction import compile_extra
+
+        if not isinstance(raw, (list, dict)):
+            raise ConfigError(
+                f"{self.config_file}: 'redaction: patterns' must be a list or mapping"
+            )
+        try:
+            patterns = compile_extra(raw)
+        except ValueError as error:
+            raise ConfigError(f"{self.config_file}: redaction: {error}") from None
+        if signature is not None:
+            self._patterns = (signature, patterns)
+        return patterns
+
     def _parse(self, data: dict[str, Any]) -> list[Collection]:
         raw = data.get("collections") or {}
         if not isinstance(raw, dict):
@@ -223,6 +271,7 @@ class CollectionConfig:
             ("exclude", check_exclude),
             ("surface", check_surface),
             ("stale_after_days", check_stale_after_days),
+            ("redact", check_redact),
         ):
             if key not in entry:
                 continue
@@ -279,6 +328,8 @@ class CollectionConfig:
                 entry["surface"] = False
             if collection.stale_after_days != "auto":
                 entry["stale_after_days"] = collection.stale_after_days
+            if not collection.redact:
+                entry["redact"] = False
             section[collection.name] = entry
             data["collections"] = section
 

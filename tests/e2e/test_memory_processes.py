@@ -98,7 +98,7 @@ def test_queue_nudges_and_drain_across_processes(env: dict[str, str]) -> None:  
     anyio.run(agent)
     interactions = found["payload"]["payload"]["interactions"]
     assert [i["tool_name"] for i in interactions] == ["Bash", "Read", "Grep"]
-    assert SECRET not in json.dumps(interactions) and "[REDACTED]" in json.dumps(interactions)
+    assert SECRET not in json.dumps(interactions) and "[REDACTED:" in json.dumps(interactions)
     assert found["again"] == found["payload"]  # peeking removes nothing
     assert found["saved"]["drained"] == 3 and found["saved"]["created"] is True
     assert found["recalled"]["entries"][0]["label"] == "Deploy region"

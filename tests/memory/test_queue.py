@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtrove.memory.queue import QUEUE_LIMIT, ExtractionQueue, is_filtered_tool, nudge_text
-from memtrove.memory.redact import redact, redact_text
+from memtrove.security.redaction import redact, redact_text
 
 SECRETS = {
     "openai": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",

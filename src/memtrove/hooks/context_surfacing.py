@@ -44,7 +44,6 @@ from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
 from memtrove.hooks.profiles import apply_adaptive_threshold
-from memtrove.security.guard import find_injection, sanitize
 from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing_hint
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
@@ -52,6 +51,7 @@ from memtrove.retrieval.fts import parse_query
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
 from memtrove.retrieval.snippets import Highlighter
+from memtrove.security.guard import find_injection, sanitize
 from memtrove.vault import Vault
 
 __all__ = [

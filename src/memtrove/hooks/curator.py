@@ -30,8 +30,8 @@ from typing import Any, Protocol
 from memtrove.files import write_atomic
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
-from memtrove.security.guard import sanitize
 from memtrove.hooks.settings import HookSettings
+from memtrove.security.guard import sanitize
 from memtrove.vault import Vault
 
 __all__ = [

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from memtrove.security.redaction import redact_text
+
 __all__ = ["MAX_LOG_BYTES", "HookLog"]
 
 MAX_LOG_BYTES = 1024 * 1024
@@ -36,12 +38,14 @@ class HookLog:
 
     def error(self, message: str, detail: str = "") -> None:
         """A failure the hook answered around; ``detail`` (a traceback) goes to the file only."""
+        message = redact_text(message)
         print(f"memtrove hook {self.hook}: {message}", file=sys.stderr)
         self._write("error", message + ("\n" + detail.rstrip() if detail else ""))
 
     def _write(self, level: str, message: str) -> None:
         if self.path is None:
             return
+        message = redact_text(message)  # an error may quote a prompt or a payload
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         line = f"{stamp} {self.hook} [{os.getpid()}] {level}: {message}\n"
         with contextlib.suppress(OSError):

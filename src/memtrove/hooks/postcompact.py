@@ -23,10 +23,11 @@ from datetime import UTC, datetime, timedelta
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.precompact import STATE_FILE
-from memtrove.security.guard import escape, find_injection, normalize, sanitize
 from memtrove.hooks.render import truncate
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.transcript import memory_dirs
+from memtrove.security.guard import escape, find_injection, normalize, sanitize
+from memtrove.security.redaction import redact_text
 from memtrove.vault import Vault
 
 __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "frame", "read_state", "run"]
@@ -64,8 +65,8 @@ def read_state(event: HookEvent, settings: HookSettings) -> str:
         except OSError:
             continue
         kept = [
-            escape(normalize(line))
-            for line in text.splitlines()
+            escape(line)
+            for line in redact_text(normalize(text)).splitlines()
             if find_injection(line, limit=None) is None
         ]
         return "\n".join(kept).strip()

@@ -29,6 +29,7 @@ from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.transcript import Message, memory_dirs, read_transcript
+from memtrove.security.redaction import redact_text
 from memtrove.vault import Vault
 
 __all__ = [
@@ -207,6 +208,10 @@ def run(
     if folder is None:
         log.warning("no auto-memory folder for this project; state not saved")
         return HookResult()
+    try:
+        state = open_vault().redact(state)  # with the vault's own patterns too
+    except Exception:  # a vault that cannot open must not cost the state: built-in shapes
+        state = redact_text(state)
     write_atomic(folder / STATE_FILE, state, prefix=".precompact-")
     result = HookResult()
     result.after.append(lambda: _reindex(open_vault(), folder, log))

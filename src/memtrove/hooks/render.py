@@ -44,8 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memtrove.hooks.events import estimate_tokens
-from memtrove.security.guard import escape, sanitize
 from memtrove.retrieval.snippets import Highlighter
+from memtrove.security.guard import escape, sanitize
 
 __all__ = [
     "ENTRY_SEPARATOR",

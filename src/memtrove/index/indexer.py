@@ -36,6 +36,8 @@ from memtrove.index.markdown import (
 )
 from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, scan_collection
 from memtrove.results import Collection, FileIssue, SkipReason, UpdateReport
+from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
+from memtrove.security.redaction import Redactor
 from memtrove.text import iso_from_timestamp, now_iso, parse_iso_datetime, segment_cjk
 
 __all__ = [
@@ -80,12 +82,16 @@ def update_collections(
     *,
     progress: ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    redactor: Redactor = DEFAULT_REDACTOR,
 ) -> UpdateReport:
-    """Bring every collection's documents in line with its folder; see the module doc."""
+    """Bring every collection's documents in line with its folder; see the module doc.
+    Bodies pass ``redactor`` before anything is stored, unless the collection says
+    ``redact: false``."""
     started = time.monotonic()
     report = UpdateReport()
     for collection in collections:
-        _update_one(connection, collection, report, progress, max(1, batch_size))
+        redact = redactor.redact if collection.redact else None
+        _update_one(connection, collection, report, progress, max(1, batch_size), redact)
     _build_missing_fragments(connection)
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
@@ -110,6 +116,7 @@ def _update_one(
     report: UpdateReport,
     progress: ProgressCallback | None,
     batch_size: int,
+    redact: Callable[[str], str] | None,
 ) -> None:
     scan = scan_collection(collection.path, collection.pattern, collection.exclude)
     if scan.root_missing:
@@ -164,7 +171,7 @@ def _update_one(
         batch = to_read[start : start + batch_size]
         prepared: list[_Prepared] = []
         for file in batch:
-            item = _prepare(collection, file, report, kept)
+            item = _prepare(collection, file, report, kept, redact)
             if item is not None:
                 prepared.append(item)
             elif file.path not in kept and file.path in existing:
@@ -198,7 +205,11 @@ def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
 
 
 def _prepare(
-    collection: Collection, file: FileEntry, report: UpdateReport, kept: set[str]
+    collection: Collection,
+    file: FileEntry,
+    report: UpdateReport,
+    kept: set[str],
+    redact: Callable[[str], str] | None,
 ) -> _Prepared | None:
     try:
         with open(file.absolute, "rb") as handle:
@@ -221,6 +232,8 @@ def _prepare(
         text = data.decode("utf-8", errors="replace")
         notices.append("invalid UTF-8 (undecodable bytes replaced with U+FFFD)")
     text = text.removeprefix("\ufeff")
+    if redact is not None:
+        text = redact(text)  # before parsing: no title, fragment or snippet keeps a secret
     parsed = parse_markdown(text)
     if parsed.frontmatter_error:
         notices.append(parsed.frontmatter_error + " (indexed as plain text)")

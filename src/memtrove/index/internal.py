@@ -21,6 +21,7 @@ from memtrove.index.indexer import (
 )
 from memtrove.index.markdown import document_title, parse_markdown
 from memtrove.index.scanner import FileEntry
+from memtrove.security.redaction import redact_text
 
 __all__ = ["MEMORY_COLLECTION", "deactivate_internal", "write_internal"]
 
@@ -30,9 +31,11 @@ MEMORY_COLLECTION = "_memtrove"
 def write_internal(
     connection: Connection, collection: str, path: str, text: str, content_type: str, now: str
 ) -> int:
-    """Create or replace (and reactivate) ``collection/path`` with ``text``; its doc id."""
+    """Create or replace (and reactivate) ``collection/path`` with ``text``; its doc id.
+    Secrets are redacted here too, whatever the caller did."""
     if not collection.startswith("_"):
         raise ValueError(f"{collection!r} is not an internal collection")
+    text = redact_text(text)
     parsed = parse_markdown(text)
     data = text.encode("utf-8", errors="surrogatepass")
     item = _Prepared(

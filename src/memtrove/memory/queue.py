@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.files import exclusive_lock, write_atomic
-from memtrove.memory.redact import redact
+from memtrove.security.redaction import redact
 from memtrove.text import to_iso
 
 __all__ = [

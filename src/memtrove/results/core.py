@@ -43,7 +43,8 @@ class Collection:
 
     ``exclude``: globs (relative to the folder) never indexed; ``surface``: False keeps the
     collection searchable but out of automatic injection; ``stale_after_days``: see
-    :mod:`memtrove.index.staleness`.
+    :mod:`memtrove.index.staleness`; ``redact``: False stores the files verbatim, secrets
+    included (what hooks inject is redacted all the same).
     """
 
     name: str
@@ -52,6 +53,7 @@ class Collection:
     exclude: tuple[str, ...] = ()
     surface: bool = True
     stale_after_days: StaleAfterDays = "auto"
+    redact: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,7 @@ class Collection:
             "exclude": list(self.exclude),
             "surface": self.surface,
             "stale_after_days": self.stale_after_days,
+            "redact": self.redact,
         }
 
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memtrove.security.redaction import redact_text
+
 __all__ = ["FILTERED", "SCAN_LIMIT", "escape", "find_injection", "normalize", "sanitize"]
 
 FILTERED = "[content filtered for security]"
@@ -172,8 +174,9 @@ def _first_pattern(checked: str) -> str | None:
 
 
 def sanitize(text: str) -> str | None:
-    """``text`` normalised and escaped for injection, or None when it carries an injection
-    attempt (the caller then drops the entry it belongs to)."""
+    """``text`` normalised, redacted and escaped for injection, or None when it carries an
+    injection attempt (the caller then drops the entry it belongs to). Redaction comes
+    after normalising, so a zero-width space cannot split a token out of its shape."""
     if find_injection(text, limit=None) is not None:
         return None
-    return escape(normalize(text))
+    return escape(redact_text(normalize(text)))

@@ -22,22 +22,66 @@ Three families:
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["FORMATS", "NAME_TRIGGERS", "PLACES", "SECRET_NAME", "Shape"]
+__all__ = ["FORMATS", "NAME_TRIGGERS", "PLACES", "SECRET_NAME", "LazyPattern", "Shape"]
 
 
 @dataclass(frozen=True)
 class Shape:
     kind: str
-    pattern: re.Pattern[str]
+    regex: str
     triggers: tuple[str, ...]
     group: int = 0
     lowered: bool = False  # matched against the lowercased text (literals in lowercase)
     judged: bool = False  # the value must also look like a secret (not a word of prose)
     boundary: bool = True  # the match starts a word (checked in code: a leading \b makes
     # the regex engine try every position instead of jumping to its literal prefix)
+    flags: int = 0
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: most shapes never meet their trigger in a process, and
+        compiling them all would cost a hook process ~10 ms."""
+        return _compile(self.regex, self.flags)
+
+
+@functools.cache
+def _compile(regex: str, flags: int) -> re.Pattern[str]:
+    return re.compile(regex, flags)
+
+
+class LazyPattern:
+    """A regular expression compiled when first used (a hook process that never meets a
+    secret word never pays for compiling the expressions that judge one)."""
+
+    __slots__ = ("flags", "regex")
+
+    def __init__(self, regex: str, flags: int = 0) -> None:
+        self.regex = regex
+        self.flags = flags
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.regex, self.flags)
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.match(text, pos, endpos)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
+    def finditer(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text, pos, endpos)
 
 
 def _shape(
@@ -50,7 +94,7 @@ def _shape(
     judged: bool = False,
     boundary: bool = True,
 ) -> Shape:
-    return Shape(kind, re.compile(regex, flags), triggers, group, lowered, judged, boundary)
+    return Shape(kind, regex, triggers, group, lowered, judged, boundary, flags)
 
 
 _B64 = r"A-Za-z0-9+/="
@@ -148,7 +192,7 @@ FORMATS: tuple[Shape, ...] = (
 # ``apiKey``, ``client-secret``, ``x-api-token``); ``tokenizer``, ``max_tokens``,
 # ``token_type`` and ``password_file`` end with something else and are not secrets. Matched
 # against the lowercased name, at its end (trailing digits allowed: ``TOKEN2``).
-SECRET_NAME = re.compile(
+SECRET_NAME = LazyPattern(
     r"(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?key)?|token|api[_-]?key|apikey"
     r"|access[_-]?key|account[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
     r"|master[_-]?key|secret[_-]?access[_-]?key|auth|credentials?|cookie|session[_-]?key)"
@@ -198,7 +242,5 @@ PLACES: tuple[Shape, ...] = (
         lowered=True,
     ),
     # Docker config.json "auths": {"registry": {"auth": "<base64 user:password>"}}
-    _shape(
-        "docker_auth", r'"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"', "auth", group=1, boundary=False
-    ),
+    _shape("docker_auth", r'"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"', "auth", group=1, boundary=False),
 )

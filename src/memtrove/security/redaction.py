@@ -41,7 +41,14 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
-from memtrove.security.patterns import FORMATS, NAME_TRIGGERS, PLACES, SECRET_NAME, Shape
+from memtrove.security.patterns import (
+    FORMATS,
+    NAME_TRIGGERS,
+    PLACES,
+    SECRET_NAME,
+    LazyPattern,
+    Shape,
+)
 
 __all__ = ["DEFAULT", "Finding", "Redactor", "placeholder", "redact", "redact_text"]
 
@@ -53,28 +60,28 @@ _NOT_SECRETS = frozenset(
     "passwords token tokens redacted hidden masked empty string[] str|none optional[str] "
     "changeme example sample dummy test todo tbd n/a".split()
 )
-_REFERENCE = re.compile(
+_REFERENCE = LazyPattern(
     r"(?:\$|%\(|%[A-Z_]|\{\{|<|\[|process\.env|os\.environ|os\.getenv|env\.|env\(|getenv"
     r"|~/|\./|\.\./|/)",
     re.IGNORECASE,
 )
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_IDENTIFIER = re.compile(r"[a-z][a-z_]*")
+_DOTTED_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_IDENTIFIER = LazyPattern(r"[a-z][a-z_]*")
 _MASK = frozenset("*xX.•-_# ")
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 # NAME <sep> value, looked for right after a secret name (and its closing quote/bracket).
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = LazyPattern(
     r"""(["'`]?\]?)([^\S\n]*)(:=|=>|=|:)([^\S\n]*)"""
     r"""(?:(["'`])((?:(?!\5)[^\n\\]|\\.){1,500})\5|([^\s"'`,;&)}\]<>\\]+))"""
 )
-_FLAG_VALUE = re.compile(
+_FLAG_VALUE = LazyPattern(
     r"""[^\S\n]+(?:(["'])([^"'\n]{1,500})\1|([^\s"',;&)}\]<>-][^\s"',;&)}\]<>]*))"""
 )
-_PROSE_VALUE = re.compile(r"[^\S\n]+(?:is|was|=|:)[^\S\n]+[\"'`]?([^\s\"'`,;)]+)", re.IGNORECASE)
-_NEARBY_TOKEN = re.compile(r"[A-Za-z0-9+/=_.~-]{16,}")
+_PROSE_VALUE = LazyPattern(r"[^\S\n]+(?:is|was|=|:)[^\S\n]+[\"'`]?([^\s\"'`,;)]+)", re.IGNORECASE)
+_NEARBY_TOKEN = LazyPattern(r"[A-Za-z0-9+/=_.~-]{16,}")
 _NEARBY_SPAN = 48
-_NAME_TAIL = re.compile(r"[a-z0-9_-]*")
-_CLUE = re.compile(r"[0-9!@#$%^&*+=?~|]")  # every secret in prose has one of these
+_NAME_TAIL = LazyPattern(r"[a-z0-9_-]*")
+_CLUE = LazyPattern(r"[0-9!@#$%^&*+=?~|]")  # every secret in prose has one of these
 
 
 @dataclass(frozen=True)
@@ -162,9 +169,7 @@ class Redactor:
         self._always: list[Shape] = []
         for kind, regex in extra:
             compiled = re.compile(regex)
-            self._always.append(
-                Shape(kind, compiled, (), 1 if compiled.groups else 0, boundary=False)
-            )
+            self._always.append(Shape(kind, regex, (), 1 if compiled.groups else 0, boundary=False))
         self._shapes = tuple(shapes)
         # Leftmost-first matching is several times faster than reporting every overlap, so
         # the words are made prefix-free: a trigger that starts with a shorter one ("sk-ant-"
@@ -288,13 +293,15 @@ def _named(text: str, lowered: str, hits: Iterable[int]) -> list[Finding]:
         word = SECRET_NAME.search(lowered, max(0, end - 48), end)
         if word is None or not _name_boundary(text, word.start(), word.end()):
             continue
+        name_start = _name_start(lowered, word.start())
+        if text.startswith(_MARK + ":", name_start - len(_MARK) - 1):
+            continue  # the kind inside a placeholder of ours
         kind = _kind_of(word.group())
         if assignment is not None:
             finding = _assigned(text, kind, assignment)
             if finding is not None:
                 found.append(finding)
             continue
-        name_start = _name_start(lowered, word.start())
         if lowered.startswith("-", name_start) and (
             name_start == 0 or text[name_start - 1].isspace()
         ):

@@ -48,6 +48,8 @@ from memtrove.results import (
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
+from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
+from memtrove.security.redaction import Redactor
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
@@ -81,6 +83,7 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
         self._spare_readers: list[Vault] = []  # second connections, kept warm for reuse
         self._is_closed = False
+        self._redactor: tuple[tuple[tuple[str, str], ...], Redactor] | None = None
         # The time session windows, snoozes and staleness are measured against (tests set it).
         self._clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -218,11 +221,13 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         exclude: Sequence[str] = (),
         surface: bool = True,
         stale_after_days: StaleAfterDays = "auto",
+        redact: bool = True,
     ) -> Collection:
         """Register a folder; it is indexed by the next :meth:`update`.
 
         ``exclude``: globs never indexed; ``surface=False``: never injected by hooks;
-        ``stale_after_days``: days, None (never) or "auto" (see ``config.yaml`` keys).
+        ``stale_after_days``: days, None (never) or "auto" (see ``config.yaml`` keys);
+        ``redact=False``: stored verbatim, secrets included.
         """
         folder = Path(path).expanduser()
         if not folder.exists():
@@ -248,6 +253,7 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
             exclude=excluded,
             surface=bool(surface),
             stale_after_days=stale,
+            redact=bool(redact),
         )
         self._collections.add(collection)
         return collection
@@ -277,7 +283,22 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         with self._lock:
             from memtrove.index.indexer import update_collections
 
-            return update_collections(self._connection, configured, progress=progress)
+            return update_collections(
+                self._connection, configured, progress=progress, redactor=self.redactor
+            )
+
+    @property
+    def redactor(self) -> Redactor:
+        """The redaction engine every write goes through: the built-in shapes plus the
+        ``redaction: patterns`` of ``config.yaml`` (rebuilt when they change)."""
+        patterns = tuple(self._collections.redaction_patterns())
+        if self._redactor is None or self._redactor[0] != patterns:
+            self._redactor = (patterns, Redactor(patterns) if patterns else DEFAULT_REDACTOR)
+        return self._redactor[1]
+
+    def redact(self, text: str) -> str:
+        """``text`` as this vault would store it (secrets as ``[REDACTED:kind]``)."""
+        return self.redactor.redact(text)
 
     # -- health ------------------------------------------------------------------------------
 

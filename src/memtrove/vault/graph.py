@@ -47,6 +47,8 @@ class GraphAccess(VaultState):
         confidence: float = 1.0,
     ) -> int:
         """Record ``subject predicate object`` (entity ``object_name`` or a literal)."""
+        if object_literal is not None:
+            object_literal = self.redact(object_literal)
         with self._lock:
             return add_fact(
                 self._connection,

@@ -66,7 +66,7 @@ class MemoryAccess(VaultState):
         """Write an entry; an existing label is refused unless ``overwrite`` (the old text
         is then kept as an earlier version). ``similar`` lists entries of the store with
         cosine >= 0.55 to the new one."""
-        label, content = scrub(label), scrub(content)
+        label, content = self.redact(scrub(label)), self.redact(scrub(content))
         from memtrove.memory import entries
         from memtrove.memory.vectors import pack
         from memtrove.results import RememberResult

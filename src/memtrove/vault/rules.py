@@ -34,6 +34,8 @@ class RulesAccess(VaultState):
 
         target = self.resolve_store(store)
         now = to_iso(self._clock())
+        statement = self.redact(statement)
+        rationale = None if rationale is None else self.redact(rationale)
         with self._lock:
             item = rules.add_item(self._connection, kind, target, statement, rationale, now)
         for description in when:
@@ -60,6 +62,7 @@ class RulesAccess(VaultState):
         now = to_iso(self._clock())
         if matcher_id is None:
             assert when is not None
+            when = self.redact(when)
             vector, model = self._embed_text(when)
             with self._lock:
                 matcher_id = rules.add_matcher(
@@ -79,6 +82,7 @@ class RulesAccess(VaultState):
         """``confirm``, ``disconfirm`` or ``soft``; returns the new confidence."""
         from memtrove.memory import rules
 
+        detail = None if detail is None else self.redact(detail)
         with self._lock:
             return rules.signal(
                 self._connection, kind, item_id, signal, detail, to_iso(self._clock())
@@ -87,6 +91,7 @@ class RulesAccess(VaultState):
     def codify_behavior(self, item_id: str, detail: str | None = None) -> None:
         from memtrove.memory import rules
 
+        detail = None if detail is None else self.redact(detail)
         with self._lock:
             rules.codify(self._connection, item_id, detail, to_iso(self._clock()))
 

@@ -47,6 +47,9 @@ class VaultState:
     def collections(self) -> list[Collection]:
         raise NotImplementedError
 
+    def redact(self, text: str) -> str:
+        raise NotImplementedError
+
     def get(self, ref: str) -> Document:
         raise NotImplementedError
 

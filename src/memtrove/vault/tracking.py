@@ -74,6 +74,7 @@ class Tracking(VaultState):
         """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window
         in the same session; records the sighting either way. Best-effort: a vault still
         locked after the busy timeout records nothing and answers False, never raising."""
+        prompt = self.redact(prompt)
         with self._lock:
             return sessions.record_prompt(
                 self._connection, hook_name, prompt, window_seconds, self._clock(), session_id
@@ -113,6 +114,8 @@ class Tracking(VaultState):
         A locked vault is waited for: the write is retried for 30 s (on top of the busy
         timeout) before VaultBusyError. An unknown doc id raises DocumentNotFoundError.
         """
+        if query_text is not None:
+            query_text = self.redact(query_text)
         with self._lock:
             return sessions.log_context_usage(
                 self._connection,
