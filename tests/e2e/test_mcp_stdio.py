@@ -438,3 +438,91 @@ def test_lone_surrogates_in_tool_arguments_are_answered(env: dict[str, str]) -> 
         result = answers[number]["result"]
         assert not result.get("isError"), (name, result)
     assert "Traceback" not in stderr, stderr
+
+
+# -- hanging up: pending calls are answered, then the server exits at once ---------------------
+
+HANDSHAKE = [
+    {"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+     "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+    {"method": "notifications/initialized"},
+    {"id": 2, "method": "tools/list"},
+]  # fmt: skip
+
+
+def hang_up_after(env: dict[str, str], lines: list[Any]) -> tuple[dict[Any, Any], float, str]:
+    """Send ``lines`` and close stdin at once: (answers by id, seconds from the last answer
+    (or from closing, with none) to the exit, stderr)."""
+    process = start_stdio(env)
+    assert process.stdin is not None and process.stdout is not None
+    answers: dict[Any, Any] = {}
+    try:
+        for line in lines:
+            text = line if isinstance(line, str) else json.dumps({"jsonrpc": "2.0", **line})
+            process.stdin.write(text + "\n")
+        process.stdin.close()
+        last = time.monotonic()
+        for text in process.stdout:
+            message = json.loads(text)
+            answers[message.get("id")] = message
+            last = time.monotonic()
+        process.wait(timeout=60)
+        exited = time.monotonic()
+        stderr = process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr
+    return answers, exited - last, stderr
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["first-start", "stored-answers"])
+def test_calls_sent_just_before_hanging_up_are_answered(
+    env: dict[str, str], stored: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if stored:
+        hang_up_after(env, HANDSHAKE)  # the SDK's answers are stored for the next start
+        assert answers_file(env).exists()
+    calls = [
+        {"id": 3, "method": "tools/call", "params": {"name": "status", "arguments": {}}},
+        {"id": "four", "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "refresh token", "limit": 1}}},
+    ]  # fmt: skip
+    answers, exit_seconds, _ = hang_up_after(env, [*HANDSHAKE, *calls])
+    assert set(answers) == {1, 2, 3, "four"}
+    assert len(answers[2]["result"]["tools"]) == len(TOOLS)
+    assert "documents 30 active" in answers[3]["result"]["content"][0]["text"]
+    assert "#" in answers["four"]["result"]["content"][0]["text"]
+    assert exit_seconds < 3, exit_seconds
+    with capsys.disabled():
+        print(f"\nmcp exit after the last answer ({'stored' if stored else 'first'}): "
+              f"{exit_seconds * 1000:.0f} ms")  # fmt: skip
+
+
+def test_hanging_up_at_once_exits_at_once(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers, exit_seconds, _ = hang_up_after(env, [])
+    assert answers == {} and exit_seconds < 3, exit_seconds
+    with capsys.disabled():
+        print(f"\nmcp exit with no calls: {exit_seconds * 1000:.0f} ms after stdin closed")
+
+
+def test_requests_the_sdk_drops_do_not_hold_the_exit(env: dict[str, str]) -> None:
+    """Malformed, cancelled and batched requests get no answer: the exit does not wait."""
+    odd = [
+        {"id": 10, "method": "tools/call", "params": "not an object"},
+        {"id": 11.5, "method": "tools/list"},
+        {"id": True, "method": "tools/list"},
+        '{"jsonrpc": "1.0", "id": 12, "method": "tools/list"}',
+        '[{"jsonrpc": "2.0", "id": 13, "method": "ping"}]',
+        "this is not json",
+        {"id": 14, "method": "tools/call",
+         "params": {"name": "query", "arguments": {"query": "thumbnail pipeline"}}},
+        {"method": "notifications/cancelled", "params": {"requestId": 14}},
+        {"id": 15, "method": "ping"},
+    ]  # fmt: skip
+    answers, exit_seconds, _ = hang_up_after(env, [*HANDSHAKE, *odd])
+    assert {1, 2, 15} <= set(answers) <= {1, 2, 14, 15}
+    assert exit_seconds < 3, exit_seconds

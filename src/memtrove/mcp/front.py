@@ -18,6 +18,14 @@ the first time the SDK gives them.
 Stored answers are keyed by the exact request (method and parameters) and are valid for one
 fingerprint: memtrove's version, the SDK's files and this package's files. Only the
 standard library is imported here.
+
+Ending: the SDK drops the calls still in flight when its input ends, and it keeps a copy of
+its output pipe open for good (so that pipe never reads as ended). So the front tracks every
+request it passed on; when the client hangs up it waits until the SDK has answered them all
+(at most :data:`DRAIN_SECONDS`), then closes the SDK's input, and the SDK's last output is
+followed by a marker line of the front's own that ends the relay. A client that hangs up
+with nothing pending is not kept waiting for the SDK: if the SDK has not ended
+:data:`SDK_EXIT_SECONDS` later (it may still be importing), the process ends there.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import json
 import logging
 import os
 import re
+import select
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +47,14 @@ from memtrove import __version__
 from memtrove.files import exclusive_lock, write_atomic
 from memtrove.text import scrub_json
 
-__all__ = ["ANSWERS_FILE", "STORED_METHODS", "Answers", "serve_stdio"]
+__all__ = [
+    "ANSWERS_FILE",
+    "DRAIN_SECONDS",
+    "SDK_EXIT_SECONDS",
+    "STORED_METHODS",
+    "Answers",
+    "serve_stdio",
+]
 
 logger = logging.getLogger("memtrove.mcp")
 
@@ -48,6 +64,10 @@ STORED_METHODS = frozenset(
     {"initialize", "server/discover", "tools/list", "resources/templates/list", "prompts/list"}
 )
 MAX_ANSWERS = 64
+DRAIN_SECONDS = 30.0
+"""How long calls sent before the client hung up may still take to be answered."""
+SDK_EXIT_SECONDS = 0.3
+"""How long the SDK gets to end once the client is gone and every call is answered."""
 _PRIVATE_ID = "memtrove-front-"
 
 
@@ -115,6 +135,12 @@ class Answers:
         with self._lock:
             return self._answers.get(key)
 
+    @contextlib.contextmanager
+    def settled(self) -> Any:
+        """Hold off writing the file for the block (to end the process between writes)."""
+        with self._lock:
+            yield
+
     def store(self, key: str, result: Any) -> None:
         """Keep ``result`` for ``key`` and rewrite the file, merged with what other
         processes stored meanwhile (under a lock file, so none of their answers is lost)."""
@@ -152,7 +178,13 @@ class _Front:
         self._answered: dict[str, tuple[str, Any]] = {}  # private id -> (key, result sent)
         self._recording: dict[str, str] = {}  # client id (JSON) -> key
         self._lock = threading.Lock()
+        self._pending: set[str] = set()  # ids (JSON) of client requests the SDK owes
+        self._all_answered = threading.Condition(self._lock)
+        self.sdk_done = threading.Event()
         self.version: str | None = None  # the session's protocol version, once known
+        # Ends the relay; the token keeps anything the SDK writes from passing for it.
+        marker = {"jsonrpc": "2.0", "method": f"{_PRIVATE_ID}end/{os.urandom(8).hex()}"}
+        self.end_marker = _line(marker)
 
     def to_client(self, data: bytes) -> None:
         with self._write_lock:
@@ -168,21 +200,71 @@ class _Front:
             view = view[written:]
 
     def read_client(self) -> None:
-        """Until the client hangs up; then the SDK's input is closed so that it ends too."""
+        """Until the client hangs up; then, once the SDK has answered every call the client
+        sent, its input is closed so that it ends too. If it does not end at once (it may
+        still be importing, with nothing left to do), the process ends without it."""
         try:
             for line in self.client_in:
                 self._from_client(line if line.endswith(b"\n") else line + b"\n")
         except OSError as error:
             logger.warning("reading the client failed: %s", error)
         finally:
+            self._await_answers()
             with contextlib.suppress(OSError):
                 os.close(self.sdk_in)
+        if not self.sdk_done.wait(SDK_EXIT_SECONDS):
+            with self.answers.settled():
+                os._exit(0)  # every answer owed is written (os.write, unbuffered)
+
+    def _await_answers(self) -> None:
+        with self._all_answered:
+            done = self._all_answered.wait_for(
+                lambda: not self._pending or self.sdk_done.is_set(), timeout=DRAIN_SECONDS
+            )
+            if not done:
+                logger.warning(
+                    "%d calls were still unanswered %.0f s after the client hung up",
+                    len(self._pending),
+                    DRAIN_SECONDS,
+                )
+
+    def sdk_finished(self) -> None:
+        """The SDK has ended: nothing pending will be answered any more."""
+        with self._all_answered:
+            self.sdk_done.set()
+            self._all_answered.notify_all()
+
+    def _expect(self, message: dict[str, Any]) -> None:
+        """Note a request passed on to the SDK (before it can be answered)."""
+        with self._lock:
+            self._pending.add(json.dumps(message["id"]))
+
+    def _note_cancel(self, message: dict[str, Any]) -> None:
+        """A cancelled request is never answered (the SDK drops it): stop waiting for it."""
+        params = message.get("params")
+        if message.get("method") != "notifications/cancelled" or not isinstance(params, dict):
+            return
+        identifier = params.get("requestId")
+        if _is_request_id(identifier):
+            self._resolve(json.dumps(identifier))
+
+    def _resolve(self, identifier: str) -> None:
+        with self._all_answered:
+            self._pending.discard(identifier)
+            if not self._pending:
+                self._all_answered.notify_all()
 
     def _from_client(self, line: bytes) -> None:
         line = _without_lone_surrogates(line)
         message = _parse(line)
-        method = message.get("method") if message else None
-        if message is None or method not in STORED_METHODS or "id" not in message:
+        if message is not None and "id" not in message:
+            self._note_cancel(message)
+        if message is None or not _is_request(message):
+            self.to_sdk(line)  # the SDK answers what it can (it drops what is not valid)
+            return
+        method = message["method"]
+        if method not in STORED_METHODS:
+            self._expect(message)
             self.to_sdk(line)
             return
         params = message.get("params")
@@ -191,6 +273,7 @@ class _Front:
         if result is None:
             with self._lock:
                 self._recording[json.dumps(message["id"])] = key
+            self._expect(message)
             self.to_sdk(line)
             return
         private = f"{_PRIVATE_ID}{next(self._ids)}"
@@ -202,14 +285,19 @@ class _Front:
         self.to_sdk(_line({**message, "id": private}))
 
     def relay_sdk(self, sdk_out: IO[bytes]) -> None:
-        """Copies the SDK's output to the client, dropping its answers to private ids."""
+        """Copies the SDK's output to the client, dropping its answers to private ids, until
+        the front's end marker."""
         for line in sdk_out:
+            if line == self.end_marker:
+                return
             message = _parse(line)
             is_answer = message is not None and "method" not in message and "id" in message
             if is_answer and message is not None and self._settle(message):
                 continue
             with contextlib.suppress(OSError):
                 self.to_client(line if line.endswith(b"\n") else line + b"\n")
+            if is_answer and message is not None:
+                self._resolve(json.dumps(message["id"]))  # written: no longer owed
 
     def _settle(self, message: dict[str, Any]) -> bool:
         """Records or checks an answer; True when it was to a private id (drop it)."""
@@ -265,8 +353,31 @@ def _without_lone_surrogates(line: bytes) -> bytes:
     return line if cleaned == message else _line(cleaned)
 
 
+def _is_request_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _is_request(message: dict[str, Any]) -> bool:
+    """A JSON-RPC request the SDK answers (it silently drops one of any other shape)."""
+    return (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+        and _is_request_id(message.get("id"))
+        and isinstance(message.get("params", {}), dict)
+    )
+
+
 def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def _write_if_room(descriptor: int, data: bytes, timeout: float = 1.0) -> None:
+    """Write a short line (under ``PIPE_BUF``, so it never blocks once the pipe has room)
+    unless the pipe stays full, as when the relay is stuck on a client that reads nothing."""
+    with contextlib.suppress(OSError, ValueError):
+        _, writable, _ = select.select([], [descriptor], [], timeout)
+        if writable:
+            os.write(descriptor, data)
 
 
 def serve_stdio(run_sdk: Callable[[], None], cache_dir: Path) -> None:
@@ -280,7 +391,7 @@ def serve_stdio(run_sdk: Callable[[], None], cache_dir: Path) -> None:
     os.dup2(sdk_in_read, 0)
     os.dup2(sdk_out_write, 1)
     os.close(sdk_in_read)
-    os.close(sdk_out_write)
+    marker_out = sdk_out_write  # the front's own way into the pipe, for the end marker
     front = _Front(answers, client_in, client_out)
     front.sdk_in = sdk_in_write
     sdk_out = os.fdopen(sdk_out_read, "rb")
@@ -293,7 +404,11 @@ def serve_stdio(run_sdk: Callable[[], None], cache_dir: Path) -> None:
     try:
         run_sdk()
     finally:
-        # The SDK is done: end its output (fd 1 is the pipe's last writer) and drain it.
-        with contextlib.suppress(OSError):
-            os.close(1)
+        # The SDK is done and all it wrote is in the pipe, but it keeps a copy of the pipe's
+        # write end open: the marker after its last line ends the relay instead.
+        front.sdk_finished()
+        _write_if_room(marker_out, front.end_marker)
+        for descriptor in (marker_out, 1):
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
         relay.join(timeout=5)
