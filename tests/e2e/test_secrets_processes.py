@@ -165,3 +165,28 @@ def test_no_secret_is_stored_or_injected_anywhere(tmp_path: Path) -> None:
         if found:
             leaks[str(path.relative_to(tmp_path))] = found
     assert leaks == {}
+
+
+def test_redact_command_reports_then_rewrites_a_vault_that_stored_secrets(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "staging-credentials.md").write_text(NOTE, encoding="utf-8")
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+        vault.add_collection(notes, name="ops", redact=False)  # as a vault from before
+        vault.update()
+    config = tmp_path / "config" / "config.yaml"
+    config.write_text(config.read_text().replace("redact: false", "redact: true"))
+
+    dry = _memtrove(env, "redact")
+    assert dry.returncode == 0 and b"ops/staging-credentials.md" in dry.stdout
+    assert b"memtrove redact --apply" in dry.stdout and _leaks(dry.stdout.decode()) == []
+    doctor = _memtrove(env, "doctor", "--json")
+    secrets = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "secrets")
+    assert secrets["status"] == "warn"
+    applied = _memtrove(env, "redact", "--apply", "--json")
+    assert applied.returncode == 0 and json.loads(applied.stdout)["applied"] is True
+    after = json.loads(_memtrove(env, "redact", "--json").stdout)
+    assert after["total"] == 0
+    assert _leaks((tmp_path / "vault.sqlite").read_bytes().decode("utf-8", errors="replace")) == []
+    assert (notes / "staging-credentials.md").read_text(encoding="utf-8") == NOTE  # untouched

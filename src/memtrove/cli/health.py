@@ -1,4 +1,5 @@
-"""``memtrove doctor|rerank-health``: is everything sound, and does the reranker discriminate?"""
+"""``memtrove doctor|rerank-health|redact``: is everything sound, does the reranker discriminate,
+and are secrets stored?"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.cli.secrets_cli import redact
 from memtrove.config import Settings
 from memtrove.errors import MemtroveError
 from memtrove.models.registry import Models, ModelSettings
@@ -22,6 +24,7 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red"}
 def register(app: typer.Typer) -> None:
     app.command("doctor")(doctor)
     app.command("rerank-health")(rerank_health)
+    app.command("redact")(redact)
 
 
 def doctor(

@@ -31,7 +31,7 @@ from memtrove.lifecycle.probes import (
     service_checks,
 )
 from memtrove.models.registry import Models
-from memtrove.results import Check, Collection, DoctorReport
+from memtrove.results import Check, Collection, DoctorReport, SecretsReport
 from memtrove.retrieval.vectors import EmbeddingSpace, stored_space
 
 __all__ = ["PROBE_TIMEOUT", "rerank_health", "run_doctor", "unopened_report"]
@@ -54,11 +54,13 @@ def run_doctor(
     vault_path: Path,
     timeout: float = PROBE_TIMEOUT,
     lock: AbstractContextManager[object] | None = None,
+    secrets: Callable[[], SecretsReport] | None = None,
 ) -> DoctorReport:
     """Check the vault file, collections, fragments, vectors and every model service.
 
     ``collections`` loads the configured collections (a broken ``config.yaml`` becomes a
     failed check). ``lock`` is held while the vault is read, not while services are probed.
+    ``secrets`` counts the secrets the vault stores (reads every body).
     """
     started = time.monotonic()
     with lock or contextlib.nullcontext():
@@ -67,6 +69,8 @@ def run_doctor(
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
         space = stored_space(connection)
+    if secrets is not None:
+        checks.append(_secrets_check(secrets))
     embedder, identity, dimensions = embedder_check(models, timeout)
     checks.append(_space_check(space, identity, dimensions))
     checks += [embedder, llm_check(models, timeout), reranker_check(models, timeout)]
@@ -228,6 +232,26 @@ def _vector_checks(connection: Connection) -> list[Check]:
         fix = f"harmless (a restored file reuses them); {_REBUILD} without them"
         checks.append(Check("orphan vectors", "warn", detail, fix))
     return checks
+
+
+def _secrets_check(secrets: Callable[[], SecretsReport]) -> Check:
+    try:
+        report = secrets()
+    except MemtroveError as error:
+        return Check("secrets", "warn", f"could not look for stored secrets: {error}")
+    if not report.total:
+        return Check("secrets", "ok", "no secrets stored (bodies, memories, prompts, rules)")
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(report.kinds.items()))
+    where = [f"{report.documents} documents"] if report.documents else []
+    where += [f"{count} {table} rows" for table, count in sorted(report.rows.items())]
+    sample = f"; e.g. {', '.join(report.refs[:3])}" if report.refs else ""
+    return Check(
+        "secrets",
+        "warn",
+        f"{report.total} secrets stored in {', '.join(where)} ({kinds}){sample}",
+        "`memtrove redact --apply` rewrites them as [REDACTED:kind] and wipes them from the "
+        "file (`memtrove redact` first shows what it would change)",
+    )
 
 
 def _embed_state_check(connection: Connection) -> Check:

@@ -99,6 +99,36 @@ class FileIssue:
 
 
 @dataclass
+class SecretsReport:
+    """Secrets found in what a vault stores (``memtrove doctor``, ``memtrove redact``).
+
+    ``documents``: bodies holding one (``refs``: up to 50 of their ``collection/path``);
+    ``rows``: other stored text by table; ``kinds``: findings per kind. The secrets
+    themselves are never reported. ``applied``: they were rewritten as ``[REDACTED:kind]``.
+    """
+
+    documents: int = 0
+    refs: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+    applied: bool = False
+
+    @property
+    def total(self) -> int:
+        return sum(self.kinds.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "refs": list(self.refs),
+            "rows": dict(self.rows),
+            "kinds": dict(self.kinds),
+            "total": self.total,
+            "applied": self.applied,
+        }
+
+
+@dataclass
 class UpdateReport:
     """What one ``update`` did: ``+added ~updated =unchanged -removed``, and every problem."""
 

@@ -30,6 +30,7 @@ __all__ = [
     "VectorHit",
     "check_space",
     "clear_vectors",
+    "delete_vectors",
     "document_similarities",
     "ensure_vector_table",
     "format_document_input",
@@ -134,6 +135,16 @@ def clear_vectors(connection: Connection) -> None:
     connection.execute(
         "UPDATE documents SET embed_state = 'pending', embed_attempts = 0, embed_error = NULL"
     )
+
+
+def delete_vectors(connection: Connection, body_hash: str) -> None:
+    """Drop the vectors of one body's fragments (inside the caller's write transaction)."""
+    if _has_vector_table(connection):
+        connection.execute(
+            "DELETE FROM vectors_vec WHERE rowid IN (SELECT id FROM content_vectors WHERE hash = ?)",
+            (body_hash,),
+        )
+    connection.execute("DELETE FROM content_vectors WHERE hash = ?", (body_hash,))
 
 
 def vector_count(connection: Connection) -> int:

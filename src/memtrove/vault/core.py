@@ -43,6 +43,7 @@ from memtrove.results import (
     DoctorReport,
     DocumentSummary,
     RerankHealth,
+    SecretsReport,
     StaleAfterDays,
     UpdateReport,
 )
@@ -300,6 +301,17 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
         """``text`` as this vault would store it (secrets as ``[REDACTED:kind]``)."""
         return self.redactor.redact(text)
 
+    def stored_secrets(self, *, apply: bool = False) -> SecretsReport:
+        """Secrets already stored (bodies and every other stored text), counted by kind;
+        with ``apply`` they are rewritten as ``[REDACTED:kind]`` and wiped from the file
+        (see :mod:`memtrove.index.secrets`). Collections set ``redact: false`` are kept."""
+        from memtrove.index.secrets import stored_secrets
+
+        verbatim = {c.name for c in self.collections() if not c.redact}
+        engine = self.redactor
+        with self._lock:
+            return stored_secrets(self._connection, engine, verbatim=verbatim, apply=apply)
+
     # -- health ------------------------------------------------------------------------------
 
     def stale_documents(self, limit: int = 10) -> list[DocumentSummary]:
@@ -327,6 +339,7 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
             vault_path=self.path,
             timeout=timeout,
             lock=self._lock,
+            secrets=lambda: self.stored_secrets(),
         )
 
     def rerank_health(self, timeout: float = 8.0) -> RerankHealth:
