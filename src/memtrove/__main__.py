@@ -2,7 +2,9 @@
 
 ``memtrove hook NAME`` skips the CLI entirely: a hook runs on every prompt, so its process
 must not pay for importing Typer and Rich (see :mod:`memtrove.hooks.runner`). A bare
-``memtrove mcp`` (stdio) skips it too, so the MCP handshake answers sooner.
+``memtrove mcp`` (stdio) skips it too, so the MCP handshake answers sooner. The read commands
+(``search``, ``vsearch``, ``query``, ``get``, ``status``) run without Typer and Rich when
+their command line is one :mod:`memtrove.cli.lean` fully understands.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
     from memtrove.vault import Vault
 
 __all__ = ["main"]
+
+_LEAN_COMMANDS = frozenset(("search", "vsearch", "query", "get", "status"))
 
 
 def main() -> None:
@@ -27,6 +31,10 @@ def main() -> None:
         sys.exit(buffer(arguments[0].removeprefix("buffer-")))
     if arguments == ["mcp"]:
         sys.exit(_serve_mcp_stdio())
+    if not _LEAN_COMMANDS.isdisjoint(arguments):
+        from memtrove.cli.lean import main as lean
+
+        lean(arguments)  # exits, unless the command line is the Typer CLI's to answer
     from memtrove.cli import main as cli_main
 
     cli_main()
@@ -34,14 +42,16 @@ def main() -> None:
 
 def _run_hook(arguments: list[str]) -> int:
     """A running ``memtrove serve`` answers when it can (the warm path); otherwise the hook
-    runs in this process."""
+    runs in this process. The hook's time limit counts from here, reading stdin included."""
     import io
     import os
+    import time
 
+    started = time.monotonic()
     try:
         from memtrove.hooks.remote import encode_answer, run
 
-        raw, answer = run(arguments[0])
+        raw, answer = run(arguments[0], started=started)
     except Exception:  # the warm path is an optimisation: never let it cost the answer
         raw, answer = b"", None
     if answer is not None:
@@ -50,7 +60,7 @@ def _run_hook(arguments: list[str]) -> int:
         os._exit(0)
     from memtrove.hooks.runner import main as run_hook
 
-    return run_hook(arguments, stdin=io.BytesIO(raw), hard_exit=True)  # does not return
+    return run_hook(arguments, stdin=io.BytesIO(raw), hard_exit=True, started=started)
 
 
 def _serve_mcp_stdio() -> int:

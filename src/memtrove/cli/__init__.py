@@ -1,88 +1,24 @@
 """The ``memtrove`` command line: thin adapters over :class:`memtrove.Vault`.
 
-Every command opens the vault, calls one Vault method, and prints. memtrove's errors become
-one line on stderr and exit status 1; usage errors exit 2.
+The Typer application is :mod:`memtrove.cli.application`; this package loads it on first use
+of ``app`` or ``main``, so that :mod:`memtrove.cli.lean` (the read commands without Typer and
+Rich) and the other light entry points can import from here cheaply.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
+from typing import Any
 
-import typer
-
-from memtrove import __version__
-from memtrove.cli import (
-    agents,
-    collection,
-    curate,
-    evaluate,
-    health,
-    hooks_cli,
-    indexing,
-    memory_cli,
-    reading,
-    retrieval,
-    rules_cli,
-    serve,
-)
-from memtrove.cli.common import CliState
-from memtrove.config import Settings
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memtrove.cli.application import app, main
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="memtrove",
-    help="Local-first memory for AI coding agents: index markdown, search it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
 
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from memtrove.cli import application
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"memtrove {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    ctx: typer.Context,
-    vault: Path | None = typer.Option(
-        None, "--vault", envvar="MEMTROVE_VAULT", help="Vault file (env MEMTROVE_VAULT)."
-    ),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
-    ),
-) -> None:
-    ctx.obj = CliState(Settings.from_env(vault=vault))
-
-
-app.add_typer(collection.app, name="collection")
-indexing.register(app)
-reading.register(app)
-retrieval.register(app)
-health.register(app)
-agents.register(app)
-hooks_cli.register(app)
-curate.register(app)
-serve.register(app)
-memory_cli.register(app)
-rules_cli.register(app)
-app.add_typer(evaluate.app, name="eval")
-
-
-def main() -> None:
-    """Console-script entry point: never a traceback for an unexpected failure."""
-    try:
-        app()
-    except Exception as error:  # last resort; known errors are handled per command
-        if os.environ.get("MEMTROVE_DEBUG"):
-            raise
-        message = " ".join(str(error).split()) or type(error).__name__
-        print(f"memtrove: error: unexpected {type(error).__name__}: {message}", file=sys.stderr)
-        sys.exit(1)
+        return getattr(application, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

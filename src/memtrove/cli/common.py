@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
-from memtrove.config import Settings, cache_dir
+from memtrove.cli.lean.commands import ask_server
+from memtrove.cli.lean.output import error, rich_console
+from memtrove.cli.lean.output import print_json as print_json
+from memtrove.cli.lean.views import print_results as print_rows
+from memtrove.config import Settings
 from memtrove.errors import MemtroveError
 from memtrove.results import SearchResult, SearchResults
 from memtrove.vault import Vault
-from memtrove.warm import WarmUnavailable, find_server, forwarded_env
 
 __all__ = [
     "CliState",
@@ -32,8 +31,7 @@ __all__ = [
     "state",
 ]
 
-WARM_TIMEOUT = 120.0  # seconds a CLI search waits for a running server before running itself
-console = Console(highlight=False, soft_wrap=True)
+console = rich_console()  # the lean read commands fall back to this same console
 error_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -51,8 +49,7 @@ def state(ctx: typer.Context) -> CliState:
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``memtrove: error: message`` on stderr; return the Exit to raise."""
-    text = " ".join(str(message).split())
-    print(f"memtrove: error: {text}", file=sys.stderr)
+    error(message)
     return typer.Exit(code)
 
 
@@ -82,25 +79,14 @@ def search_with(ctx: typer.Context, method: str, text: str, **options: Any) -> S
     see memtrove.warm), else in this process. The results are the same either way; any
     refusal by the server (including a bad argument) is retried here, where it is reported."""
     settings = state(ctx).settings
-    server = find_server(cache_dir(), settings.vault_path)
-    token = os.environ.get("MEMTROVE_API_TOKEN", "").strip() or None
-    if server is not None and (token is not None or not server.token_required):
-        env = forwarded_env(os.environ) | {
-            "MEMTROVE_VAULT": str(settings.vault_path),
-            "MEMTROVE_CONFIG_DIR": str(settings.config_dir),
-        }
-        body = {"query": text, "env": env, **options}
-        with contextlib.suppress(WarmUnavailable, KeyError, TypeError, ValueError):
-            answer = server.post(f"/warm/{method}", body, token=token, timeout=WARM_TIMEOUT)
+    answer = ask_server(method, text, options, str(settings.vault_path), str(settings.config_dir))
+    if answer is not None:
+        with contextlib.suppress(KeyError, TypeError, ValueError):
             return SearchResults.from_dict(answer)
     with open_vault(ctx) as vault:
         run: Callable[..., SearchResults] = getattr(vault, method)
         with user_errors():
             return run(text, **options)
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def split_collections(values: list[str] | None) -> list[str] | None:
@@ -110,18 +96,6 @@ def split_collections(values: list[str] | None) -> list[str] | None:
 
 
 def print_results(results: Sequence[SearchResult]) -> None:
-    """Ranked results as the search commands print them (``no results`` when empty)."""
-    if not results:
-        console.print("no results")
-    for rank, r in enumerate(results, 1):
-        console.print(
-            f"[bold]{rank:>2}. {r.score:.3f}[/]  {escape(r.collection)}/{escape(r.path)}  "
-            f"[dim]\\[{r.content_type}] #{r.docid}[/]",
-            markup=True,
-        )
-        console.print(f"    {r.title}", markup=False)
-        if r.snippet:
-            console.print(f"    [dim]{escape(r.snippet)}[/]", markup=True)
-        if r.content is not None:
-            for line in r.content.splitlines():
-                console.print(f"    | {line}", markup=False)
+    """Ranked results as the search commands print them (``no results`` when empty); the
+    same lines as the lean read commands print (:mod:`memtrove.cli.lean.views`)."""
+    print_rows([{**r.to_dict(), "score": r.score, "content": r.content} for r in results])

@@ -13,6 +13,7 @@ from memtrove.cli.common import (
     search_with,
     split_collections,
 )
+from memtrove.cli.lean.views import selected_lines
 
 
 def register(app: typer.Typer) -> None:
@@ -88,16 +89,14 @@ def get(
     """Print a document's stored text."""
     with open_vault(ctx) as vault:
         document = vault.get(reference)
-    lines = document.body.splitlines()
-    if from_line > max(len(lines), 1):
-        raise fail(f"--from-line {from_line} is past the end ({len(lines)} lines)")
-    end = len(lines) if max_lines is None else from_line - 1 + max_lines
-    selected = lines[from_line - 1 : end]
+    selected, total = selected_lines(document.body, from_line, max_lines)
+    if from_line > max(total, 1):
+        raise fail(f"--from-line {from_line} is past the end ({total} lines)")
     if as_json:
         data = document.to_dict()
         data["body"] = "\n".join(selected)
         data["from_line"] = from_line
-        data["total_lines"] = len(lines)
+        data["total_lines"] = total
         print_json(data)
         return
     width = len(str(from_line + len(selected)))

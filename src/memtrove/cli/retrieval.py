@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memtrove.cli.common import (
@@ -19,6 +18,7 @@ from memtrove.cli.common import (
     search_with,
     split_collections,
 )
+from memtrove.cli.lean.views import print_stages
 from memtrove.index.embedding import EmbedProgress, EmbedReport
 from memtrove.results import SearchResults
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT
@@ -201,7 +201,4 @@ def _print_results(
         return
     print_results(results)
     if show_stages:
-        stages = " > ".join(results.stages) or "none"
-        skipped = "; ".join(f"{stage}: {why}" for stage, why in results.skipped.items())
-        line = f"stages: {stages}" + (f"  (skipped {skipped})" if skipped else "")
-        console.print(f"[dim]{escape(line)}[/]", markup=True)
+        print_stages(results.stages, results.skipped)

@@ -1,0 +1,80 @@
+"""What the read commands print, from plain data: ranked results, the stages line, a
+document's lines and the vault's status.
+
+The text is what the Typer commands print through Rich (see :mod:`memtrove.cli.lean.output`);
+each line also carries its Rich markup, used when Rich would change something.
+"""
+
+from __future__ import annotations
+
+from memtrove.cli.lean.output import escape, print_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from memtrove.results import VaultStatus
+
+__all__ = ["print_results", "print_stages", "print_status", "selected_lines"]
+
+
+def print_results(results: Sequence[Mapping[str, Any]]) -> None:
+    """Ranked results (``no results`` when empty). Each result has the keys of
+    ``SearchResult.to_dict()`` (``score`` unrounded when known) and ``content`` (None unless
+    asked for)."""
+    if not results:
+        print_line("no results")
+    for rank, r in enumerate(results, 1):
+        score, collection, path = f"{r['score']:.3f}", r["collection"], r["path"]
+        kind, docid, title, snippet = r["content_type"], r["docid"], r["title"], r["snippet"]
+        print_line(
+            f"[bold]{rank:>2}. {score}[/]  {escape(collection)}/{escape(path)}  "
+            f"[dim]\\[{kind}] #{docid}[/]",
+            tags=4,
+        )
+        print_line(f"    {title}", markup_on=False)
+        if snippet:
+            print_line(f"    [dim]{escape(snippet)}[/]", tags=2)
+        content = r.get("content")
+        if content is not None:
+            for line in content.splitlines():
+                print_line(f"    | {line}", markup_on=False)
+
+
+def print_stages(stages: Sequence[str], skipped: Mapping[str, str]) -> None:
+    """``stages: bm25 > vector ...  (skipped rerank: why)`` after ``query``'s results."""
+    line = f"stages: {' > '.join(stages) or 'none'}"
+    reasons = "; ".join(f"{stage}: {why}" for stage, why in skipped.items())
+    if reasons:
+        line += f"  (skipped {reasons})"
+    print_line(f"[dim]{escape(line)}[/]", tags=2)
+
+
+def selected_lines(body: str, from_line: int, max_lines: int | None) -> tuple[list[str], int]:
+    """(the lines ``get`` prints, the document's line count)."""
+    lines = body.splitlines()
+    end = len(lines) if max_lines is None else from_line - 1 + max_lines
+    return lines[from_line - 1 : end], len(lines)
+
+
+def print_status(info: VaultStatus) -> None:
+    """``memtrove status``: path, size, schema, counts, newest, types, collections."""
+    lines = [
+        f"vault       {info.path} ({info.size_bytes / 1_048_576:.1f} MiB)",
+        f"schema      {', '.join(info.schema)}",
+        f"documents   {info.documents} active, {info.inactive_documents} inactive, "
+        f"{info.fragments} fragments",
+    ]
+    if info.last_modified_at:
+        lines.append(f"newest      {info.last_modified_at}")
+    if info.content_types:
+        types = ", ".join(f"{name} {count}" for name, count in info.content_types.items())
+        lines.append(f"types       {types}")
+    for c in info.collections:
+        missing = "" if c.path_exists else "  (folder missing)"
+        lines.append(f"collection  {c.name}: {c.documents} docs  {c.path}  {c.pattern}{missing}")
+    if not info.collections:
+        lines.append("collection  none yet: memtrove collection add <folder>")
+    for line in lines:
+        print_line(line)
