@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -134,7 +136,9 @@ def test_ten_hook_processes_at_once_lose_no_turn(
     surfacing_vault: Path,  # noqa: F811
     hook_env: dict[str, str],  # noqa: F811
 ) -> None:
-    env = process_env(hook_env)
+    # About locks, not speed: ten processes on a small busy machine may need more than the
+    # 7 s a hook has (counted from its start, imports included).
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT="30")
     topics = ["thumbnail worker memory", "refresh token rotation", "resumable uploads",
               "pyvips decoder benchmark", "postgres metadata schema", "HEIC support options",
               "kickoff meeting notes", "launch scope for v1", "glossary of terms",
@@ -151,10 +155,18 @@ def test_ten_hook_processes_at_once_lose_no_turn(
             )
             for _ in topics
         ]
+        # Every payload is written at once, as Claude Code does when it starts a hook: a
+        # hook's time limit counts from its start, waiting for stdin included.
         for index, (process, topic) in enumerate(zip(processes, topics, strict=True)):
             prompt = f"What do my notes say about {topic}? (round {round_number})"
             body = payload("user_prompt_submit.json", prompt=prompt, session_id=f"s{index}")
-            out, err = process.communicate(body, timeout=60)
+            assert process.stdin is not None
+            process.stdin.write(body)
+            process.stdin.close()
+        for process in processes:
+            assert process.stdout is not None and process.stderr is not None
+            out, err = process.stdout.read(), process.stderr.read()
+            process.wait(timeout=60)
             assert process.returncode == 0, err
             answer = json.loads(out)
             assert err == b"", err  # no lock error, no error of any kind
@@ -186,3 +198,97 @@ def test_the_readme_prompt_injects_the_postmortem_first_or_second(
     assert "@@" not in context(answer)  # passages, not diff headers
     exif = "example/antipatterns/exif-gps-in-logs.md"
     assert exif not in paths or paths.index(exif) > paths.index(postmortem)
+
+
+# -- stdin that never ends: the hook still answers within its limit ----------------------------
+
+
+def hook_with_open_stdin(
+    command: list[str], data: bytes, env: dict[str, str]
+) -> tuple[dict[str, Any], float, bytes]:
+    """Start a hook, write ``data`` on its stdin and keep it open (a separate thread writes,
+    since a hook that stops reading leaves the pipe full). Returns the answer, the seconds
+    from start to the answer, and stderr; stdin is closed only after the process ended."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):  # the hook stopped reading and exited
+            assert process.stdin is not None
+            process.stdin.write(data)
+            process.stdin.flush()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        line = process.stdout.readline()  # returns once the hook answered (and exited)
+        answered = time.monotonic() - started
+        process.wait(timeout=30)
+        stderr = process.stderr.read() if process.stderr else b""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    assert process.returncode == 0, stderr
+    assert b"Traceback" not in stderr, stderr
+    answer: dict[str, Any] = json.loads(line)
+    assert process.stdout.read() == b""  # exactly one line
+    return answer, answered, stderr
+
+
+HOOK_COMMANDS = {
+    "memtrove hook": [sys.executable, "-m", "memtrove", "hook"],  # reads on the warm path
+    "memtrove.hooks": [sys.executable, "-m", "memtrove.hooks"],  # the runner reads
+}
+
+
+@pytest.mark.parametrize("entry", sorted(HOOK_COMMANDS))
+def test_an_open_stdin_with_a_partial_payload_is_answered_at_the_limit(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    entry: str,
+) -> None:
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT="2")
+    partial = payload("user_prompt_submit.json")[:-20]
+    command = [*HOOK_COMMANDS[entry], "context-surfacing"]
+    answer, seconds, _ = hook_with_open_stdin(command, partial, env)
+    assert context(answer) == ""  # fail-open: the empty context
+    assert seconds < 10, seconds  # 2 s, plus start-up on a busy machine
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "stdin was still open after" in log and "incomplete payload" in log
+
+
+@pytest.mark.parametrize("entry", sorted(HOOK_COMMANDS))
+def test_a_complete_payload_is_answered_without_waiting_for_the_end_of_stdin(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    entry: str,
+) -> None:
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT="30")
+    command = [*HOOK_COMMANDS[entry], "context-surfacing"]
+    answer, seconds, _ = hook_with_open_stdin(command, payload("user_prompt_submit.json"), env)
+    assert "<vault-context>" in context(answer)  # the payload was read and answered
+    assert seconds < 20, seconds  # long before the 30 s limit
+    log_file = Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log"
+    assert not log_file.exists() or "timed out" not in log_file.read_text()
+
+
+@pytest.mark.parametrize("entry", sorted(HOOK_COMMANDS))
+def test_a_huge_payload_is_answered_without_it(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    entry: str,
+) -> None:
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT="30")
+    huge = b'{"prompt": "' + b"thumbnail worker memory " * (10 * 1024 * 1024 // 24) + b'"}'
+    command = [*HOOK_COMMANDS[entry], "context-surfacing"]
+    answer, seconds, _ = hook_with_open_stdin(command, huge, env)
+    assert context(answer) == ""
+    assert seconds < 20, seconds
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "the payload is larger than 8 MB" in log

@@ -5,30 +5,110 @@ they arrive in snake_case (current Claude Code) or camelCase (older hosts and ot
 agents), so :func:`parse_event` reads both into one frozen :class:`HookEvent`. Anything
 unreadable (empty stdin, invalid JSON or UTF-8, a JSON value that is not an object, a
 field of the wrong type) reads as the empty event: a hook never fails on its input.
+
+The payload itself is read by :func:`read_payload`, bounded in time and size: a writer that
+never closes its end, or writes without end, costs the hook neither its deadline nor memory.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import select
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 __all__ = [
     "MAX_STDIN_BYTES",
     "HookEvent",
+    "HookInputError",
     "HookResult",
     "context_output",
     "estimate_tokens",
     "parse_event",
     "plain_output",
+    "read_payload",
 ]
 
 # Claude Code's payloads are a few kilobytes; a prompt pasted with a whole file stays far
 # below this. Reading is capped so a runaway writer cannot exhaust memory.
 MAX_STDIN_BYTES = 8 * 1024 * 1024
+_CHUNK_BYTES = 64 * 1024
+
+
+class HookInputError(ValueError):
+    """The payload could not be read whole: larger than the cap, or still incomplete when
+    the hook's time ran out. The hook answers without it (fail-open)."""
+
+
+def read_payload(stream: IO[bytes], timeout: float, limit: int = MAX_STDIN_BYTES) -> bytes:
+    """The payload on ``stream``, read within ``timeout`` seconds and ``limit`` bytes.
+
+    Reading ends at the end of input, or as soon as what arrived is one complete JSON object
+    and nothing more is waiting: Claude Code closes its end, but a writer that does not is
+    answered all the same (an object cannot go on once its braces close, so nothing valid is
+    cut short). A terminal gives ``b""``. More than ``limit`` bytes, or input still
+    incomplete after ``timeout``, raise :class:`HookInputError`; nothing more is read then.
+    A stream without a file descriptor (an in-memory buffer) is read at once.
+    """
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise _too_large(limit) from None
+        return data
+    if os.isatty(descriptor):
+        return b""
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if not _readable(descriptor, deadline - time.monotonic()):
+            raise HookInputError(
+                f"stdin was still open after {timeout:g} s with an incomplete payload "
+                f"({size} bytes)"
+            )
+        chunk = os.read(descriptor, _CHUNK_BYTES)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        # Checked only when the writer pauses on a closing brace: one parse per pause.
+        paused = chunk.rstrip().endswith(b"}") and not _readable(descriptor, 0.0)
+        if paused and _is_one_object(b"".join(chunks)):
+            break
+    return b"".join(chunks)
+
+
+def _too_large(limit: int) -> HookInputError:
+    return HookInputError(f"the payload is larger than {limit / (1024 * 1024):g} MB")
+
+
+def _readable(descriptor: int, timeout: float) -> bool:
+    """True when a read would not block; where the descriptor cannot be polled (Windows
+    pipes) reading is left to block, and the runner's watchdog still bounds the hook."""
+    try:
+        ready, _, _ = select.select([descriptor], [], [], max(0.0, timeout))
+    except (OSError, ValueError):
+        return True
+    return bool(ready)
+
+
+def _is_one_object(data: bytes) -> bool:
+    text = data.decode("utf-8", errors="replace").strip().lstrip("\ufeff")
+    if not text.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from memtrove.hooks.catalog import HOOKS
 from memtrove.paths import cache_location, config_location, vault_location
@@ -43,9 +44,11 @@ def answer_from_server(
     *,
     vault: str | None = None,
     config_dir: str | None = None,
+    deadline: float | None = None,
 ) -> RemoteAnswer:
     """Ask a running server to run hook ``name`` on ``raw``; ``answer`` None means run it
-    in-process (no server, or the server could not take it: the note says why)."""
+    in-process (no server, or the server could not take it: the note says why). The server
+    gets the hook's time limit, or what is left of it before ``deadline`` (monotonic)."""
     env = os.environ if env is None else env
     spec = HOOKS.get(name)
     if spec is None or len(raw) > MAX_FORWARDED_BYTES:
@@ -67,6 +70,10 @@ def answer_from_server(
         "MEMTROVE_CONFIG_DIR": config_path,
     }
     timeout = spec.time_limit(_configured_timeout(env))
+    if deadline is not None:
+        timeout = min(timeout, deadline - time.monotonic())
+        if timeout <= 0:
+            return RemoteAnswer(spec.answer(), "no time was left to ask the running server")
     try:
         reply = server.post(
             f"/warm/hook/{name}",
@@ -91,33 +98,50 @@ def _configured_timeout(env: Mapping[str, str]) -> float | None:
         return None
 
 
-def run(name: str, env: Mapping[str, str] | None = None) -> tuple[bytes, dict[str, Any] | None]:
+def run(
+    name: str, env: Mapping[str, str] | None = None, *, started: float | None = None
+) -> tuple[bytes, dict[str, Any] | None]:
     """``memtrove hook NAME``'s first step: read stdin, try the server. Returns the payload
-    (for the in-process run) and the answer when the server gave one."""
-    from memtrove.hooks.events import MAX_STDIN_BYTES
+    (for the in-process run) and the answer when the server gave one, or when the payload
+    could not be read within the hook's time and size bounds (answered without it).
+    ``started`` (monotonic) is when the hook's time began."""
+    from memtrove.hooks.events import HookInputError, read_payload
 
     env = os.environ if env is None else env
+    spec = HOOKS.get(name)
+    if spec is None:
+        return b"", None  # the runner reports the unknown hook
+    deadline = (time.monotonic() if started is None else started) + spec.time_limit(
+        _configured_timeout(env)
+    )
     stream = os.fdopen(os.dup(0), "rb")
     try:
-        raw = b"" if stream.isatty() else stream.read(MAX_STDIN_BYTES)
+        raw = read_payload(stream, deadline - time.monotonic())
+    except HookInputError as error:
+        _log_note(name, env, f"{error}; answered without it")
+        return b"", spec.answer()
     except OSError:
         raw = b""
     finally:
         stream.close()
     try:
-        remote = answer_from_server(name, raw, env)
+        remote = answer_from_server(name, raw, env, deadline=deadline)
     except Exception as error:  # an optimisation must never cost the answer
         remote = RemoteAnswer(None, f"the warm path failed ({type(error).__name__}: {error})")
     if remote.note:
-        try:
-            from pathlib import Path
-
-            from memtrove.hooks.hooklog import HookLog
-
-            HookLog(Path(cache_location(env)) / "hooks.log", name).warning(remote.note)
-        except Exception:  # logging must never cost the answer
-            pass
+        _log_note(name, env, remote.note)
     return raw, remote.answer
+
+
+def _log_note(name: str, env: Mapping[str, str], note: str) -> None:
+    try:
+        from pathlib import Path
+
+        from memtrove.hooks.hooklog import HookLog
+
+        HookLog(Path(cache_location(env)) / "hooks.log", name).warning(note)
+    except Exception:  # logging must never cost the answer
+        pass
 
 
 def encode_answer(answer: Mapping[str, Any]) -> bytes:

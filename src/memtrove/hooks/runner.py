@@ -3,8 +3,11 @@
 A hook fails open. Whatever happens (unknown hook, unreadable input, a missing, locked or
 corrupt vault, a bug) the process writes exactly one valid JSON answer, exits 0 and
 reports the error on stderr and in ``hooks.log``. A watchdog bounds it by time: a margin
-under Claude Code's timeout for the hook (or ``MEMTROVE_HOOK_TIMEOUT`` seconds), it
-answers with the empty output, if nothing was written yet, and ends the process.
+under Claude Code's timeout for the hook (or ``MEMTROVE_HOOK_TIMEOUT`` seconds), counted
+from the start of the hook (reading stdin included), it answers with the empty output, if
+nothing was written yet, and ends the process. Stdin is read within that time and a size
+cap (:func:`~memtrove.hooks.events.read_payload`); a payload over the cap, or still
+incomplete when the time is up, is answered without.
 
 Work after the answer (logging ``context_usage``, re-indexing) runs once the JSON is
 written, so a slow write delays the exit, never the answer. Started from the fast path
@@ -23,13 +26,20 @@ import json
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from memtrove.hooks.catalog import HOOKS, HookSpec
-from memtrove.hooks.events import MAX_STDIN_BYTES, HookResult, parse_event, plain_output
+from memtrove.hooks.events import (
+    HookInputError,
+    HookResult,
+    parse_event,
+    plain_output,
+    read_payload,
+)
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HOOK_BUSY_TIMEOUT_MS, HookSettings
 from memtrove.models.registry import ModelSettings
@@ -38,6 +48,8 @@ from memtrove.vault import Vault
 __all__ = ["HOOKS", "LOG_FILE", "HookSpec", "execute", "main", "run_in_server"]
 
 LOG_FILE = "hooks.log"
+# Reading stdin gives up this much before the watchdog fires, so the log says why.
+_READ_RESERVE_SECONDS = 0.2
 
 
 class _Vaults:
@@ -131,10 +143,10 @@ def run_in_server(
     return spec.answer(result.context), [after]
 
 
-def _read_stdin(stream: IO[bytes] | None) -> bytes:
-    if stream is None or stream.isatty():
+def _read_stdin(stream: IO[bytes] | None, deadline: float) -> bytes:
+    if stream is None:
         return b""
-    return stream.read(MAX_STDIN_BYTES)
+    return read_payload(stream, max(0.0, deadline - _READ_RESERVE_SECONDS - time.monotonic()))
 
 
 def main(
@@ -147,12 +159,16 @@ def main(
     stdout: IO[bytes] | None = None,
     hard_exit: bool = False,
     watchdog: bool = True,
+    started: float | None = None,
 ) -> int:
     """Run the hook named by ``argv[0]``; always returns 0 (or never returns: ``hard_exit``).
 
     ``stdin``/``stdout`` default to the process's binary streams; ``watchdog=False`` turns
-    the time bound off (for callers inside another program, such as tests).
+    the time bound off (for callers inside another program, such as tests), though stdin
+    is still read within the hook's time. ``started`` (``time.monotonic()``) is when the
+    hook's time began, if before this call (the warm path read stdin first).
     """
+    started = time.monotonic() if started is None else started
     name = argv[0] if argv else ""
     env = os.environ if env is None else env
     answer = _Answer(stdout if stdout is not None else sys.stdout.buffer)
@@ -167,8 +183,9 @@ def main(
         return 0
     log = HookLog(settings.cache_dir / LOG_FILE, name or "(none)")
     timer: threading.Timer | None = None
+    limit = spec.time_limit(settings.timeout_seconds) if spec is not None else 0.0
+    deadline = started + limit
     if spec is not None and watchdog:
-        limit = spec.time_limit(settings.timeout_seconds)
 
         def expire() -> None:
             late = "the work after answering" if answer.written else "the answer (sent empty)"
@@ -176,12 +193,12 @@ def main(
             log.error(f"timed out after {limit:g} s; {late} was cut short")
             _exit()
 
-        timer = threading.Timer(limit, expire)
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
         timer.daemon = True
         timer.start()
     vaults = _Vaults(settings, env)
     try:
-        _answer(spec, name, settings, log, answer, vaults, stdin)
+        _answer(spec, name, settings, log, answer, vaults, stdin, deadline)
     finally:
         if timer is not None:
             timer.cancel()
@@ -202,6 +219,7 @@ def _answer(
     answer: _Answer,
     vaults: _Vaults,
     stdin: IO[bytes] | None,
+    deadline: float,
 ) -> None:
     """Answer once, then run the after-work; every failure is logged, none escapes."""
     try:
@@ -211,7 +229,13 @@ def _answer(
             return
         for warning in settings.warnings:
             log.warning(warning)
-        raw = _read_stdin(stdin if stdin is not None else sys.stdin.buffer)
+        try:
+            stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+            raw = _read_stdin(stream, deadline)
+        except HookInputError as error:
+            log.error(f"{error}; answered without it")
+            answer.write(spec.answer())
+            return
         result = execute(spec, raw, settings, log, vaults.open)
         answer.write(spec.answer(result.context))
         _run_after(result, log)
