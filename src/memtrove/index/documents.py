@@ -23,6 +23,7 @@ from typing import Any
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError
 from memtrove.results import Document, DocumentSummary
+from memtrove.text import scrub
 
 __all__ = [
     "collection_counts",
@@ -84,8 +85,9 @@ def free_docid(connection: Connection, body_hash: str) -> str:
 
 
 def parse_reference(reference: str) -> tuple[str, str] | str:
-    """``#abc123`` or a bare hex docid -> docid; ``collection/path`` -> (collection, path)."""
-    text = reference.strip()
+    """``#abc123`` or a bare hex docid -> docid; ``collection/path`` -> (collection, path).
+    Text that cannot be stored (lone surrogates) is replaced first: it names nothing."""
+    text = scrub(reference).strip()
     if text.startswith("memtrove://"):
         text = text[len("memtrove://") :]
     match = _DOCID.fullmatch(text)

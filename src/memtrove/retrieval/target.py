@@ -33,7 +33,7 @@ from memtrove.index.documents import get_document, reference_candidates
 from memtrove.results import SearchResults, TargetMatch
 from memtrove.retrieval.pipeline import Filters, Ranking, Retriever
 from memtrove.retrieval.presentation import present_results
-from memtrove.text import STOPWORDS, words
+from memtrove.text import STOPWORDS, scrub, words
 
 __all__ = ["CANDIDATES", "CONFIDENT_GAP", "CONFIDENT_SCORE", "find_target"]
 
@@ -48,7 +48,7 @@ Hits = list[tuple[int, float]]
 
 def find_target(connection: Connection, retriever: Retriever, query: str) -> TargetMatch:
     """Run the cascade (module docstring) for ``query``."""
-    text = query.strip() if isinstance(query, str) else ""
+    text = scrub(query).strip() if isinstance(query, str) else ""
     if not text:
         raise InvalidQueryError("say which document: a docid, a path, or words from it")
     fallback: TargetMatch | None = None
