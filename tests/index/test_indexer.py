@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import builtins
+import json
 import os
+import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memtrove import Vault
+from memtrove.index.indexer import update_collections
+from memtrove.results import UpdateReport
 from tests.conftest import write
 
 DECISION = """---
@@ -349,3 +354,96 @@ def test_skip_reasons_are_a_fixed_set_with_details_apart(vault: Vault, notes: Pa
     data = report.to_dict()
     assert data["skipped_by_reason"] == report.skipped_by_reason
     assert {"collection", "path", "reason", "detail"} == set(data["skipped"][0])
+
+
+# -- hostile files: odd names and kinds, and files that change under the scan -----------------
+
+
+def test_odd_names_and_kinds_are_skipped_and_every_collection_indexed(
+    vault: Vault, notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(notes, "good.md", "# Good\n\nbody about capybaras")
+    with open(os.fsencode(notes) + b"/bad\xff.md", "wb") as handle:
+        handle.write(b"# Bad name\n\ncapybaras too")
+    os.mkfifo(notes / "pipe.md")
+    other = tmp_path / "other"
+    write(other, "x.md", "# Other\n\nanother collection about capybaras")
+    vault.add_collection(notes, name="notes")
+    vault.add_collection(other, name="other")
+    monkeypatch.chdir(notes)
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("sock.md")
+        report = vault.update()
+    assert report.added == 2
+    assert report.skipped_by_reason == {"name not valid UTF-8": 1, "not a regular file": 2}
+    assert {i.path: i.detail for i in report.skipped} == {
+        "bad\ufffd.md": "", "pipe.md": "FIFO", "sock.md": "socket"
+    }  # fmt: skip
+    assert sorted(r.path for r in vault.search("capybaras")) == ["good.md", "x.md"]
+    json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+def _race(vault: Vault, notes: Path, change: Callable[[Path], None]) -> UpdateReport:
+    """Update ``notes`` one file per batch, calling ``change(b.md)`` after a.md's batch:
+    b.md was listed (and stat'ed) but is not read yet."""
+    done: list[int] = []
+
+    def progress(count: int, total: int, path: str) -> None:
+        if not done:
+            change(notes / "b.md")
+        done.append(count)
+
+    collection = next(c for c in vault.collections() if c.name == "notes")
+    return update_collections(vault._connection, [collection], progress=progress, batch_size=1)
+
+
+def test_a_file_that_vanishes_before_it_is_read_keeps_its_document(
+    vault: Vault, notes: Path
+) -> None:
+    write(notes, "a.md", "# A\n\nfirst")
+    write(notes, "b.md", "# B\n\nmarmoset")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    write(notes, "a.md", "# A\n\nfirst, edited")
+    write(notes, "b.md", "# B\n\nmarmoset, edited")  # changed: it must be read
+    report = _race(vault, notes, Path.unlink)
+    assert report.removed == 0 and report.updated == 1
+    assert [(i.path, i.reason, i.detail) for i in report.skipped] == [
+        ("b.md", "not readable", "No such file or directory")
+    ]
+    assert [r.path for r in vault.search("marmoset")] == ["b.md"]  # kept as it was
+    assert vault.update().removed == 1  # gone for good: the next update lets it go
+
+
+def test_a_file_replaced_by_a_fifo_before_it_is_read_is_never_opened_for_reading(
+    vault: Vault, notes: Path
+) -> None:
+    write(notes, "a.md", "# A\n\nfirst")
+    write(notes, "b.md", "# B\n\nsecond")
+    vault.add_collection(notes, name="notes")
+
+    def to_fifo(path: Path) -> None:
+        path.unlink()
+        os.mkfifo(path)  # with no writer, a plain open() would block forever
+
+    report = _race(vault, notes, to_fifo)
+    assert report.added == 1
+    assert [(i.path, i.reason, i.detail) for i in report.skipped] == [
+        ("b.md", "not a regular file", "FIFO")
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_a_file_without_read_permission_keeps_its_document(vault: Vault, notes: Path) -> None:
+    write(notes, "locked.md", "# Locked\n\nnarwhal")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    locked = write(notes, "locked.md", "# Locked\n\nnarwhal, edited")
+    locked.chmod(0)
+    try:
+        report = vault.update()
+    finally:
+        locked.chmod(0o644)
+    assert report.removed == 0
+    assert [(i.path, i.reason) for i in report.skipped] == [("locked.md", "not readable")]
+    assert [r.path for r in vault.search("narwhal")] == ["locked.md"]

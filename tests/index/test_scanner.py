@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import socket
+import stat
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -370,10 +372,70 @@ def test_file_whose_stat_fails_is_reported_unreadable(
     assert result.skipped == [("bad.md", "not readable", "Permission denied")]
 
 
-def test_fifo_and_other_non_regular_files_are_ignored(notes: Path) -> None:
+def test_non_regular_files_are_skipped_with_their_kind_and_never_opened(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(notes, "a.md", "x")
-    os.mkfifo(notes / "pipe.md")
-    assert scanned(notes) == ["a.md"]
+    os.mkfifo(notes / "pipe.md")  # opening it would block: the scan only stats it
+    os.mkfifo(notes / "pipe.txt")  # not taken by the pattern: not reported
+    monkeypatch.chdir(notes)  # a socket path must stay under ~100 bytes
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("sock.md")
+        (notes / "loop.md").symlink_to("loop.md")
+        (notes / "broken.md").symlink_to("nowhere.md")
+        result = scan_collection(notes, "**/*.md")
+    assert [f.path for f in result.files] == ["a.md"]
+    assert result.skipped == [
+        ("broken.md", "symbolic link (not followed)", ""),
+        ("loop.md", "symbolic link (not followed)", ""),
+        ("pipe.md", "not a regular file", "FIFO"),
+        ("sock.md", "not a regular file", "socket"),
+    ]
+    assert result.unreadable_files == []
+
+
+def test_a_device_is_skipped_as_not_regular(notes: Path) -> None:
+    try:
+        os.mknod(notes / "null.md", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        pytest.skip("creating a device node needs privileges")
+    assert scan_collection(notes, "**/*.md").skipped == [
+        ("null.md", "not a regular file", "character device")
+    ]
+
+
+def raw_write(folder: Path, name: bytes, data: bytes = b"# x\n") -> None:
+    """A file whose name is raw bytes (not necessarily UTF-8)."""
+    with open(os.fsencode(folder) + b"/" + name, "wb") as handle:
+        handle.write(data)
+
+
+def test_names_that_are_not_utf8_are_skipped_and_the_rest_scanned(notes: Path) -> None:
+    write(notes, "good.md", "x")
+    raw_write(notes, b"bad\xff.md")
+    raw_write(notes, b"bad\xfe.txt")  # not taken by the pattern: not reported
+    bad_folder = os.fsencode(notes) + b"/dir\xfe"
+    os.mkdir(bad_folder)
+    raw_write(Path(os.fsdecode(bad_folder)), b"inside.md")  # a path no document can have
+    (notes / "sub").mkdir()
+    raw_write(notes / "sub", b"inner\xc3.md")
+    result = scan_collection(notes, "**/*.md")
+    assert [f.path for f in result.files] == ["good.md"]
+    assert result.skipped == [
+        ("bad\ufffd.md", "name not valid UTF-8", ""),
+        ("dir\ufffd", "name not valid UTF-8", "folder not entered"),
+        ("sub/inner\ufffd.md", "name not valid UTF-8", ""),
+    ]
+    for path, _, _ in result.skipped:
+        path.encode("utf-8")  # printable and storable
+    assert result.unreadable_files == [] and result.unreadable_dirs == []
+
+
+def test_an_excluded_name_that_is_not_utf8_is_reported_as_excluded(notes: Path) -> None:
+    raw_write(notes, b"bad\xff.ru.md")
+    assert scan_collection(notes, "**/*.md", ["*.ru.md"]).skipped == [
+        ("bad\ufffd.ru.md", "excluded by pattern", "")
+    ]
 
 
 # -- exclude globs ----------------------------------------------------------------------------

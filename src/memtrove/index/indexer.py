@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from memtrove.index.markdown import (
     parse_markdown,
     split_fragments,
 )
-from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, scan_collection
+from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, file_kind, scan_collection
 from memtrove.results import Collection, FileIssue, SkipReason, UpdateReport
 from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
 from memtrove.security.redaction import Redactor
@@ -195,6 +197,12 @@ def _update_one(
             report.removed += deactivate_documents(connection, gone)
 
 
+def _open_no_wait(path: str, flags: int) -> int:
+    """Open without blocking on a FIFO (nor following a link) swapped in since the scan."""
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(path, flags | extra)
+
+
 def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
     rows = connection.execute(
         "SELECT path, id, hash, file_size, file_mtime_ns, active, forgotten_hash FROM documents "
@@ -212,7 +220,15 @@ def _prepare(
     redact: Callable[[str], str] | None,
 ) -> _Prepared | None:
     try:
-        with open(file.absolute, "rb") as handle:
+        with open(file.absolute, "rb", opener=_open_no_wait) as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            # Replaced since the scan (by a FIFO, say): not read, not a document any more.
+            if not stat.S_ISREG(mode):
+                kind = file_kind(mode)
+                report.skipped.append(
+                    FileIssue(collection.name, file.path, SkipReason.NOT_REGULAR, kind)
+                )
+                return None
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         kept.add(file.path)

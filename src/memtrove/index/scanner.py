@@ -1,9 +1,13 @@
 """Walking a collection's folder: which files its pattern takes, and which it must not.
 
-Never followed: symbolic links (to files or folders). Never entered: the folders the spec
-excludes and any folder whose name starts with a dot. Files larger than 5 MB are skipped
-from their size alone, without being read. A folder that cannot be listed is reported, and
-the indexer keeps every document under it.
+Never followed: symbolic links (to files or folders, broken or looping). Never entered: the
+folders the spec excludes and any folder whose name starts with a dot. Never opened: what is
+not a regular file (a FIFO would block the reader, a device has no end), reported as such.
+Files larger than 5 MB are skipped from their size alone, without being read. A file or
+folder whose name is not valid UTF-8 cannot be stored or shown as a path: it is reported
+(the name printed with U+FFFD for the bad bytes) and the rest of the collection indexed. A
+folder that cannot be listed, or a file whose status cannot be read (it may have vanished
+since the listing), is reported, and the indexer keeps every document under or at it.
 
 A collection's ``exclude`` globs (same syntax as its pattern, relative to its folder) take
 files out: a glob that matches a file's path, or the path of a folder above it, excludes the
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat as stat_module
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -75,6 +80,33 @@ class ScanResult:
 
 def is_excluded_dir(name: str) -> bool:
     return name in EXCLUDED_DIRS or name.startswith(".")
+
+
+def _is_utf8(name: str) -> bool:
+    """False for a name the OS gave with undecodable bytes (held as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """``path`` with each byte that is not valid UTF-8 shown as U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+_KINDS = (
+    (stat_module.S_ISFIFO, "FIFO"),
+    (stat_module.S_ISSOCK, "socket"),
+    (stat_module.S_ISCHR, "character device"),
+    (stat_module.S_ISBLK, "block device"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for the skip report (``FIFO``, ``socket``, ...)."""
+    return next((kind for test, kind in _KINDS if test(mode)), "special file")
 
 
 @lru_cache(maxsize=64)
@@ -214,6 +246,11 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
         for entry in entries:
             name = entry.name
             child = f"{relative}/{name}" if relative else name
+            if not _is_utf8(name):
+                shown = printable_path(child)
+                excluded = excluded_dir or is_excluded(shown)
+                _skip_bad_name(result, entry, shown, matcher, excluded)
+                continue
             try:
                 if entry.is_symlink():
                     if matcher.match(child):
@@ -225,12 +262,16 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
                     if not is_excluded_dir(name):
                         stack.append((entry.path, child, excluded_dir or is_excluded(child)))
                     continue
-                if not entry.is_file(follow_symlinks=False) or not matcher.match(child):
+                if not matcher.match(child):
                     continue
                 if excluded_dir or is_excluded(child):
                     result.skipped.append((child, SkipReason.EXCLUDED, ""))
                     continue
                 stat = entry.stat(follow_symlinks=False)
+                if not stat_module.S_ISREG(stat.st_mode):
+                    kind = file_kind(stat.st_mode)
+                    result.skipped.append((child, SkipReason.NOT_REGULAR, kind))
+                    continue
             except OSError as error:
                 result.unreadable_files.append(child)
                 detail = error.strerror or type(error).__name__
@@ -243,3 +284,25 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
     result.files.sort(key=lambda file: file.path)
     result.skipped.sort(key=lambda skip: skip[0])
     return result
+
+
+def _skip_bad_name(
+    result: ScanResult,
+    entry: os.DirEntry[str],
+    shown: str,
+    matcher: re.Pattern[str],
+    excluded: bool,
+) -> None:
+    """Report a file the pattern would take, or a folder that would be entered, whose name
+    is not valid UTF-8 (nothing under such a folder could be stored either). Excluded
+    ones are reported as such, like any other."""
+    try:
+        is_folder = entry.is_dir(follow_symlinks=False)
+    except OSError:
+        is_folder = False
+    if is_folder:
+        if not excluded and not is_excluded_dir(entry.name):
+            result.skipped.append((shown, SkipReason.BAD_NAME, "folder not entered"))
+    elif matcher.match(shown):
+        reason = SkipReason.EXCLUDED if excluded else SkipReason.BAD_NAME
+        result.skipped.append((shown, reason, ""))

@@ -77,6 +77,8 @@ class SkipReason(StrEnum):
     TOO_LARGE = "larger than 5 MB"
     BINARY = "binary file"
     SYMLINK = "symbolic link (not followed)"
+    NOT_REGULAR = "not a regular file"
+    BAD_NAME = "name not valid UTF-8"
     UNREADABLE = "not readable"
     FOLDER_UNREADABLE = "folder not readable"
 
