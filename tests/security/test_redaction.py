@@ -288,13 +288,21 @@ def test_a_planted_token_never_survives_whatever_surrounds_it(
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(max_size=2000))
+@given(text=st.text(alphabet=st.characters(), max_size=2000))
 def test_any_text_is_answered_and_only_loses_what_it_redacts(text: str) -> None:
     redacted = redact_text(text)
     for finding in DEFAULT.findings(text):
         assert finding.start < finding.end
     kept = re.sub(r"\[REDACTED:[a-z0-9_]+\]", "", redacted)
     assert len(kept) <= len(text)
+
+
+def test_lone_surrogates_do_not_stop_redaction() -> None:
+    text = "\ud800 token ghp_16C7e42F292c6912E7710c838347Ae178B4a \udfff"
+    assert redact_text(text) == "\ud800 token [REDACTED:github_token] \udfff"
+    assert redact({"k\ud800": ["DB_PASSWORD=hunter2\udc80x"]}) == {
+        "k\ud800": ["DB_PASSWORD=[REDACTED:password]"]
+    }
 
 
 def test_json_credential_files_survive_as_json() -> None:

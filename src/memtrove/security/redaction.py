@@ -81,6 +81,7 @@ _PROSE_VALUE = LazyPattern(r"[^\S\n]+(?:is|was|=|:)[^\S\n]+[\"'`]?([^\s\"'`,;)]+
 _NEARBY_TOKEN = LazyPattern(r"[A-Za-z0-9+/=_.~-]{16,}")
 _NEARBY_SPAN = 48
 _NAME_TAIL = LazyPattern(r"[a-z0-9_-]*")
+_SURROGATE = LazyPattern(r"[\ud800-\udfff]")
 _CLUE = LazyPattern(r"[0-9!@#$%^&*+=?~|]")  # every secret in prose has one of these
 
 
@@ -196,7 +197,11 @@ class Redactor:
         spans: list[Finding] = []
         triggered: set[int] = set()
         name_hits: list[int] = []
-        for word, _start, end in self._automaton.find_matches_as_indexes(lowered):
+        try:
+            hits = self._automaton.find_matches_as_indexes(lowered)
+        except UnicodeEncodeError:  # lone surrogates: the automaton reads UTF-8
+            hits = self._automaton.find_matches_as_indexes(_SURROGATE.sub("\ufffd", lowered))
+        for word, _start, end in hits:
             triggered.update(self._shapes_of[word])
             if self._is_name[word]:
                 name_hits.append(end)
