@@ -132,3 +132,13 @@ def test_nudges_escalate(missed: int, marker: str) -> None:
     text = nudge_text("abc-123", 4, missed)
     assert text.startswith("<memory-extraction>") and marker in text
     assert 'session_id="abc-123"' in text  # the id is never shouted
+
+
+def test_unencodable_text_is_replaced_not_lost(tmp_path: Path) -> None:
+    queue = ExtractionQueue(tmp_path / "queue")
+    calls = [{"tool_name": "Bash\ud800", "tool_input": {"command": "echo \ud800 hi"},
+              "tool_response": "x\udfff DB_PASSWORD=hunter2-but-longer"}]  # fmt: skip
+    assert queue.append("s\ud800", calls) == 1
+    [kept] = queue.peek("s\ud800")
+    assert kept["input"] == {"command": "echo \ufffd hi"}
+    assert kept["output"] == "x\ufffd DB_PASSWORD=[REDACTED:password]"

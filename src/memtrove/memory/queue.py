@@ -24,7 +24,7 @@ from typing import Any
 
 from memtrove.files import exclusive_lock, write_atomic
 from memtrove.security.redaction import redact
-from memtrove.text import to_iso
+from memtrove.text import scrub, scrub_json, to_iso
 
 __all__ = [
     "MAX_FIELD_CHARS",
@@ -93,9 +93,9 @@ class ExtractionQueue:
             return 0
         records = [
             {
-                "tool_name": str(call.get("tool_name", "")),
-                "input": _clip(redact(call.get("tool_input"))),
-                "output": _clip(redact(call.get("tool_response"))),
+                "tool_name": scrub(str(call.get("tool_name", ""))),
+                "input": _clip(scrub_json(redact(call.get("tool_input")))),
+                "output": _clip(scrub_json(redact(call.get("tool_response")))),
                 "at": to_iso(datetime.now(UTC)),
             }
             for call in calls
