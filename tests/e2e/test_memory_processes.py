@@ -140,3 +140,27 @@ def test_cli_memory_commands(env: dict[str, str], tmp_path: Path) -> None:  # no
     assert bad.returncode == 1 and bad.stderr.count(b"\n") == 1
     assert cli("forget", "Runbook").returncode == 0
     assert cli("forget", "Runbook").returncode == 1
+
+
+def test_buffer_batch_answers_when_stdin_stays_open(env: dict[str, str]) -> None:  # noqa: F811
+    """A writer that never closes its end: the call is queued and the process still ends."""
+    import time
+
+    call = {"session_id": "open-stdin", "tool_calls": [
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "a b"}]}  # fmt: skip
+    for data in (json.dumps(call).encode(), b'{"session_id": "open-stdin", "tool_'):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memtrove", "buffer-batch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )  # fmt: skip
+        assert process.stdin is not None
+        process.stdin.write(data)
+        process.stdin.flush()
+        started = time.monotonic()
+        try:
+            assert process.wait(timeout=15) == 0
+        finally:
+            process.kill()
+            process.stdin.close()
+        assert time.monotonic() - started < 10
+        assert process.stdout is not None and process.stdout.read() == b""

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memtrove.hooks.events import MAX_STDIN_BYTES
+from memtrove.hooks.events import read_payload
 from memtrove.hooks.hooklog import HookLog
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import cache_location, queue_location
@@ -54,12 +54,15 @@ def tool_calls(kind: str, payload: Any) -> tuple[str, list[dict[str, Any]]]:
     return session, [_call(payload)]
 
 
+READ_SECONDS = 4.0  # within the 5 s Claude Code gives the PostToolBatch hook
+
+
 def main(kind: str, queue_folder: Path | None = None) -> int:
     """Queue the calls on stdin; always 0, never a byte on stdout."""
     cache = Path(cache_location())
     log = HookLog(cache / "hooks.log", f"buffer-{kind}")
     try:
-        raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read(MAX_STDIN_BYTES)
+        raw = read_payload(sys.stdin.buffer, READ_SECONDS)  # bounded: a writer may not close
         if not raw.strip():
             return 0
         session, calls = tool_calls(kind, json.loads(raw))
