@@ -59,15 +59,18 @@ class LazyPattern:
     """A regular expression compiled when first used (a hook process that never meets a
     secret word never pays for compiling the expressions that judge one)."""
 
-    __slots__ = ("flags", "regex")
+    __slots__ = ("_compiled", "flags", "regex")
 
     def __init__(self, regex: str, flags: int = 0) -> None:
         self.regex = regex
         self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
 
     @property
     def compiled(self) -> re.Pattern[str]:
-        return _compile(self.regex, self.flags)
+        if self._compiled is None:
+            self._compiled = _compile(self.regex, self.flags)
+        return self._compiled
 
     def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.match(text, pos, endpos)
@@ -227,7 +230,6 @@ PLACES: tuple[Shape, ...] = (
         lowered=True,
         judged=True,
     ),
-    _shape("token", r"token\s+([a-z0-9._~+/=-]{16,})", "token", group=1, lowered=True, judged=True),
     _shape(
         "auth_header",
         r"basic\s+([a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])",
@@ -245,5 +247,7 @@ PLACES: tuple[Shape, ...] = (
         lowered=True,
     ),
     # Docker config.json "auths": {"registry": {"auth": "<base64 user:password>"}}
-    _shape("docker_auth", r'"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"', "auth", group=1, boundary=False),
+    _shape(
+        "docker_auth", r'"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"', '"auth"', group=1, boundary=False
+    ),
 )

@@ -172,22 +172,17 @@ class Redactor:
             compiled = re.compile(regex)
             self._always.append(Shape(kind, regex, (), 1 if compiled.groups else 0, boundary=False))
         self._shapes = tuple(shapes)
-        # Leftmost-first matching is several times faster than reporting every overlap, so
-        # the words are made prefix-free: a trigger that starts with a shorter one ("sk-ant-"
-        # and "sk-", "authorization" and "auth") is folded into it.
+        # Leftmost-longest matching (not every overlap: several times faster) reports the
+        # longest trigger where several start ("authorization" over "auth", "sk-ant-" over
+        # "sk-"), so a common word triggers only what starts with it.
         wanted: dict[str, set[int]] = {word: set() for word in NAME_TRIGGERS}
         for number, shape in enumerate(shapes):
             for trigger in shape.triggers:
                 wanted.setdefault(trigger.lower(), set()).add(number)
-        words = sorted(wanted, key=len)
-        kept: dict[str, set[int]] = {}
-        for word in words:
-            shorter = next((k for k in kept if word.startswith(k)), None)
-            kept[shorter or word] = kept.get(shorter or word, set()) | wanted[word]
-        self._words = list(kept)
-        self._shapes_of = [tuple(sorted(kept[word])) for word in self._words]
+        self._words = sorted(wanted)
+        self._shapes_of = [tuple(sorted(wanted[word])) for word in self._words]
         self._is_name = [any(word.startswith(n) for n in NAME_TRIGGERS) for word in self._words]
-        self._automaton = AhoCorasick(self._words, matchkind=MatchKind.LeftmostFirst)
+        self._automaton = AhoCorasick(self._words, matchkind=MatchKind.LeftmostLongest)
 
     def findings(self, text: str) -> list[Finding]:
         """Every secret in ``text``, in order, overlaps merged."""
@@ -195,16 +190,16 @@ class Redactor:
             return []
         lowered = _lower(text)
         spans: list[Finding] = []
-        triggered: set[int] = set()
-        name_hits: list[int] = []
         try:
             hits = self._automaton.find_matches_as_indexes(lowered)
         except UnicodeEncodeError:  # lone surrogates: the automaton reads UTF-8
             hits = self._automaton.find_matches_as_indexes(_SURROGATE.sub("\ufffd", lowered))
-        for word, _start, end in hits:
-            triggered.update(self._shapes_of[word])
-            if self._is_name[word]:
-                name_hits.append(end)
+        if not hits and not self._always:
+            return []
+        words = {hit[0] for hit in hits}
+        triggered = {shape for word in words for shape in self._shapes_of[word]}
+        is_name = self._is_name
+        name_hits = [end for word, _start, end in hits if is_name[word]]
         for number in sorted(triggered):
             self._scan(self._shapes[number], text, lowered, spans)
         for shape in self._always:
@@ -286,16 +281,20 @@ def _named(text: str, lowered: str, hits: Iterable[int]) -> list[Finding]:
     refreshed"), so the cheap checks come first."""
     found: list[Finding] = []
     seen: set[int] = set()
+    tail_match = _NAME_TAIL.compiled.match  # looked up once: this loop runs per secret word
+    assignment_match = _ASSIGNMENT.compiled.match
+    clue_search = _CLUE.compiled.search
+    name_search = SECRET_NAME.compiled.search
     for hit in hits:
-        tail = _NAME_TAIL.match(lowered, hit)
+        tail = tail_match(lowered, hit)
         end = tail.end() if tail is not None else hit
         if end in seen:
             continue
         seen.add(end)
-        assignment = _ASSIGNMENT.match(text, end)
-        if assignment is None and _CLUE.search(text, end, end + _NEARBY_SPAN) is None:
+        assignment = assignment_match(text, end)
+        if assignment is None and clue_search(text, end, end + _NEARBY_SPAN) is None:
             continue  # nothing after the word could be a secret
-        word = SECRET_NAME.search(lowered, max(0, end - 48), end)
+        word = name_search(lowered, max(0, end - 48), end)
         if word is None or not _name_boundary(text, word.start(), word.end()):
             continue
         name_start = _name_start(lowered, word.start())
