@@ -10,8 +10,8 @@ their command line is one :mod:`memtrove.cli.lean` fully understands.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing itself is not imported: every start of memtrove passes here
 if TYPE_CHECKING:
     from memtrove.vault import Vault
 

@@ -190,6 +190,6 @@ def test_rerank_health_without_a_reranker(cli: CliRunner) -> None:
 
 def test_the_cli_imports_no_http_client_until_a_probe_needs_it() -> None:
     """doctor's probes need httpx; every other command (and hooks) must not pay for it."""
-    code = "import sys, memtrove.cli; print('httpx' in sys.modules)"
+    code = "import sys, memtrove.cli.application; print('httpx' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr

@@ -162,6 +162,8 @@ def test_only_the_server_module_imports_the_sdk() -> None:
 
 
 def test_the_cli_does_not_import_the_sdk_until_mcp_runs() -> None:
-    probe = "import sys, memtrove.cli; print(sorted(m for m in sys.modules if m == 'mcp'))"
+    probe = (
+        "import sys, memtrove.cli.application; print(sorted(m for m in sys.modules if m == 'mcp'))"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr

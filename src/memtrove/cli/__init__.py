@@ -7,10 +7,10 @@ Rich) and the other light entry points can import from here cheaply.
 
 from __future__ import annotations
 
-from typing import Any
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from memtrove.cli.application import app, main
 
 __all__ = ["app", "main"]

@@ -13,8 +13,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
-import snowballstemmer
-
+from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, segment_cjk, words
 
 __all__ = [
@@ -41,7 +40,7 @@ _local = threading.local()
 def _stem(word: str) -> str:
     stemmer = getattr(_local, "stemmer", None)
     if stemmer is None:
-        stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
+        stemmer = _local.stemmer = porter_stemmer()
     return str(stemmer.stemWord(word))
 
 

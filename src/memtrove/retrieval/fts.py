@@ -20,10 +20,9 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-import snowballstemmer
-
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.errors import InvalidQueryError
+from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, is_cjk, segment_cjk, words
 
 __all__ = [
@@ -49,7 +48,7 @@ MAX_TERMS = 48
 MAX_SELECTED_TERMS = 10
 MAX_LOOKUPS = 20
 COMMON_FRACTION = 0.5
-_STEMMER = snowballstemmer.stemmer("porter")  # the algorithm of FTS5's porter tokenizer
+_STEMMER = porter_stemmer()  # the algorithm of FTS5's porter tokenizer
 MAX_QUERY_CHARS = 20_000
 # Shorter prefixes expand to thousands of terms (slow, and rarely meant): they search as words.
 MIN_PREFIX = 3

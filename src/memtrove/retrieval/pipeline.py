@@ -30,43 +30,25 @@ from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.models.registry import Models
-from memtrove.retrieval.cache import cache_get, cache_key, cache_put
 from memtrove.retrieval.candidates import recent_documents, scoring_inputs
-from memtrove.retrieval.chunks import select_chunk
-from memtrove.retrieval.expansion import expand_query
 from memtrove.retrieval.fts import (
     document_frequencies,
     linear_relevance,
     parse_query,
     search_fts,
 )
-from memtrove.retrieval.fusion import blend_rerank, normalize_max, rrf
-from memtrove.retrieval.hybrid import (
-    CONTEXT_SOURCES,
-    HYBRID_DEPTH,
-    conversation_neighbours,
-    propagate,
-    score_fusion,
-)
-from memtrove.retrieval.mmr import demote_similar
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
-from memtrove.retrieval.rerank import rerank_query, rerank_texts
 from memtrove.retrieval.scoring import (
     QUERY_WEIGHTS,
     RECENCY_FIRST_TYPES,
     apply_composite,
 )
-from memtrove.retrieval.vector_matrix import VectorMatrix
-from memtrove.retrieval.vectors import (
-    document_similarities,
-    format_query_input,
-    search_vectors,
-    stored_space,
-)
 from memtrove.text import STOPWORDS, words
 
+# The vector, fusion, expansion, reranking and MMR stages load on first use (each method
+# imports its own): a plain BM25 search, the CLI's most frequent, needs none of them.
 if TYPE_CHECKING:
-    pass
+    from memtrove.retrieval.vector_matrix import VectorMatrix
 
 
 __all__ = [
@@ -150,6 +132,8 @@ class Retriever:
     def matrix(self) -> VectorMatrix:
         """The vault's fragment vectors held in memory (loaded on first use)."""
         if self._vectors_in_memory is None:
+            from memtrove.retrieval.vector_matrix import VectorMatrix
+
             self._vectors_in_memory = VectorMatrix()
         return self._vectors_in_memory
 
@@ -168,6 +152,8 @@ class Retriever:
         Raises :class:`EmbeddingSpaceError` when the vault has no vectors or only vectors
         of a space no available embedder produces (never mixing spaces).
         """
+        from memtrove.retrieval.vectors import stored_space
+
         space = stored_space(self._connection)
         if space is None:
             raise EmbeddingSpaceError("the vault has no vectors yet; run `memtrove embed`")
@@ -209,6 +195,8 @@ class Retriever:
         """A model service's query vector, cached in the vault like other model answers."""
         import numpy as np
 
+        from memtrove.retrieval.cache import cache_get, cache_key, cache_put
+
         key = cache_key("query-vector", embedder.identity, str(embedder.dimensions), text)
         cached = cache_get(self._connection, key)
         if isinstance(cached, list) and len(cached) == embedder.dimensions:
@@ -227,6 +215,8 @@ class Retriever:
         others embed the query text in their prompt format."""
         embed_terms = getattr(embedder, "embed_terms", None)
         if embed_terms is None:
+            from memtrove.retrieval.vectors import format_query_input
+
             return self._cached_query_vector(embedder, format_query_input(embedder, query))
         terms = [word for word in words(query) if word not in STOPWORDS]
         if not terms:
@@ -243,6 +233,8 @@ class Retriever:
         self, query: str, limit: int, filters: Filters, vector: Vectors | None = None
     ) -> list[tuple[int, float, int]]:
         """(doc id, cosine, best fragment seq), best first."""
+        from memtrove.retrieval.vectors import search_vectors
+
         if vector is None:
             vector = self.embed_query(query)
         hits = search_vectors(
@@ -265,6 +257,9 @@ class Retriever:
         Without vectors (none stored, or ``vectors=False``) it is BM25 with conversation
         context, and ``skipped`` says why.
         """
+        from memtrove.retrieval.fusion import normalize_max
+        from memtrove.retrieval.hybrid import HYBRID_DEPTH
+
         ranking = Ranking(stages=["bm25"])
         depth = max(limit, HYBRID_DEPTH)
         lexical = self.bm25(query, depth, filters, raw=True)
@@ -287,6 +282,8 @@ class Retriever:
 
         Sets ``ranking.scale``: the best BM25 hit's [0, 1) score, else the best cosine.
         """
+        from memtrove.retrieval.hybrid import score_fusion
+
         if lexical is None:
             lexical = self.bm25(query, depth, filters, raw=True)
         top = max((score for _, score in lexical), default=0.0)
@@ -306,6 +303,8 @@ class Retriever:
     ) -> dict[int, float]:
         """Cosines of the vector hits and of every BM25 hit they missed (0 when a document
         has no vector); empty, with ``skipped`` saying why, when vectors cannot be used."""
+        from memtrove.retrieval.vectors import document_similarities
+
         try:
             vector = self.embed_query(query)
             semantic = self.vectors(query, depth, filters, vector=vector)
@@ -355,6 +354,9 @@ class Retriever:
 
         ``diverse_limit``: how many leading positions MMR diversifies (default ``limit``);
         a caller that fetches deeper only to drop copies passes what it will show."""
+        from memtrove.retrieval.hybrid import HYBRID_DEPTH
+        from memtrove.retrieval.mmr import demote_similar
+
         ranking = Ranking()
         candidates_wanted = max(candidate_limit, limit)
         # One BM25 search, as deep as the score fusion needs; the probe is its head.
@@ -429,6 +431,10 @@ class Retriever:
         raw: list[tuple[int, float]],
     ) -> list[tuple[int, float]]:
         """Fused candidates; ``raw`` is the BM25 search (``|bm25|``) the probe came from."""
+        from memtrove.retrieval.expansion import expand_query
+        from memtrove.retrieval.fusion import normalize_max, rrf
+        from memtrove.retrieval.hybrid import HYBRID_DEPTH
+
         if not self._models.has_llm:
             # Only the two original lists: score fusion keeps BM25's margins, which rank
             # fusion throws away (README, "Composite scoring" has the evidence).
@@ -476,6 +482,9 @@ class Retriever:
 
         ``fused`` is best first; the result is too (unchanged when no turn has neighbours).
         """
+        from memtrove.retrieval.fusion import normalize_max
+        from memtrove.retrieval.hybrid import CONTEXT_SOURCES, conversation_neighbours, propagate
+
         sources = [doc for doc, _ in fused[:CONTEXT_SOURCES]]
         neighbours = conversation_neighbours(
             self._connection, sources, since=filters.since, until=filters.until
@@ -494,6 +503,10 @@ class Retriever:
         texts: Callable[[Sequence[int]], dict[int, str]],
         ranking: Ranking,
     ) -> list[tuple[int, float]]:
+        from memtrove.retrieval.chunks import select_chunk
+        from memtrove.retrieval.fusion import blend_rerank, normalize_max
+        from memtrove.retrieval.rerank import rerank_query, rerank_texts
+
         plain = normalize_max(candidates)
         if not self._models.has_reranker:
             ranking.skipped["rerank"] = "no reranker configured (MEMTROVE_RERANK_URL)"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memtrove.graph.relations import Relation, relations_among, upsert_relation
-from memtrove.graph.triples import Fact, add_fact, facts_about
 from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from memtrove.graph.relations import Relation
+    from memtrove.graph.triples import Fact
 
 __all__ = ["GraphAccess"]
 
@@ -25,6 +27,8 @@ class GraphAccess(VaultState):
     ) -> None:
         """Record a ``relation_type`` edge from document ``source`` to ``target`` (refs as
         for :meth:`get`); writing it again keeps the larger weight."""
+        from memtrove.graph.relations import upsert_relation
+
         source_id = self.get(source).doc_id
         target_id = self.get(target).doc_id
         with self._lock:
@@ -32,6 +36,8 @@ class GraphAccess(VaultState):
 
     def relations_among(self, doc_ids: Sequence[int], limit: int = 10) -> list[Relation]:
         """Edges whose two ends are both among ``doc_ids``, strongest first."""
+        from memtrove.graph.relations import relations_among
+
         with self._lock:
             return relations_among(self._connection, doc_ids, limit)
 
@@ -47,6 +53,8 @@ class GraphAccess(VaultState):
         confidence: float = 1.0,
     ) -> int:
         """Record ``subject predicate object`` (entity ``object_name`` or a literal)."""
+        from memtrove.graph.triples import add_fact
+
         if object_literal is not None:
             object_literal = self.redact(object_literal)
         with self._lock:
@@ -63,5 +71,7 @@ class GraphAccess(VaultState):
 
     def facts_about(self, text: str, limit: int = 20) -> list[Fact]:
         """Current facts about the entities named in ``text``."""
+        from memtrove.graph.triples import facts_about
+
         with self._lock:
             return facts_about(self._connection, text, now=self._clock(), limit=limit)

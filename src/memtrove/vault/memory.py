@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError
-from memtrove.memory.slugs import GLOBAL_STORE, store_name
 from memtrove.text import scrub, to_iso
 from memtrove.vault.state import VaultState
 
@@ -45,6 +44,7 @@ class MemoryAccess(VaultState):
     def resolve_store(self, store: str | None = None) -> str:
         """``store`` as kept, or the project store's name."""
         from memtrove.memory.git import project_store_for
+        from memtrove.memory.slugs import store_name  # hashlib: not on a search's path
 
         if store is not None and store.strip():
             return store_name(store)
@@ -186,6 +186,7 @@ class MemoryAccess(VaultState):
     ) -> builtins.list[tuple[int, RecalledEntry]]:
         from memtrove.index.internal import MEMORY_COLLECTION
         from memtrove.memory import entries
+        from memtrove.memory.slugs import GLOBAL_STORE
         from memtrove.memory.vectors import cosine_to_all, unit_matrix
         from memtrove.results import RecalledEntry
         from memtrove.retrieval.fts import search_fts

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import (
@@ -21,10 +22,6 @@ from memtrove.index.documents import (
     identical_copies,
     list_documents,
 )
-from memtrove.index.embedding import EmbedProgress, EmbedReport, embed_pending
-from memtrove.index.stats import index_stats, lifecycle_status, vault_status
-from memtrove.index.timeline import document_timeline, multi_get
-from memtrove.lifecycle import sessions
 from memtrove.results import (
     Document,
     DocumentSummary,
@@ -48,9 +45,13 @@ from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking
 from memtrove.retrieval.presentation import present_results, strip_frontmatter
 from memtrove.retrieval.recency import recency_plan
 from memtrove.retrieval.scoring import RECENCY_FIRST_TYPES, ScoringInput
-from memtrove.retrieval.similar import similar_documents
 from memtrove.text import scrub
 from memtrove.vault.state import VaultState
+
+# Embedding, statistics, timelines, sessions and similarity load when their method runs, so
+# that opening a vault for a search (the CLI's commonest run) does not import them.
+if TYPE_CHECKING:
+    from memtrove.index.embedding import EmbedProgress, EmbedReport
 
 __all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "EXPORT_BATCH", "Reading"]
 
@@ -217,6 +218,8 @@ class Reading(VaultState):
         Refuses, with the fix in the message, when the stored vectors come from another model
         or dimension; ``force`` re-embeds everything with the configured embedder.
         """
+        from memtrove.index.embedding import embed_pending
+
         with self._lock:
             return embed_pending(
                 self._connection, self.models.embedder, force=force, progress=progress
@@ -269,6 +272,8 @@ class Reading(VaultState):
         return {doc: strip_frontmatter(str(row["text"])) for doc, row in rows.items()}
 
     def _co_activation(self, doc_id: int) -> int:
+        from memtrove.lifecycle import sessions
+
         return sessions.co_activation_count(self._connection, doc_id)
 
     def _collapsed(
@@ -347,6 +352,8 @@ class Reading(VaultState):
             return list_documents(self._connection, check_limit(limit), collection)
 
     def status(self) -> VaultStatus:
+        from memtrove.index.stats import vault_status
+
         with self._lock:
             return vault_status(self._connection, self.path, self.collections())
 
@@ -356,6 +363,8 @@ class Reading(VaultState):
 
         Raises EmbeddingSpaceError (with the fix) when there are no vectors to compare.
         """
+        from memtrove.retrieval.similar import similar_documents
+
         limit = check_limit(limit)
         with self._lock:
             document = get_document(self._connection, ref)
@@ -376,6 +385,8 @@ class Reading(VaultState):
     ) -> Timeline:
         """The documents just before and after ``ref`` in effective-time order (authored_at,
         else modified_at; ties by collection, path), nearest first."""
+        from memtrove.index.timeline import document_timeline
+
         before = min(check_count("before", before), MAX_LIMIT)
         after = min(check_count("after", after), MAX_LIMIT)
         with self._lock:
@@ -389,6 +400,8 @@ class Reading(VaultState):
         """Documents named by a glob over ``collection/path`` (``notes/**/*.md``) or a
         comma-separated list of refs (each may be a glob); bodies cut at ``max_bytes`` of
         UTF-8 are listed in ``truncated``, refs not found in ``errors``."""
+        from memtrove.index.timeline import multi_get
+
         if not isinstance(pattern, str):
             raise InvalidQueryError("the pattern must be text")
         max_bytes = check_limit(max_bytes, None, "max_bytes")
@@ -401,12 +414,16 @@ class Reading(VaultState):
     def index_stats(self) -> IndexStats:
         """Content types, embedding coverage and staleness (each collection's
         ``stale_after_days``; see :mod:`memtrove.index.staleness`)."""
+        from memtrove.index.stats import index_stats
+
         collections = self.collections()
         with self._lock:
             return index_stats(self._connection, self._clock(), collections)
 
     def lifecycle_status(self) -> LifecycleStatus:
         """Documents by state: active, inactive, pinned, snoozed, invalidated."""
+        from memtrove.index.stats import lifecycle_status
+
         with self._lock:
             return lifecycle_status(self._connection, self._clock())
 
