@@ -217,3 +217,23 @@ def test_the_lean_path_loads_neither_typer_nor_rich(env: dict[str, str]) -> None
         heavy = {name for name in loaded if name.split(".")[0] in ("typer", "click", "rich")}
         assert heavy <= allowed, arguments
         assert "numpy" not in loaded, arguments
+
+
+def test_a_reader_that_went_away_is_met_alike(env: dict[str, str]) -> None:
+    """``memtrove search ... | head -0``: exit 1 and nothing on stderr, both ways (with stdout
+    block-buffered, as it is for a pipe unless PYTHONUNBUFFERED is set; Python's own answer
+    would be a warning and status 120)."""
+    env = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}
+    for arguments in (["search", "cache"], ["search", "cache", "--json"], ["get", DOCUMENT]):
+        answers = []
+        for lean in (True, False):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "memtrove", *arguments],
+                env=env if lean else env | {"MEMTROVE_LEAN": "off"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            assert process.stdout is not None and process.stderr is not None
+            process.stdout.close()  # before the command writes a line
+            answers.append((process.wait(timeout=120), process.stderr.read()))
+        assert answers == [(1, b""), (1, b"")], arguments

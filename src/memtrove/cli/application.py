@@ -29,6 +29,7 @@ from memtrove.cli import (
     serve,
 )
 from memtrove.cli.common import CliState
+from memtrove.cli.lean import finished
 from memtrove.config import Settings
 
 __all__ = ["app", "main"]
@@ -81,6 +82,8 @@ def main() -> None:
     """Console-script entry point: never a traceback for an unexpected failure."""
     try:
         app()
+    except SystemExit as done:  # how app() ends: output still buffered must reach its reader
+        sys.exit(finished(done.code))
     except Exception as error:  # last resort; known errors are handled per command
         if os.environ.get("MEMTROVE_DEBUG"):
             raise

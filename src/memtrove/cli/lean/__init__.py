@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from memtrove.cli.lean.parsing import Parsed
 
-__all__ = ["main", "understood"]
+__all__ = ["finished", "main", "understood"]
 
 
 def understood(arguments: Sequence[str], env: Mapping[str, str] | None = None) -> Parsed | None:
@@ -74,7 +74,18 @@ def main(arguments: Sequence[str]) -> None:
             raise
         unexpected(failure)
         code = 1
-    sys.exit(code)
+    sys.exit(finished(code))
+
+
+def finished(code: str | int | None) -> str | int | None:
+    """``code``, once stdout is flushed; 1, quietly, when its reader went away (``| head``)
+    before the rest of the output, instead of Python's warning at exit (status 120)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    return code
 
 
 def _silence_stdout() -> None:
