@@ -33,10 +33,13 @@ Types drive recency half-lives and the confidence baseline used by composite sco
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ahocorasick_rs import AhoCorasick, MatchKind
 
 from memtrove.index.markdown import CODE_FENCE, HEADING, SECTION_NUMBER
 
@@ -189,18 +192,24 @@ _DECISION_COMPANIONS = frozenset(
 _PATH_TOKEN = re.compile(r"[a-z0-9]+")
 
 # [ \t], not \s: a bare "#" or "-" line must not borrow the next line's first character.
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.M)
-_LIST_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S", re.M)
-_DECISION_WORDS = re.compile(
-    r"\b(decided|decision|chose|chosen|choose|tradeoffs?|trade-offs?|rationale|agreed|"
-    r"we will|went with|opted|instead of|because)\b",
-    re.I,
-)
-_CORRECTION_WORDS = re.compile(
-    r"\b(actually|correction|corrected|mistake|wrong|turns out|should have|"
-    r"no longer|superseded|fixed|lesson learned)\b",
-    re.I,
-)
+# Decision and correction wording, found in one pass of an Aho-Corasick automaton over the
+# lowercased body (two case-insensitive alternations cost more than the rest of indexing's
+# parsing); a hit counts only as a whole word ("fixed", not "prefixed").
+_DECISION_WORDS = (
+    "decided", "decision", "chose", "chosen", "choose", "tradeoff", "tradeoffs", "trade-off",
+    "trade-offs", "rationale", "agreed", "we will", "went with", "opted", "instead of",
+    "because",
+)  # fmt: skip
+_CORRECTION_WORDS = (
+    "actually", "correction", "corrected", "mistake", "wrong", "turns out", "should have",
+    "no longer", "superseded", "fixed", "lesson learned",
+)  # fmt: skip
+_WORDING = AhoCorasick([*_DECISION_WORDS, *_CORRECTION_WORDS], matchkind=MatchKind.LeftmostLongest)
+# Counted lines start after a newline (the body gets one in front): a literal first character
+# lets the engine jump from line to line; the counts saturate, so counting stops there.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_HEADING_LINE = re.compile(r"\n {0,3}#{1,6}[ \t]+\S")
+_LIST_LINE = re.compile(r"\n[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 
 
 def classify_content_type(path: str, title: str, body: str, frontmatter: Mapping[str, Any]) -> str:
@@ -326,6 +335,37 @@ def _is_decision_record(body: str) -> bool:
     return bool(headings & _DECISION_HEADINGS) and bool(headings & _DECISION_COMPANIONS)
 
 
+def _count_up_to(pattern: re.Pattern[str], text: str, most: int) -> int:
+    return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
+
+
+def _wording(lowered: str) -> tuple[bool, bool]:
+    """(decision wording, correction wording) as whole words in ``lowered``."""
+    try:
+        hits = _WORDING.find_matches_as_indexes(lowered)
+    except UnicodeEncodeError:  # lone surrogates: the automaton reads UTF-8
+        lowered = _SURROGATE.sub("\ufffd", lowered)  # same length, same positions
+        hits = _WORDING.find_matches_as_indexes(lowered)
+    return _whole_hits(hits, lowered)
+
+
+def _whole_hits(hits: list[tuple[int, int, int]], lowered: str) -> tuple[bool, bool]:
+    decision = correction = False
+    size = len(lowered)
+    for word, start, end in hits:
+        if start and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+            continue
+        if end < size and (lowered[end].isalnum() or lowered[end] == "_"):
+            continue
+        if word < len(_DECISION_WORDS):
+            decision = True
+        else:
+            correction = True
+        if decision and correction:
+            break
+    return decision, correction
+
+
 def confidence_baseline(content_type: str) -> float:
     return CONFIDENCE_BASELINE.get(content_type, 0.5)
 
@@ -341,12 +381,11 @@ def quality_score(body: str, has_frontmatter: bool) -> float:
     if length == 0:
         return 0.2 if has_frontmatter else 0.0
     score = 0.25 * min(1.0, math.log1p(length / 100) / math.log1p(15))
-    score += 0.2 * min(len(_HEADING_LINE.findall(body)), 4) / 4
-    score += 0.15 * min(len(_LIST_LINE.findall(body)), 6) / 6
-    if _DECISION_WORDS.search(body):
-        score += 0.1
-    if _CORRECTION_WORDS.search(body):
-        score += 0.1
+    lined = "\n" + body
+    score += 0.2 * _count_up_to(_HEADING_LINE, lined, 4) / 4
+    score += 0.15 * _count_up_to(_LIST_LINE, lined, 6) / 6
+    decision, correction = _wording(body.lower())
+    score += 0.1 * decision + 0.1 * correction
     if has_frontmatter:
         score += 0.2
     return round(min(1.0, score), 4)
