@@ -71,7 +71,7 @@ def is_cjk(character: str) -> bool:
 
 def segment_cjk(text: str) -> str:
     """Surround every CJK character with spaces so FTS5 indexes each one as a token."""
-    if not _CJK_CHAR.search(text):
+    if text.isascii() or not _CJK_CHAR.search(text):  # isascii: one pass in C, no regex
         return text
     return _CJK_RUN.sub(lambda match: " " + " ".join(match.group(0)) + " ", text)
 

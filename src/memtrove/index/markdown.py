@@ -103,6 +103,8 @@ _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 CODE_FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+#.-]*)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
+_FENCE_MARKS = frozenset("`~")
+_LIST_MARKS = frozenset("-*+0123456789")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 # Lines that cannot be the text of a setext heading: list items, quotes, tables, HTML,
@@ -379,7 +381,10 @@ def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str
     list_end = 0
     for offset, line in lines:
         end = offset + len(line)
-        fence_match = CODE_FENCE.match(line)
+        # The first non-blank character says which patterns could match: most lines are
+        # prose, and three regular expressions per line were most of the parsing time.
+        first = line.lstrip()[:1]
+        fence_match = CODE_FENCE.match(line) if first in _FENCE_MARKS else None
         if fence is not None:
             if _closes_fence(fence_match, fence):
                 codes.append((code_label, code_start, end))
@@ -390,13 +395,13 @@ def _structural_pieces(text: str, body_start: int, title: str) -> list[tuple[str
             code_label = f"{heading} ({fence_match.group(2)})" if fence_match.group(2) else heading
             list_start = _close_list(lists, heading, list_start, list_end)
             continue
-        heading_match = HEADING.match(line)
+        heading_match = HEADING.match(line) if first == "#" else None
         if heading_match:
             list_start = _close_list(lists, heading, list_start, list_end)
             heading = heading_match.group(2).strip() or heading
             sections.append((heading, offset))
             continue
-        if _LIST_ITEM.match(line):
+        if first in _LIST_MARKS and _LIST_ITEM.match(line):
             if list_start is None:
                 list_start = offset
             list_end = end
