@@ -1,5 +1,5 @@
 """MCP start-up: ``memtrove mcp`` (stdio) from process start to ``initialize`` and
-``tools/list`` answered, as an MCP client sees it.
+``tools/list`` answered, as an MCP client sees it, and from closing its stdin to its exit.
 
 The first start after an install (or with an empty cache) imports the MCP SDK before it can
 answer (about a second); every later start answers from the SDK's stored answers while
@@ -37,8 +37,9 @@ INITIALIZE = {
 }
 
 
-def handshake(env: dict[str, str]) -> tuple[float, float, int]:
-    """(ms to the initialize answer, ms to the tools/list answer, tools listed)."""
+def handshake(env: dict[str, str]) -> tuple[float, float, int, float]:
+    """(ms to the initialize answer, ms to the tools/list answer, tools listed, ms from
+    closing stdin to the process's exit)."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "memtrove", "mcp"],
@@ -62,11 +63,14 @@ def handshake(env: dict[str, str]) -> tuple[float, float, int]:
     listed = json.loads(process.stdout.readline())
     done = time.perf_counter()
     process.stdin.close()
+    closed = time.perf_counter()
     process.wait(timeout=60)
+    exited = time.perf_counter()
     return (
         (initialized - started) * 1000,
         (done - started) * 1000,
         len(listed["result"]["tools"]),
+        (exited - closed) * 1000,
     )
 
 
@@ -87,12 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         answers = scratch / "cache" / "memtrove" / "mcp-answers.json"
         first: list[float] = []
         later: list[float] = []
+        exits: list[float] = []
         tools = 0
         for _ in range(args.runs):
             answers.unlink(missing_ok=True)
             first.append(handshake(env)[1])
-            _, listed, tools = handshake(env)
+            _, listed, tools, exit_ms = handshake(env)
             later.append(listed)
+            exits.append(exit_ms)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report = {
@@ -102,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         "first_start_p95_ms": round(percentile(first, 0.95), 1),
         "later_start_p50_ms": round(statistics.median(later), 1),
         "later_start_p95_ms": round(percentile(later, 0.95), 1),
+        "exit_after_stdin_closes_p50_ms": round(statistics.median(exits), 1),
+        "exit_after_stdin_closes_max_ms": round(max(exits), 1),
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -113,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
           f"p95 {report['first_start_p95_ms']:.0f} ms")  # fmt: skip
     print(f"  later starts:                    p50 {report['later_start_p50_ms']:.0f} ms, "
           f"p95 {report['later_start_p95_ms']:.0f} ms")  # fmt: skip
+    print(f"  exit after stdin closes:         p50 {report['exit_after_stdin_closes_p50_ms']:.0f} ms, "
+          f"max {report['exit_after_stdin_closes_max_ms']:.0f} ms")  # fmt: skip
     return 0
 
 
