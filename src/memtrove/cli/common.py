@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from memtrove.cli.lean.commands import ask_server
+from memtrove.cli.lean.commands import split_collections as split_collections
 from memtrove.cli.lean.output import error, rich_console
 from memtrove.cli.lean.output import print_json as print_json
 from memtrove.cli.lean.views import print_results as print_rows
@@ -87,12 +88,6 @@ def search_with(ctx: typer.Context, method: str, text: str, **options: Any) -> S
         run: Callable[..., SearchResults] = getattr(vault, method)
         with user_errors():
             return run(text, **options)
-
-
-def split_collections(values: list[str] | None) -> list[str] | None:
-    """``-c a -c b,c`` -> ``["a", "b", "c"]``; None when no collection was named."""
-    names = [name for item in values or [] for name in item.split(",") if name]
-    return names or None
 
 
 def print_results(results: Sequence[SearchResult]) -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from memtrove.cli.lean.parsing import Parsed
     from memtrove.vault import Vault
 
-__all__ = ["WARM_TIMEOUT", "Failed", "ask_server", "run"]
+__all__ = ["WARM_TIMEOUT", "Failed", "ask_server", "run", "split_collections"]
 
 WARM_TIMEOUT = 120.0  # seconds a CLI search waits for a running server before running itself
 _QUERY_ONLY = ("intent", "compact", "diverse", "candidate_limit")
@@ -77,7 +77,7 @@ def _search(
 ) -> None:
     arguments: dict[str, Any] = {
         "limit": options["limit"],
-        "collections": _split_collections(options["collection"]),
+        "collections": split_collections(options["collection"]),
         "content_types": options["content_type"] or None,
         "since": options["since"],
         "until": options["until"],
@@ -109,7 +109,7 @@ def _search(
         print_stages(answer["stages"], answer["skipped"])
 
 
-def _split_collections(values: list[str] | None) -> list[str] | None:
+def split_collections(values: list[str] | None) -> list[str] | None:
     """``-c a -c b,c`` -> ``["a", "b", "c"]``; None when no collection was named."""
     names = [name for item in values or [] for name in item.split(",") if name]
     return names or None
