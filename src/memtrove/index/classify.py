@@ -42,6 +42,7 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from memtrove.index.markdown import CODE_FENCE, HEADING, SECTION_NUMBER
+from memtrove.index.types import CONFIDENCE_BASELINE, CONTENT_TYPES
 
 __all__ = [
     "CONFIDENCE_BASELINE",
@@ -51,38 +52,6 @@ __all__ = [
     "is_link_page",
     "quality_score",
 ]
-
-CONTENT_TYPES: tuple[str, ...] = (
-    "decision",
-    "deductive",
-    "preference",
-    "note",
-    "handoff",
-    "conversation",
-    "progress",
-    "research",
-    "hub",
-    "antipattern",
-    "project",
-    "milestone",
-    "problem",
-)
-
-CONFIDENCE_BASELINE: Mapping[str, float] = {
-    "decision": 0.85,
-    "deductive": 0.85,
-    "preference": 0.80,
-    "hub": 0.80,
-    "antipattern": 0.75,
-    "problem": 0.75,
-    "research": 0.70,
-    "milestone": 0.70,
-    "project": 0.65,
-    "handoff": 0.60,
-    "conversation": 0.55,
-    "progress": 0.50,
-    "note": 0.50,
-}
 
 _ALIASES: Mapping[str, str] = {
     "adr": "decision",

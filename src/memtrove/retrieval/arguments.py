@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from memtrove.errors import InvalidQueryError
-from memtrove.index.classify import CONTENT_TYPES
+from memtrove.index.types import CONTENT_TYPES
 from memtrove.text import parse_iso_datetime
 
 __all__ = ["MAX_LIMIT", "check_content_types", "check_count", "check_date", "check_limit"]

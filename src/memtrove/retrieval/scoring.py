@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
-from memtrove.index.classify import CONFIDENCE_BASELINE
+from memtrove.index.types import CONFIDENCE_BASELINE
 
 __all__ = [
     "ATTENTION_DECAY_TYPES",

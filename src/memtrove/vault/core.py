@@ -49,8 +49,6 @@ from memtrove.results import (
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
-from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
-from memtrove.security.redaction import Redactor
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
@@ -59,6 +57,7 @@ from memtrove.vault.tracking import Tracking
 
 if TYPE_CHECKING:
     from memtrove.index.indexer import ProgressCallback
+    from memtrove.security.redaction import Redactor
 
 __all__ = ["MAX_SPARE_READERS", "Vault"]
 
@@ -292,9 +291,12 @@ class Vault(Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
     def redactor(self) -> Redactor:
         """The redaction engine every write goes through: the built-in shapes plus the
         ``redaction: patterns`` of ``config.yaml`` (rebuilt when they change)."""
+        from memtrove.security import redaction  # loaded by the first write, not by a search
+
         patterns = tuple(self._collections.redaction_patterns())
         if self._redactor is None or self._redactor[0] != patterns:
-            self._redactor = (patterns, Redactor(patterns) if patterns else DEFAULT_REDACTOR)
+            engine = redaction.Redactor(patterns) if patterns else redaction.DEFAULT
+            self._redactor = (patterns, engine)
         return self._redactor[1]
 
     def redact(self, text: str) -> str:
