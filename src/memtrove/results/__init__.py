@@ -3,28 +3,14 @@
 from typing import TYPE_CHECKING, Any
 
 from memtrove.results.core import (
-    Check,
     Collection,
-    CollectionStatus,
-    DoctorReport,
     Document,
     DocumentSummary,
-    FileIssue,
-    IndexStats,
-    LifecycleStatus,
-    MultiGet,
-    RerankHealth,
-    RerankPair,
     SearchResult,
     SearchResults,
-    SecretsReport,
     SessionRecord,
-    SkipReason,
     StaleAfterDays,
     TargetMatch,
-    Timeline,
-    UpdateReport,
-    VaultStatus,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +26,22 @@ if TYPE_CHECKING:
         RuleMatch,
         RuleMatcher,
         SimilarEntry,
+    )
+    from memtrove.results.reports import (
+        Check,
+        CollectionStatus,
+        DoctorReport,
+        FileIssue,
+        IndexStats,
+        LifecycleStatus,
+        MultiGet,
+        RerankHealth,
+        RerankPair,
+        SecretsReport,
+        SkipReason,
+        Timeline,
+        UpdateReport,
+        VaultStatus,
     )
 
 __all__ = [
@@ -80,15 +82,37 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """The memory store's types load on first use (defining dataclasses costs ~1 ms each,
-    and hooks import this package)."""
+    """The memory store's and the reports' types load on first use (defining dataclasses
+    costs ~1 ms each, and hooks and searches import this package)."""
     if name in _MEMORY:
         from memtrove.results import memory
 
         return getattr(memory, name)
+    if name in _REPORTS:
+        from memtrove.results import reports
+
+        return getattr(reports, name)
     raise AttributeError(f"module 'memtrove.results' has no attribute {name!r}")
 
 
+_REPORTS = frozenset(
+    {
+        "Check",
+        "CollectionStatus",
+        "DoctorReport",
+        "FileIssue",
+        "IndexStats",
+        "LifecycleStatus",
+        "MultiGet",
+        "RerankHealth",
+        "RerankPair",
+        "SecretsReport",
+        "SkipReason",
+        "Timeline",
+        "UpdateReport",
+        "VaultStatus",
+    }
+)
 _MEMORY = frozenset(
     {
         "DuplicatePair",

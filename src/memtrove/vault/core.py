@@ -40,12 +40,8 @@ from memtrove.errors import CollectionError, CollectionNotFoundError
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
-    DoctorReport,
     DocumentSummary,
-    RerankHealth,
-    SecretsReport,
     StaleAfterDays,
-    UpdateReport,
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
@@ -57,6 +53,12 @@ from memtrove.vault.tracking import Tracking
 
 if TYPE_CHECKING:
     from memtrove.index.indexer import ProgressCallback
+    from memtrove.results import (
+        DoctorReport,
+        RerankHealth,
+        SecretsReport,
+        UpdateReport,
+    )
     from memtrove.security.redaction import Redactor
 
 __all__ = ["MAX_SPARE_READERS", "Vault"]

@@ -25,12 +25,7 @@ from memtrove.index.documents import (
 from memtrove.results import (
     Document,
     DocumentSummary,
-    IndexStats,
-    LifecycleStatus,
-    MultiGet,
     SearchResults,
-    Timeline,
-    VaultStatus,
 )
 from memtrove.retrieval.arguments import (
     MAX_LIMIT,
@@ -52,6 +47,13 @@ from memtrove.vault.state import VaultState
 # that opening a vault for a search (the CLI's commonest run) does not import them.
 if TYPE_CHECKING:
     from memtrove.index.embedding import EmbedProgress, EmbedReport
+    from memtrove.results import (
+        IndexStats,
+        LifecycleStatus,
+        MultiGet,
+        Timeline,
+        VaultStatus,
+    )
 
 __all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "EXPORT_BATCH", "Reading"]
 
