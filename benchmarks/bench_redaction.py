@@ -13,9 +13,10 @@ Index
 Hook
     A context-surfacing run redacts the prompt before it is recorded (``hook_dedupe`` and
     ``context_usage``) and every snippet, title and fact it injects. Measured in a fresh
-    process per run (``--hook-runs``, default 20): importing the engine, building it, then
-    redacting a prompt with a secret word in it and an injected context of ~2.7 KB that
-    also has some (the worst case: every lazily compiled expression is compiled). p50 in ms.
+    process per run (``--hook-runs``, default 20), after importing what the hook imports
+    anyway (the vault, the renderer): importing the engine, building it, then redacting a
+    prompt with secret words in it and an injected context of ~2.7 KB that also has some
+    (the worst case: the expressions that judge a value are compiled). p50 in ms.
 
 Run from the repository root::
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -63,16 +65,22 @@ def engine_seconds(folder: Path) -> tuple[float, int]:
 
 
 def hook_first(runs: int) -> list[float]:
-    """A cold hook process's whole redaction cost: import, build and one prompt."""
+    """What redaction adds to a cold hook process: with what the hook imports anyway
+    already loaded (the vault), importing the engine, building it, one prompt and one
+    injected context."""
     script = (
-        "import time; s = time.perf_counter(); from memtrove.security.redaction import "
-        "redact_text; redact_text('why does the deploy token expire after 401 errors?'); "
-        "redact_text('<vault-context>' + 'note text about deploys and tokens ' * 80); "
-        "print((time.perf_counter() - s) * 1000)"
+        "import memtrove.vault, memtrove.hooks.render, time; s = time.perf_counter(); "
+        "from memtrove.security.redaction import redact_text; "
+        "redact_text('why does the deploy token expire after 401 errors? key: x9Kq2mZ8pL'); "
+        "redact_text('<vault-context>' + 'note text about deploys, tokens and the api_key "
+        "rotation ' * 40); print((time.perf_counter() - s) * 1000)"
     )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return [
         float(
-            subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout
+            subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, check=True, env=env
+            ).stdout
         )
         for _ in range(runs)
     ]
