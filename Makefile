@@ -31,6 +31,8 @@ test: lint
 bench: venv
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_search.py
+	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_redaction.py
 	$(BIN)/python benchmarks/bench_retrieval.py
 	$(BIN)/python benchmarks/bench_hooks.py
 	$(BIN)/python benchmarks/bench_mcp.py
