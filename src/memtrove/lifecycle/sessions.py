@@ -20,7 +20,6 @@ busy timeout (hooks open the vault with 1.5 s) instead of retrying, and reports 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -53,9 +52,12 @@ _SPACING_DAYS = 7.0  # distinct recall days for the full day-count half of spaci
 _SPACING_SPAN_DAYS = 30.0  # first-to-last recall span for the full span half
 
 
-def prompt_hash(prompt: str) -> str:
-    """SHA-256 (hex) of the trimmed prompt."""
-    return hashlib.sha256(prompt.strip().encode("utf-8", errors="surrogatepass")).hexdigest()
+def prompt_hash(prompt: str, *, strip: bool = True) -> str:
+    """SHA-256 (hex) of the prompt, trimmed unless ``strip`` is False."""
+    import hashlib  # ~6 ms to import (OpenSSL): only when a prompt is recorded
+
+    text = prompt.strip() if strip else prompt
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def record_prompt(
@@ -152,11 +154,7 @@ def log_context_usage(
         if not math.isfinite(value):
             raise InvalidQueryError(f"the score of document {doc_id} is not a number: {score!r}")
         scores.setdefault(int(doc_id), value)
-    query_hash = (
-        hashlib.sha256(query_text.encode("utf-8", errors="surrogatepass")).hexdigest()
-        if query_text
-        else ""
-    )
+    query_hash = prompt_hash(query_text, strip=False) if query_text else ""
     stamp = to_iso(now)
     with write_transaction(connection):
         paths = _display_paths(connection, list(scores))
