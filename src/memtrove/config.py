@@ -223,34 +223,36 @@ class CollectionConfig:
 
     def redaction_patterns(self) -> list[tuple[str, str]]:
         """The ``redaction: patterns:`` of the file as checked ``(kind, regex)`` pairs (empty
-        when the file never says ``redaction``: no YAML is parsed then). ConfigError names
-        a bad pattern."""
+        when the file never says ``redaction``: no YAML is parsed then). Every write asks,
+        so an unchanged file costs one ``stat``. ConfigError names a bad pattern."""
+        signature = _signature(self.config_file)
+        if signature is None:
+            return []
+        if self._patterns is not None and self._patterns[0] == signature:
+            return list(self._patterns[1])
         try:
             text = self.config_file.read_bytes()
         except OSError:
             return []
-        if b"redaction" not in text:
-            return []
-        signature = _signature(self.config_file)
-        if signature is not None and self._patterns is not None and self._patterns[0] == signature:
-            return list(self._patterns[1])
+        patterns = self._parse_patterns() if b"redaction" in text else []
+        self._patterns = (signature, patterns)
+        return list(patterns)
+
+    def _parse_patterns(self) -> list[tuple[str, str]]:
+        from memtrove.security.redaction import compile_extra
+
         section = self._read().get("redaction") or {}
         if not isinstance(section, dict):
             raise ConfigError(f"{self.config_file}: 'redaction' must be a mapping")
         raw = section.get("patterns") or []
-        from memtrove.security.redaction import compile_extra
-
         if not isinstance(raw, (list, dict)):
             raise ConfigError(
                 f"{self.config_file}: 'redaction: patterns' must be a list or mapping"
             )
         try:
-            patterns = compile_extra(raw)
+            return compile_extra(raw)
         except ValueError as error:
             raise ConfigError(f"{self.config_file}: redaction: {error}") from None
-        if signature is not None:
-            self._patterns = (signature, patterns)
-        return patterns
 
     def _parse(self, data: dict[str, Any]) -> list[Collection]:
         raw = data.get("collections") or {}

@@ -100,3 +100,19 @@ def test_old_bodies_no_document_points_at_are_deleted(tmp_path: Path) -> None:
         vault.stored_secrets(apply=True)
         assert vault.stored_secrets().total == 0
         assert vault.get("ops/deploy.md").body.endswith("Rotated.\n")
+
+
+def test_patterns_of_ones_own_from_config_yaml(tmp_path: Path) -> None:
+    import pytest
+
+    from memtrove.errors import ConfigError
+
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+        assert vault.redact("ticket TCK-0123ABCD") == "ticket TCK-0123ABCD"
+        config = tmp_path / "config" / "config.yaml"
+        config.parent.mkdir(exist_ok=True)
+        config.write_text('redaction:\n  patterns:\n    ticket_key: "TCK-[0-9A-F]{8}"\n')
+        assert vault.redact("ticket TCK-0123ABCD") == "ticket [REDACTED:ticket_key]"
+        config.write_text('redaction:\n  patterns: ["("]\n')
+        with pytest.raises(ConfigError, match="redaction"):
+            vault.redact("x")

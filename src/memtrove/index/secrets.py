@@ -22,7 +22,7 @@ write transaction each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.index.indexer import _index_text, _insert_fragments, _Prepared
@@ -61,7 +61,6 @@ def stored_secrets(
     *,
     verbatim: Collection[str] = (),
     apply: bool = False,
-    progress: Callable[[int], None] | None = None,
 ) -> SecretsReport:
     """Count (and with ``apply`` rewrite) the secrets stored in the vault; see the module
     doc. ``verbatim``: collections whose bodies are kept as they are."""
@@ -69,7 +68,7 @@ def stored_secrets(
     if apply:
         connection.execute("PRAGMA secure_delete = ON")
     try:
-        _bodies(connection, engine, set(verbatim), report, apply, progress)
+        _bodies(connection, engine, set(verbatim), report, apply)
         for table, columns in TEXT_COLUMNS:
             for column in columns:
                 _column(connection, engine, table, column, report, apply)
@@ -98,7 +97,6 @@ def _bodies(
     verbatim: set[str],
     report: SecretsReport,
     apply: bool,
-    progress: Callable[[int], None] | None,
 ) -> None:
     # A body every referencing document of which is verbatim stays as it is.
     kept = {
@@ -110,11 +108,9 @@ def _bodies(
         )
     }
     found: list[tuple[str, str]] = []
-    for number, (body_hash, text) in enumerate(connection.execute("SELECT hash, doc FROM content")):
+    for body_hash, text in connection.execute("SELECT hash, doc FROM content"):
         if str(body_hash) not in kept and _count(report, engine.findings(str(text))):
             found.append((str(body_hash), str(text)))
-        if progress is not None and number % BATCH == 0:
-            progress(number)
     for body_hash, _text in found:
         refs = connection.execute(
             "SELECT collection, path FROM documents WHERE hash = ? ORDER BY id", (body_hash,)

@@ -66,7 +66,6 @@ _REFERENCE = LazyPattern(
     re.IGNORECASE,
 )
 _DOTTED_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_IDENTIFIER = LazyPattern(r"[a-z][a-z_]*")
 _MASK = frozenset("*xX.•-_# ")
 _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 # NAME <sep> value, looked for right after a secret name (and its closing quote/bracket).
