@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memtrove.cli import agents
 from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.cli.lean.views import print_status
 from memtrove.cli.retrieval import print_embed_report, run_embed
 from memtrove.errors import MemtroveError
 from memtrove.index.embedding import EmbedReport
@@ -160,22 +161,7 @@ def status(
     if as_json:
         print_json(info.to_dict())
         return
-    console.print(f"vault       {info.path} ({info.size_bytes / 1_048_576:.1f} MiB)")
-    console.print(f"schema      {', '.join(info.schema)}")
-    console.print(
-        f"documents   {info.documents} active, {info.inactive_documents} inactive, "
-        f"{info.fragments} fragments"
-    )
-    if info.last_modified_at:
-        console.print(f"newest      {info.last_modified_at}")
-    if info.content_types:
-        types = ", ".join(f"{name} {count}" for name, count in info.content_types.items())
-        console.print(f"types       {types}")
-    for c in info.collections:
-        missing = "" if c.path_exists else "  (folder missing)"
-        console.print(f"collection  {c.name}: {c.documents} docs  {c.path}  {c.pattern}{missing}")
-    if not info.collections:
-        console.print("collection  none yet: memtrove collection add <folder>")
+    print_status(info)  # the lean path's printer: one format for both
 
 
 def path(ctx: typer.Context) -> None:
