@@ -225,12 +225,12 @@ def test_search_shows_identical_copies_once(copies: Vault) -> None:
     results = copies.search("kafka events", limit=10)
     (shown,) = [r for r in results if r.path.endswith("adr7.md")]
     other = "adr/fr/adr7.md" if shown.path == "en/adr7.md" else "adr/en/adr7.md"
-    assert shown.also_at == [other]
+    assert shown.also_at == (other,)
     assert shown.to_dict()["also_at"] == [other]
     assert set(shown.to_dict()) == RESULT_FIELDS | {"also_at"}
     (single,) = [r for r in results if r.path == "en/adr8.md"]
-    assert single.also_at == [] and set(single.to_dict()) == RESULT_FIELDS
-    assert SearchResult.from_dict(shown.to_dict()).also_at == [other]
+    assert single.also_at == () and set(single.to_dict()) == RESULT_FIELDS
+    assert SearchResult.from_dict(shown.to_dict()).also_at == (other,)
 
 
 def test_every_result_list_collapses_copies(copies: Vault) -> None:

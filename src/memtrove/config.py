@@ -36,9 +36,8 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.errors import (
     CollectionError,
@@ -76,8 +75,7 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(cache_location(env))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Resolved paths for one process."""
 
     vault_path: Path

@@ -266,8 +266,8 @@ def test_highlight_collects_terms_prefixes_and_phrase_words() -> None:
     assert parsed.highlight == ("sqlite", "datab", "brown", "fox")
 
 
-def test_parsed_queries_compare_without_highlight() -> None:
-    assert parse_query("sqlite") == ParsedQuery(terms=("sqlite",))
+def test_parsed_query_of_one_word() -> None:
+    assert parse_query("sqlite") == ParsedQuery(terms=("sqlite",), highlight=("sqlite",))
 
 
 def test_build_match_of_an_empty_query_is_none() -> None:

@@ -407,7 +407,7 @@ def test_identical_texts_are_reranked_once(
         (request,) = model_server.requests_to("rerank")
         assert sorted(request.body["documents"]) == sorted([WAL, other])
         assert sorted(paths(results)) == ["a.md", "c.md"]  # identical copies shown once
-        assert results[paths(results).index("a.md")].also_at == ["notes/b.md"]
+        assert results[paths(results).index("a.md")].also_at == ("notes/b.md",)
 
 
 def test_candidate_limit_caps_what_reaches_the_reranker(

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -343,7 +342,7 @@ def test_questions_about_time_keep_the_weighted_sum() -> None:
     expected = 0.1 * 0.8 + 0.7 * 0.25 + 0.2 * confidence
     assert composite_score(old, RECENCY_WEIGHTS, NOW) == pytest.approx(expected)
     # A slowly decaying type does not look fresh when the question is about time.
-    decision = replace(old, content_type="decision", confidence=0.6)
+    decision = old._replace(content_type="decision", confidence=0.6)
     assert age_score(days_ago(28), NOW) == pytest.approx(0.25)
     assert composite_score(decision, RECENCY_WEIGHTS, NOW) == pytest.approx(
         0.1 * 0.8 + 0.7 * 0.25 + 0.2 * 0.6
@@ -362,7 +361,7 @@ def test_pin_adds_point_three_of_the_scale() -> None:
     )
     assert composite_score(item(search_score=1.0, pinned=True), DEFAULT_WEIGHTS, NOW) == 1.0
     weak = item(search_score=0.1, pinned=True)
-    unpinned = composite_score(replace(weak, pinned=False), DEFAULT_WEIGHTS, NOW)
+    unpinned = composite_score(weak._replace(pinned=False), DEFAULT_WEIGHTS, NOW)
     assert composite_score(weak, DEFAULT_WEIGHTS, NOW) == pytest.approx(unpinned + 0.3)
     half = composite_score(weak, DEFAULT_WEIGHTS, NOW, scale=0.5)
     assert half == pytest.approx(unpinned * 0.5 + 0.15)
@@ -370,7 +369,7 @@ def test_pin_adds_point_three_of_the_scale() -> None:
     strong = item(search_score=1.0, confidence=1.0, quality_score=1.0, revision_count=9)
     top = composite_score(strong, DEFAULT_WEIGHTS, NOW, co_activation=10)
     assert top == pytest.approx(1.0)
-    assert composite_score(replace(strong, pinned=True), DEFAULT_WEIGHTS, NOW, 10) == top
+    assert composite_score(strong._replace(pinned=True), DEFAULT_WEIGHTS, NOW, 10) == top
 
 
 def test_superseded_and_snoozed_documents_are_demoted() -> None:
@@ -476,7 +475,7 @@ def test_apply_composite_uses_co_activation_counts() -> None:
     boosted = apply_composite(items, DEFAULT_WEIGHTS, NOW, co_activation=lambda k: 2 * (k == 2))
     assert [key for key, _ in boosted] == [2, 1]
     assert dict(boosted)[2] == pytest.approx(
-        composite_score(replace(items[1], search_score=0.78 / 0.8), DEFAULT_WEIGHTS, NOW, 2, 0.8)
+        composite_score(items[1]._replace(search_score=0.78 / 0.8), DEFAULT_WEIGHTS, NOW, 2, 0.8)
     )
 
 

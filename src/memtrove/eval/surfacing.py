@@ -131,7 +131,7 @@ class Surfacer:
             if wanted is not None and collection not in wanted:
                 continue
             score = 1.0 / (rank + 1)
-            copies = list(result.copies.get(key, ()))
+            copies = tuple(result.copies.get(key, ()))
             results.append(
                 SearchResult("", collection, path, "", score, "", "", "", also_at=copies)
             )

@@ -15,7 +15,6 @@ wins when both answer to a docid.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import datetime
 
@@ -66,7 +65,7 @@ def pin_document(connection: Connection, reference: str, *, pinned: bool = True)
         connection.execute(
             "UPDATE documents SET pinned = ? WHERE id = ?", (int(pinned), document.doc_id)
         )
-    return dataclasses.replace(document, pinned=pinned)
+    return document._replace(pinned=pinned)
 
 
 def snooze_document(connection: Connection, reference: str, until: str | None) -> Document:
@@ -76,7 +75,7 @@ def snooze_document(connection: Connection, reference: str, until: str | None) -
         connection.execute(
             "UPDATE documents SET snoozed_until = ? WHERE id = ?", (until, document.doc_id)
         )
-    return dataclasses.replace(document, snoozed_until=until)
+    return document._replace(snoozed_until=until)
 
 
 def forget_document(connection: Connection, reference: str) -> Document:
@@ -89,4 +88,4 @@ def forget_document(connection: Connection, reference: str) -> Document:
         from memtrove.index.indexer import deactivate_documents  # the indexer loads on use
 
         deactivate_documents(connection, [document.doc_id])
-    return dataclasses.replace(document, active=False)
+    return document._replace(active=False)

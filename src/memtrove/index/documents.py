@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError
@@ -48,8 +47,7 @@ _DOCUMENT_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class _Match:
+class _Match(NamedTuple):
     doc_id: int
     docid: str
     collection: str

@@ -6,8 +6,6 @@ collection and path, so the order is total and the same on every call.
 
 from __future__ import annotations
 
-import dataclasses
-
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError, InvalidQueryError
 from memtrove.index.documents import SUMMARY_COLUMNS, get_document, summary_of
@@ -127,7 +125,7 @@ def multi_get(
             continue
         cut = _cut_utf8(document.body, max_bytes)
         if cut is not None:
-            document = dataclasses.replace(document, body=cut)
+            document = document._replace(body=cut)
             truncated.append(name)
         documents.append(document)
     return MultiGet(documents=documents, errors=errors, truncated=truncated)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memtrove.errors import ConfigError, ModelUnavailableError
 from memtrove.models.protocols import LLM, Embedder, Reranker
@@ -45,8 +45,7 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be true or false, not {value!r}")
 
 
-@dataclass(frozen=True)
-class ModelSettings:
+class ModelSettings(NamedTuple):
     """Model configuration; every field has an environment variable (see the README)."""
 
     embed_url: str | None = None

@@ -1,11 +1,16 @@
-"""The values memtrove's operations return: plain frozen dataclasses, JSON-ready."""
+"""The values memtrove's operations return: immutable records, JSON-ready.
+
+They are named tuples rather than dataclasses: ``memtrove search`` starts a process per query,
+and building dataclasses (and importing :mod:`dataclasses`, which imports :mod:`inspect`) is
+a fifth of that process's time. ``_replace`` makes a changed copy; ``to_dict`` is the JSON
+shape.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "Collection",
@@ -23,8 +28,7 @@ StaleAfterDays = int | Literal["auto"] | None
 """A collection's staleness threshold: days, ``"auto"`` (the default rule), None (never)."""
 
 
-@dataclass(frozen=True)
-class Collection:
+class Collection(NamedTuple):
     """A named folder of markdown that the vault indexes, and its per-collection settings.
 
     ``exclude``: globs (relative to the folder) never indexed; ``surface``: False keeps the
@@ -53,8 +57,7 @@ class Collection:
         }
 
 
-@dataclass(frozen=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     """One ranked document. ``score`` is in [0, 1]; higher is better.
 
     ``also_at`` names (``collection/path``) the other active documents with exactly this
@@ -69,9 +72,9 @@ class SearchResult:
     snippet: str
     content_type: str
     modified_at: str
-    doc_id: int = field(default=0, compare=False, repr=False)
-    content: str | None = field(default=None, compare=False, repr=False)
-    also_at: list[str] = field(default_factory=list, compare=False)
+    doc_id: int = 0
+    content: str | None = None
+    also_at: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape (``--json``, REST, MCP); ``content`` only when asked
@@ -107,7 +110,7 @@ class SearchResult:
             modified_at=str(data["modified_at"]),
             doc_id=int(data.get("doc_id") or 0),
             content=None if content is None else str(content),
-            also_at=[str(path) for path in data.get("also_at") or ()],
+            also_at=tuple(str(path) for path in data.get("also_at") or ()),
         )
 
 
@@ -156,8 +159,7 @@ class SearchResults(list[SearchResult]):
         )
 
 
-@dataclass(frozen=True)
-class DocumentSummary:
+class DocumentSummary(NamedTuple):
     docid: str
     collection: str
     path: str
@@ -168,11 +170,10 @@ class DocumentSummary:
     access_count: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
     """A whole indexed document, its stored text and metadata."""
 
     doc_id: int
@@ -193,11 +194,10 @@ class Document:
     body: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class TargetMatch:
+class TargetMatch(NamedTuple):
     """The document a curation request (pin, snooze, forget) most likely means.
 
     ``method`` names the step of the cascade that found it: ``exact`` (a docid or path),
@@ -220,8 +220,7 @@ class TargetMatch:
         }
 
 
-@dataclass(frozen=True)
-class SessionRecord:
+class SessionRecord(NamedTuple):
     """One agent session as the hooks saw it.
 
     ``turns`` counts its context-surfacing runs (prompts), ``injected_documents`` the distinct
@@ -236,4 +235,4 @@ class SessionRecord:
     estimated_tokens: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()

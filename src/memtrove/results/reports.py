@@ -268,7 +268,11 @@ class Timeline:
     after: list[DocumentSummary]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "anchor": self.anchor.to_dict(),
+            "before": [summary.to_dict() for summary in self.before],
+            "after": [summary.to_dict() for summary in self.after],
+        }
 
 
 @dataclass(frozen=True)
@@ -280,7 +284,11 @@ class MultiGet:
     truncated: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "documents": [document.to_dict() for document in self.documents],
+            "errors": list(self.errors),
+            "truncated": list(self.truncated),
+        }
 
 
 @dataclass(frozen=True)

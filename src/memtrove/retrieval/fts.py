@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.errors import InvalidQueryError
@@ -57,23 +56,21 @@ _QUOTED = re.compile(r'"([^"]*)"')
 _TOKEN = re.compile(r"(?<![\w])-?[^\s\"]+")
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
+class ParsedQuery(NamedTuple):
     """The searchable parts of a user's query."""
 
     terms: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
     prefixes: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
-    highlight: tuple[str, ...] = field(default=(), compare=False)
+    highlight: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (self.terms or self.phrases or self.prefixes)
 
 
-@dataclass(frozen=True)
-class FtsHit:
+class FtsHit(NamedTuple):
     doc_id: int
     bm25: float
     score: float
@@ -250,7 +247,7 @@ def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
     if not useful:
         useful = sorted(ranked)[:3]  # only common words: search the least common ones
     kept = sorted(sorted(useful)[:MAX_SELECTED_TERMS], key=lambda entry: entry[1])
-    return replace(parsed, terms=tuple(term for _, _, term in kept))
+    return parsed._replace(terms=tuple(term for _, _, term in kept))
 
 
 def search_fts(

@@ -22,9 +22,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
@@ -74,8 +73,7 @@ _WARNING_INTERVAL = 60.0
 CoActivation = Callable[[int], int]
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     """Restrictions every retrieval channel applies."""
 
     collections: Sequence[str] | None = None
@@ -92,16 +90,32 @@ class Filters:
         }
 
 
-@dataclass
 class Ranking:
-    """Ranked document ids with scores, and what produced them."""
+    """Ranked document ids with scores, and what produced them (filled in as stages run).
 
-    hits: list[tuple[int, float]] = field(default_factory=list)
-    stages: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    best_seq: dict[int, int] = field(default_factory=dict)
-    scale: float | None = None  # hybrid: the best hit's own score (SearchResults.scale)
+    ``scale`` (hybrid): the best hit's own score (``SearchResults.scale``).
+    """
+
+    __slots__ = ("best_seq", "hits", "scale", "skipped", "stages", "warnings")
+
+    def __init__(
+        self,
+        hits: list[tuple[int, float]] | None = None,
+        stages: list[str] | None = None,
+        skipped: dict[str, str] | None = None,
+        warnings: list[str] | None = None,
+        best_seq: dict[int, int] | None = None,
+        scale: float | None = None,
+    ) -> None:
+        self.hits = [] if hits is None else hits
+        self.stages = [] if stages is None else stages
+        self.skipped = {} if skipped is None else skipped
+        self.warnings = [] if warnings is None else warnings
+        self.best_seq = {} if best_seq is None else best_seq
+        self.scale = scale
+
+    def __repr__(self) -> str:
+        return f"Ranking(hits={self.hits!r}, stages={self.stages!r}, skipped={self.skipped!r})"
 
 
 _last_warning: dict[str, float] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memtrove.retrieval.scoring import (
     CONTINUATION_TYPES,
@@ -75,8 +75,7 @@ _GENERIC_WORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class RecencyPlan:
+class RecencyPlan(NamedTuple):
     """How to rank a question about time (see the module docstring)."""
 
     weights: Weights

@@ -42,9 +42,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from memtrove.index.types import CONFIDENCE_BASELINE
 
@@ -81,10 +80,7 @@ K = TypeVar("K", bound=Hashable)
 _DAY_SECONDS = 86_400.0
 
 
-@dataclass(frozen=True)
-class Weights:
-    """How much relevance, recency and confidence each count in the base score."""
-
+class _WeightFields(NamedTuple):
     search: float
     recency: float
     confidence: float
@@ -92,10 +88,21 @@ class Weights:
     # False: relevance times the bounded modifier (every topical question).
     blend: bool = False
 
-    def __post_init__(self) -> None:
-        for value in (self.search, self.recency, self.confidence):
+
+class Weights(_WeightFields):
+    """How much relevance, recency and confidence each count in the base score."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls, search: float, recency: float, confidence: float, blend: bool = False
+    ) -> Weights:
+        for value in (search, recency, confidence):
             if not math.isfinite(value) or value < 0:
-                raise ValueError(f"weights must be finite and >= 0, got {self}")
+                raise ValueError(
+                    f"weights must be finite and >= 0, got {(search, recency, confidence)}"
+                )
+        return super().__new__(cls, search, recency, confidence, blend)
 
 
 DEFAULT_WEIGHTS = Weights(search=0.5, recency=0.25, confidence=0.25)
@@ -316,8 +323,7 @@ def co_activation_boost(co_count: int) -> float:
     return 1.0 + min(max(co_count, 0) / 10.0, CO_ACTIVATION_CAP)
 
 
-@dataclass(frozen=True)
-class ScoringInput(Generic[K]):
+class ScoringInput(NamedTuple, Generic[K]):
     """The fields of one candidate that composite scoring reads."""
 
     key: K
@@ -453,7 +459,7 @@ def apply_composite(
             0 if item.content_type in lead else 1 if item.content_type in first else 2,
             item.key,
             composite_score(
-                replace(item, search_score=_unit(item.search_score, 0.0) / best),
+                item._replace(search_score=_unit(item.search_score, 0.0) / best),
                 weights,
                 now,
                 co_activation(item.key) if co_activation else 0,

@@ -10,7 +10,6 @@ channel had more, asks again twice as deep (at most ``COLLAPSE_ROUNDS`` times).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -314,7 +313,7 @@ class Reading(VaultState):
         )
         for index, result in enumerate(results):
             if copies and copies.get(result.doc_id):
-                results[index] = dataclasses.replace(result, also_at=copies[result.doc_id])
+                results[index] = result._replace(also_at=tuple(copies[result.doc_id]))
         return results
 
     def scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:

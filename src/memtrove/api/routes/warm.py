@@ -10,7 +10,6 @@ server was running.
 from __future__ import annotations
 
 import binascii
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -89,4 +88,4 @@ def _check_same(vault: Vault, env: Mapping[str, str]) -> None:
 
 
 def _without_credentials(settings: ModelSettings) -> ModelSettings:
-    return dataclasses.replace(settings, embed_api_key=None, llm_api_key=None, rerank_api_key=None)
+    return settings._replace(embed_api_key=None, llm_api_key=None, rerank_api_key=None)
