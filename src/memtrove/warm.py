@@ -8,14 +8,13 @@ and the query caches are already in memory there. When there is no server, or it
 take the request (gone, busy past the deadline, another token, other model settings), the
 caller runs the same code in-process: results are the same either way.
 
-The client side imports only ``os``, ``json`` and ``binascii`` (``socket`` once a server is
-found), so a hook that finds no server has lost a file lookup. ``MEMTROVE_SERVER=off`` keeps every call in-process.
+The client side imports only ``os`` and ``binascii`` (``json`` and ``socket`` once a server
+is found), so a hook that finds no server has lost a file lookup. ``MEMTROVE_SERVER=off`` keeps every call in-process.
 """
 
 from __future__ import annotations
 
 import binascii
-import json
 import os
 
 TYPE_CHECKING = False
@@ -75,6 +74,8 @@ class WarmServer:
 
         One request per connection over a plain socket: ``http.client`` alone would cost a
         hook more import time than the whole exchange."""
+        import json
+
         data = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode()
         head = [
             f"POST {path} HTTP/1.1",
@@ -166,6 +167,7 @@ def publish(
     cache_dir: str | Path, vault_path: str | Path, host: str, port: int, *, token_required: bool
 ) -> str:
     """Write this process's server file (atomically); returns its path."""
+    import json
     from pathlib import Path
 
     from memtrove.files import write_atomic  # the server's side only: kept off the hooks' path
@@ -185,6 +187,8 @@ def publish(
 
 def withdraw(path: str) -> None:
     """Remove the server file if it is still this process's (a newer server may own it)."""
+    import json
+
     try:
         with open(path, encoding="utf-8") as handle:
             owner = json.load(handle).get("pid")
@@ -204,6 +208,8 @@ def find_server(
         return None
     try:
         with open(server_file(cache_dir, vault_path), encoding="utf-8") as handle:
+            import json  # only when a server file exists
+
             data = json.load(handle)
         server = WarmServer(
             host=str(data["host"]),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +59,8 @@ def _retry_locked(action: Any, deadline: float) -> Any:
         except OperationalError as error:
             if not is_locked_error(error) or time.monotonic() >= deadline:
                 raise
+            import random  # only when a lock is contended
+
             time.sleep(delay + random.random() * delay)
             delay = min(delay * 2, 0.5)
 

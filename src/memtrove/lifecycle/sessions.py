@@ -20,7 +20,6 @@ busy timeout (hooks open the vault with 1.5 s) instead of retrying, and reports 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -154,6 +153,8 @@ def log_context_usage(
         if not math.isfinite(value):
             raise InvalidQueryError(f"the score of document {doc_id} is not a number: {score!r}")
         scores.setdefault(int(doc_id), value)
+    import json  # a hook records usage; searching never does
+
     query_hash = prompt_hash(query_text, strip=False) if query_text else ""
     stamp = to_iso(now)
     with write_transaction(connection):

@@ -10,7 +10,6 @@ console made like the CLI's (:func:`rich_console`), so the output is the same ei
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -163,6 +162,8 @@ def echo_lines(lines: Iterable[str]) -> None:
 
 
 def print_json(data: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
