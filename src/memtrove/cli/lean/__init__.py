@@ -74,7 +74,26 @@ def main(arguments: Sequence[str]) -> None:
             raise
         unexpected(failure)
         code = 1
-    sys.exit(finished(code))
+    _exit(finished(code))
+
+
+def _exit(code: str | int | None) -> None:
+    """Exit with ``code`` without tearing the interpreter down: finalising the ~150 modules
+    a search loads takes longer than the search itself, and nothing is left to do (the vault
+    is closed and stdout flushed). A process still running threads exits normally."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        sys.exit(code)
+    if code is None or isinstance(code, int):
+        status = code or 0
+    else:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{code}\n")
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 def finished(code: str | int | None) -> str | int | None:
