@@ -25,7 +25,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.index.classify import classify_content_type, confidence_baseline, quality_score
@@ -54,8 +54,7 @@ DEFAULT_BATCH_SIZE = 200
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
 
 
-@dataclass(frozen=True)
-class _Row:
+class _Row(NamedTuple):
     id: int
     hash: str
     size: int | None
@@ -209,7 +208,11 @@ def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
         "WHERE collection = ?",
         (collection,),
     )
-    return {str(r[0]): _Row(int(r[1]), str(r[2]), r[3], r[4], bool(r[5]), r[6]) for r in rows}
+    # The columns are typed (NOT NULL id, hash, path; 0/1 active): no conversion per row.
+    return {
+        path: _Row(doc_id, body_hash, size, mtime_ns, active == 1, forgotten)
+        for path, doc_id, body_hash, size, mtime_ns, active, forgotten in rows
+    }
 
 
 def _prepare(
@@ -504,6 +507,14 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
 
 def _build_missing_fragments(connection: Connection) -> None:
     """Give fragments to bodies that have none (vaults indexed before fragments existed)."""
+    # One index probe per body first (a few ms at 10k bodies): the join below costs several
+    # times that, and a vault almost never has a body without fragments.
+    bare = connection.execute(
+        "SELECT 1 FROM content c "
+        "WHERE NOT EXISTS (SELECT 1 FROM fragments f WHERE f.hash = c.hash) LIMIT 1"
+    ).fetchone()
+    if bare is None:
+        return
     rows = connection.execute(
         "SELECT c.hash, c.doc, MIN(d.title) FROM content c JOIN documents d ON d.hash = c.hash "
         "WHERE d.active = 1 AND NOT EXISTS (SELECT 1 FROM fragments f WHERE f.hash = c.hash) "

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from memtrove.results import SkipReason
 
@@ -60,8 +61,7 @@ EXCLUDED_DIRS = frozenset(
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     path: str  # relative, with forward slashes
     absolute: str
     size: int
@@ -76,6 +76,10 @@ class ScanResult:
     unreadable_dirs: list[str] = field(default_factory=list)  # relative, "" for the root
     unreadable_files: list[str] = field(default_factory=list)
     root_missing: bool = False
+
+
+def _nothing_excluded(relative: str) -> bool:
+    return False
 
 
 def is_excluded_dir(name: str) -> bool:
@@ -228,6 +232,9 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
     def is_excluded(relative: str) -> bool:
         return any(excluder.match(relative) for excluder in excluders)
 
+    if not excluders:
+        is_excluded = _nothing_excluded
+
     if not root.is_dir():
         result.root_missing = True
         return result
@@ -246,7 +253,7 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
         for entry in entries:
             name = entry.name
             child = f"{relative}/{name}" if relative else name
-            if not _is_utf8(name):
+            if not name.isascii() and not _is_utf8(name):
                 shown = printable_path(child)
                 excluded = excluded_dir or is_excluded(shown)
                 _skip_bad_name(result, entry, shown, matcher, excluded)
