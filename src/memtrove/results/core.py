@@ -2,8 +2,8 @@
 
 They are named tuples rather than dataclasses: ``memtrove search`` starts a process per query,
 and building dataclasses (and importing :mod:`dataclasses`, which imports :mod:`inspect`) is
-a fifth of that process's time. ``_replace`` makes a changed copy; ``to_dict`` is the JSON
-shape.
+about a quarter of that process's time. ``_replace`` makes a changed copy; ``to_dict`` is the
+JSON shape.
 """
 
 from __future__ import annotations
