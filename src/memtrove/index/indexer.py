@@ -23,7 +23,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -75,6 +75,7 @@ class _Prepared:
     authored_at: str | None
     tags: str | None
     notices: list[str] = field(default_factory=list)
+    fragments: list[FragmentRow] | None = None  # computed with the rest, off the write path
 
 
 def update_collections(
@@ -168,13 +169,15 @@ def _update_one(
 
     total = len(to_read)
     done = 0
-    for start in range(0, total, batch_size):
-        batch = to_read[start : start + batch_size]
+    for batch, outcomes in _prepared_batches(collection, to_read, batch_size, redact):
         prepared: list[_Prepared] = []
-        for file in batch:
-            item = _prepare(collection, file, report, kept, redact)
-            if item is not None:
-                prepared.append(item)
+        for file, outcome in zip(batch, outcomes, strict=True):
+            report.skipped.extend(outcome.skipped)
+            report.notices.extend(outcome.notices)
+            if outcome.unreadable:
+                kept.add(file.path)
+            if outcome.item is not None:
+                prepared.append(outcome.item)
             elif file.path not in kept and file.path in existing:
                 missing[file.path] = existing[file.path]  # now binary or too large
         if prepared:
@@ -215,35 +218,49 @@ def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
     }
 
 
-def _prepare(
+def _prepared_batches(
     collection: Collection,
-    file: FileEntry,
-    report: UpdateReport,
-    kept: set[str],
+    files: list[FileEntry],
+    batch_size: int,
     redact: Callable[[str], str] | None,
-) -> _Prepared | None:
+) -> Iterator[tuple[list[FileEntry], list[_Outcome]]]:
+    """Each batch of ``files`` with what reading and parsing found, read just before it is
+    written (a worker thread reading ahead gains nothing: the writes' many short SQLite
+    calls would each wait for the GIL)."""
+    for start in range(0, len(files), batch_size):
+        batch = files[start : start + batch_size]
+        yield batch, [_prepare(collection, file, redact) for file in batch]
+
+
+class _Outcome(NamedTuple):
+    """What reading one file gave: the document to write (or None), and what to report."""
+
+    item: _Prepared | None
+    skipped: tuple[FileIssue, ...] = ()
+    notices: tuple[FileIssue, ...] = ()
+    unreadable: bool = False  # could not be read: its document is kept as it was
+
+
+def _prepare(
+    collection: Collection, file: FileEntry, redact: Callable[[str], str] | None
+) -> _Outcome:
+    def skip(reason: SkipReason, detail: str = "") -> _Outcome:
+        return _Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
+
     try:
         with open(file.absolute, "rb", opener=_open_no_wait) as handle:
             mode = os.fstat(handle.fileno()).st_mode
             # Replaced since the scan (by a FIFO, say): not read, not a document any more.
             if not stat.S_ISREG(mode):
-                kind = file_kind(mode)
-                report.skipped.append(
-                    FileIssue(collection.name, file.path, SkipReason.NOT_REGULAR, kind)
-                )
-                return None
+                return skip(SkipReason.NOT_REGULAR, file_kind(mode))
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        kept.add(file.path)
         detail = error.strerror or type(error).__name__
-        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.UNREADABLE, detail))
-        return None
+        return skip(SkipReason.UNREADABLE, detail)._replace(unreadable=True)
     if len(data) > MAX_FILE_BYTES:
-        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.TOO_LARGE))
-        return None
+        return skip(SkipReason.TOO_LARGE)
     if b"\x00" in data[:8192]:
-        report.skipped.append(FileIssue(collection.name, file.path, SkipReason.BINARY))
-        return None
+        return skip(SkipReason.BINARY)
     notices: list[str] = []
     try:
         text = data.decode("utf-8")
@@ -260,9 +277,7 @@ def _prepare(
     title = document_title(parsed, file.path)
     body = parsed.body
     content_type = classify_content_type(file.path, title, body, frontmatter)
-    for notice in notices:
-        report.notices.append(FileIssue(collection.name, file.path, notice))
-    return _Prepared(
+    item = _Prepared(
         file=file,
         text=text,
         hash=hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest(),
@@ -273,7 +288,10 @@ def _prepare(
         authored_at=_authored_at(frontmatter),
         tags=_tags(frontmatter),
         notices=notices,
+        fragments=_fragment_rows(parsed, title),
     )
+    issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
+    return _Outcome(item, notices=issues)
 
 
 def _authored_at(frontmatter: dict[str, Any]) -> str | None:
@@ -386,21 +404,35 @@ def _store_content(connection: Connection, item: _Prepared, now: str) -> None:
         "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
         (item.hash, item.text, now),
     ).rowcount
-    if inserted:
-        _insert_fragments(connection, item.hash, item.parsed, item.title)
+    if inserted:  # a new body: no fragment can refer to it yet
+        rows = item.fragments
+        if rows is None:
+            rows = _fragment_rows(item.parsed, item.title)
+        _insert_fragment_rows(connection, item.hash, rows)
 
 
 def _insert_fragments(
     connection: Connection, body_hash: str, parsed: ParsedMarkdown, title: str
 ) -> None:
+    """(Re)build the fragments of a stored body."""
     connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
+    _insert_fragment_rows(connection, body_hash, _fragment_rows(parsed, title))
+
+
+FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
+
+
+def _fragment_rows(parsed: ParsedMarkdown, title: str) -> list[FragmentRow]:
+    return [
+        (f.seq, f.fragment_type, f.label, f.start, f.end) for f in split_fragments(parsed, title)
+    ]
+
+
+def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
     connection.executemany(
         "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (body_hash, f.seq, f.fragment_type, f.label, f.start, f.end)
-            for f in split_fragments(parsed, title)
-        ],
+        [(body_hash, *row) for row in rows],
     )
 
 
