@@ -18,29 +18,23 @@ One pass per collection:
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.index.classify import classify_content_type, confidence_baseline, quality_score
+from memtrove.index.classify import confidence_baseline
 from memtrove.index.documents import free_docid
 from memtrove.index.markdown import (
     ParsedMarkdown,
-    document_title,
     parse_markdown,
-    split_fragments,
 )
-from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, file_kind, scan_collection
-from memtrove.results import Collection, FileIssue, SkipReason, UpdateReport
+from memtrove.index.preparing import FragmentRow, Outcome, Prepared, fragment_rows, prepare_file
+from memtrove.index.scanner import FileEntry, scan_collection
+from memtrove.results import Collection, FileIssue, UpdateReport
 from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
 from memtrove.security.redaction import Redactor
-from memtrove.text import iso_from_timestamp, now_iso, parse_iso_datetime, segment_cjk
+from memtrove.text import iso_from_timestamp, now_iso, segment_cjk
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -61,21 +55,6 @@ class _Row(NamedTuple):
     mtime_ns: int | None
     active: bool
     forgotten_hash: str | None = None
-
-
-@dataclass
-class _Prepared:
-    file: FileEntry
-    text: str
-    hash: str
-    parsed: ParsedMarkdown
-    title: str
-    content_type: str
-    quality: float
-    authored_at: str | None
-    tags: str | None
-    notices: list[str] = field(default_factory=list)
-    fragments: list[FragmentRow] | None = None  # computed with the rest, off the write path
 
 
 def update_collections(
@@ -170,7 +149,7 @@ def _update_one(
     total = len(to_read)
     done = 0
     for batch, outcomes in _prepared_batches(collection, to_read, batch_size, redact):
-        prepared: list[_Prepared] = []
+        prepared: list[Prepared] = []
         for file, outcome in zip(batch, outcomes, strict=True):
             report.skipped.extend(outcome.skipped)
             report.notices.extend(outcome.notices)
@@ -199,12 +178,6 @@ def _update_one(
             report.removed += deactivate_documents(connection, gone)
 
 
-def _open_no_wait(path: str, flags: int) -> int:
-    """Open without blocking on a FIFO (nor following a link) swapped in since the scan."""
-    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    return os.open(path, flags | extra)
-
-
 def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
     rows = connection.execute(
         "SELECT path, id, hash, file_size, file_mtime_ns, active, forgotten_hash FROM documents "
@@ -223,103 +196,16 @@ def _prepared_batches(
     files: list[FileEntry],
     batch_size: int,
     redact: Callable[[str], str] | None,
-) -> Iterator[tuple[list[FileEntry], list[_Outcome]]]:
-    """Each batch of ``files`` with what reading and parsing found, read just before it is
-    written (a worker thread reading ahead gains nothing: the writes' many short SQLite
-    calls would each wait for the GIL)."""
+) -> Iterator[tuple[list[FileEntry], list[Outcome]]]:
     for start in range(0, len(files), batch_size):
         batch = files[start : start + batch_size]
-        yield batch, [_prepare(collection, file, redact) for file in batch]
-
-
-class _Outcome(NamedTuple):
-    """What reading one file gave: the document to write (or None), and what to report."""
-
-    item: _Prepared | None
-    skipped: tuple[FileIssue, ...] = ()
-    notices: tuple[FileIssue, ...] = ()
-    unreadable: bool = False  # could not be read: its document is kept as it was
-
-
-def _prepare(
-    collection: Collection, file: FileEntry, redact: Callable[[str], str] | None
-) -> _Outcome:
-    def skip(reason: SkipReason, detail: str = "") -> _Outcome:
-        return _Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
-
-    try:
-        with open(file.absolute, "rb", opener=_open_no_wait) as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            # Replaced since the scan (by a FIFO, say): not read, not a document any more.
-            if not stat.S_ISREG(mode):
-                return skip(SkipReason.NOT_REGULAR, file_kind(mode))
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        detail = error.strerror or type(error).__name__
-        return skip(SkipReason.UNREADABLE, detail)._replace(unreadable=True)
-    if len(data) > MAX_FILE_BYTES:
-        return skip(SkipReason.TOO_LARGE)
-    if b"\x00" in data[:8192]:
-        return skip(SkipReason.BINARY)
-    notices: list[str] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        notices.append("invalid UTF-8 (undecodable bytes replaced with U+FFFD)")
-    text = text.removeprefix("\ufeff")
-    if redact is not None:
-        text = redact(text)  # before parsing: no title, fragment or snippet keeps a secret
-    parsed = parse_markdown(text)
-    if parsed.frontmatter_error:
-        notices.append(parsed.frontmatter_error + " (indexed as plain text)")
-    frontmatter = parsed.frontmatter
-    title = document_title(parsed, file.path)
-    body = parsed.body
-    content_type = classify_content_type(file.path, title, body, frontmatter)
-    item = _Prepared(
-        file=file,
-        text=text,
-        hash=hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest(),
-        parsed=parsed,
-        title=title,
-        content_type=content_type,
-        quality=quality_score(body, bool(parsed.frontmatter_span)),
-        authored_at=_authored_at(frontmatter),
-        tags=_tags(frontmatter),
-        notices=notices,
-        fragments=_fragment_rows(parsed, title),
-    )
-    issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
-    return _Outcome(item, notices=issues)
-
-
-def _authored_at(frontmatter: dict[str, Any]) -> str | None:
-    for key in ("authored_at", "authored", "date", "created", "created_at"):
-        if key in frontmatter:
-            value = parse_iso_datetime(frontmatter[key])
-            if value:
-                return value
-    return None
-
-
-def _tags(frontmatter: dict[str, Any]) -> str | None:
-    raw = frontmatter.get("tags")
-    if isinstance(raw, str):
-        items: Iterable[object] = raw.replace(",", " ").split()
-    elif isinstance(raw, list):
-        items = raw
-    else:
-        return None
-    tags = [str(item).strip()[:100] for item in items if isinstance(item, (str, int, float))]
-    tags = [tag for tag in tags if tag][:50]
-    return json.dumps(tags, ensure_ascii=False) if tags else None
+        yield batch, [prepare_file(collection, file, redact) for file in batch]
 
 
 def _write_batch(
     connection: Connection,
     collection: str,
-    prepared: list[_Prepared],
+    prepared: list[Prepared],
     vanished: tuple[dict[str, _Row], dict[str, list[str]], dict[str, list[int]]],
     report: UpdateReport,
 ) -> None:
@@ -391,7 +277,7 @@ def _take_renamed(
     return None
 
 
-def _move_forgotten(connection: Connection, doc_id: int, item: _Prepared) -> None:
+def _move_forgotten(connection: Connection, doc_id: int, item: Prepared) -> None:
     """A forgotten document's file moved: follow it, and keep the document forgotten."""
     connection.execute(
         "UPDATE documents SET path = ?, file_size = ?, file_mtime_ns = ? WHERE id = ?",
@@ -399,7 +285,7 @@ def _move_forgotten(connection: Connection, doc_id: int, item: _Prepared) -> Non
     )
 
 
-def _store_content(connection: Connection, item: _Prepared, now: str) -> None:
+def _store_content(connection: Connection, item: Prepared, now: str) -> None:
     inserted = connection.execute(
         "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
         (item.hash, item.text, now),
@@ -407,8 +293,8 @@ def _store_content(connection: Connection, item: _Prepared, now: str) -> None:
     if inserted:  # a new body: no fragment can refer to it yet
         rows = item.fragments
         if rows is None:
-            rows = _fragment_rows(item.parsed, item.title)
-        _insert_fragment_rows(connection, item.hash, rows)
+            rows = fragment_rows(item.parsed, item.title)
+        _insertfragment_rows(connection, item.hash, rows)
 
 
 def _insert_fragments(
@@ -416,19 +302,10 @@ def _insert_fragments(
 ) -> None:
     """(Re)build the fragments of a stored body."""
     connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
-    _insert_fragment_rows(connection, body_hash, _fragment_rows(parsed, title))
+    _insertfragment_rows(connection, body_hash, fragment_rows(parsed, title))
 
 
-FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
-
-
-def _fragment_rows(parsed: ParsedMarkdown, title: str) -> list[FragmentRow]:
-    return [
-        (f.seq, f.fragment_type, f.label, f.start, f.end) for f in split_fragments(parsed, title)
-    ]
-
-
-def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
+def _insertfragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
     connection.executemany(
         "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -436,7 +313,7 @@ def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[Fra
     )
 
 
-def _insert_document(connection: Connection, collection: str, item: _Prepared, now: str) -> None:
+def _insert_document(connection: Connection, collection: str, item: Prepared, now: str) -> None:
     cursor = connection.execute(
         "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
         "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
@@ -466,7 +343,7 @@ def _insert_document(connection: Connection, collection: str, item: _Prepared, n
 def _write_document(
     connection: Connection,
     doc_id: int,
-    item: _Prepared,
+    item: Prepared,
     collection: str,
     now: str,
     *,
@@ -509,7 +386,7 @@ def _write_document(
     _index_text(connection, doc_id, collection, item)
 
 
-def _index_text(connection: Connection, doc_id: int, collection: str, item: _Prepared) -> None:
+def _index_text(connection: Connection, doc_id: int, collection: str, item: Prepared) -> None:
     connection.execute(
         "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (

@@ -14,12 +14,12 @@ from memtrove.db.connection import Connection
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (
     _insert_document,
-    _Prepared,
     _store_content,
     _write_document,
     deactivate_documents,
 )
 from memtrove.index.markdown import document_title, parse_markdown
+from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.security.redaction import redact_text
 
@@ -38,7 +38,7 @@ def write_internal(
     text = redact_text(text)
     parsed = parse_markdown(text)
     data = text.encode("utf-8", errors="surrogatepass")
-    item = _Prepared(
+    item = Prepared(
         file=FileEntry(path=path, absolute="", size=len(data), mtime_ns=time.time_ns()),
         text=text,
         hash=hashlib.sha256(data).hexdigest(),

@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.index.indexer import _index_text, _insert_fragments, _Prepared
+from memtrove.index.indexer import _index_text, _insert_fragments
 from memtrove.index.markdown import document_title, parse_markdown
+from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.results import SecretsReport
 from memtrove.security.redaction import Finding, Redactor
@@ -152,7 +153,7 @@ def _rewrite_body(connection: Connection, engine: Redactor, body_hash: str, text
         )
         connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
         if active:
-            item = _Prepared(
+            item = Prepared(
                 file=FileEntry(path=str(path), absolute="", size=0, mtime_ns=0),
                 text=redacted,
                 hash=body_hash,

@@ -1,0 +1,140 @@
+"""Reading one file for the indexer: open it safely, decode, redact, parse, classify, cut
+its fragments. A pure step (no database, no shared state), so it can run in another process
+(:mod:`memtrove.index.workers`); the indexer applies what it returns, in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from memtrove.index.classify import classify_content_type, quality_score
+from memtrove.index.markdown import (
+    ParsedMarkdown,
+    document_title,
+    parse_markdown,
+    split_fragments,
+)
+from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, file_kind
+from memtrove.results import Collection, FileIssue, SkipReason
+from memtrove.text import parse_iso_datetime
+
+__all__ = ["FragmentRow", "Outcome", "Prepared", "fragment_rows", "open_no_wait", "prepare_file"]
+
+FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
+
+
+@dataclass
+class Prepared:
+    file: FileEntry
+    text: str
+    hash: str
+    parsed: ParsedMarkdown
+    title: str
+    content_type: str
+    quality: float
+    authored_at: str | None
+    tags: str | None
+    notices: list[str] = field(default_factory=list)
+    fragments: list[FragmentRow] | None = None  # computed with the rest, off the write path
+
+
+def open_no_wait(path: str, flags: int) -> int:
+    """Open without blocking on a FIFO (nor following a link) swapped in since the scan."""
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(path, flags | extra)
+
+
+class Outcome(NamedTuple):
+    """What reading one file gave: the document to write (or None), and what to report."""
+
+    item: Prepared | None
+    skipped: tuple[FileIssue, ...] = ()
+    notices: tuple[FileIssue, ...] = ()
+    unreadable: bool = False  # could not be read: its document is kept as it was
+
+
+def prepare_file(
+    collection: Collection, file: FileEntry, redact: Callable[[str], str] | None
+) -> Outcome:
+    def skip(reason: SkipReason, detail: str = "") -> Outcome:
+        return Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
+
+    try:
+        with open(file.absolute, "rb", opener=open_no_wait) as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            # Replaced since the scan (by a FIFO, say): not read, not a document any more.
+            if not stat.S_ISREG(mode):
+                return skip(SkipReason.NOT_REGULAR, file_kind(mode))
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        detail = error.strerror or type(error).__name__
+        return skip(SkipReason.UNREADABLE, detail)._replace(unreadable=True)
+    if len(data) > MAX_FILE_BYTES:
+        return skip(SkipReason.TOO_LARGE)
+    if b"\x00" in data[:8192]:
+        return skip(SkipReason.BINARY)
+    notices: list[str] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        notices.append("invalid UTF-8 (undecodable bytes replaced with U+FFFD)")
+    text = text.removeprefix("\ufeff")
+    if redact is not None:
+        text = redact(text)  # before parsing: no title, fragment or snippet keeps a secret
+    parsed = parse_markdown(text)
+    if parsed.frontmatter_error:
+        notices.append(parsed.frontmatter_error + " (indexed as plain text)")
+    frontmatter = parsed.frontmatter
+    title = document_title(parsed, file.path)
+    body = parsed.body
+    content_type = classify_content_type(file.path, title, body, frontmatter)
+    item = Prepared(
+        file=file,
+        text=text,
+        hash=hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest(),
+        parsed=parsed,
+        title=title,
+        content_type=content_type,
+        quality=quality_score(body, bool(parsed.frontmatter_span)),
+        authored_at=_authored_at(frontmatter),
+        tags=_tags(frontmatter),
+        notices=notices,
+        fragments=fragment_rows(parsed, title),
+    )
+    issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
+    return Outcome(item, notices=issues)
+
+
+def _authored_at(frontmatter: dict[str, Any]) -> str | None:
+    for key in ("authored_at", "authored", "date", "created", "created_at"):
+        if key in frontmatter:
+            value = parse_iso_datetime(frontmatter[key])
+            if value:
+                return value
+    return None
+
+
+def _tags(frontmatter: dict[str, Any]) -> str | None:
+    raw = frontmatter.get("tags")
+    if isinstance(raw, str):
+        items: Iterable[object] = raw.replace(",", " ").split()
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        return None
+    tags = [str(item).strip()[:100] for item in items if isinstance(item, (str, int, float))]
+    tags = [tag for tag in tags if tag][:50]
+    return json.dumps(tags, ensure_ascii=False) if tags else None
+
+
+def fragment_rows(parsed: ParsedMarkdown, title: str) -> list[FragmentRow]:
+    return [
+        (f.seq, f.fragment_type, f.label, f.start, f.end) for f in split_fragments(parsed, title)
+    ]
