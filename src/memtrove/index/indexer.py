@@ -19,7 +19,7 @@ One pass per collection:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
@@ -29,8 +29,9 @@ from memtrove.index.markdown import (
     ParsedMarkdown,
     parse_markdown,
 )
-from memtrove.index.preparing import FragmentRow, Outcome, Prepared, fragment_rows, prepare_file
+from memtrove.index.preparing import FragmentRow, Prepared, fragment_rows
 from memtrove.index.scanner import FileEntry, scan_collection
+from memtrove.index.workers import prepared_batches
 from memtrove.results import Collection, FileIssue, UpdateReport
 from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
 from memtrove.security.redaction import Redactor
@@ -71,8 +72,8 @@ def update_collections(
     started = time.monotonic()
     report = UpdateReport()
     for collection in collections:
-        redact = redactor.redact if collection.redact else None
-        _update_one(connection, collection, report, progress, max(1, batch_size), redact)
+        engine = redactor if collection.redact else None
+        _update_one(connection, collection, report, progress, max(1, batch_size), engine)
     _build_missing_fragments(connection)
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
@@ -97,7 +98,7 @@ def _update_one(
     report: UpdateReport,
     progress: ProgressCallback | None,
     batch_size: int,
-    redact: Callable[[str], str] | None,
+    redactor: Redactor | None,
 ) -> None:
     scan = scan_collection(collection.path, collection.pattern, collection.exclude)
     if scan.root_missing:
@@ -148,7 +149,7 @@ def _update_one(
 
     total = len(to_read)
     done = 0
-    for batch, outcomes in _prepared_batches(collection, to_read, batch_size, redact):
+    for batch, outcomes in prepared_batches(collection, to_read, batch_size, redactor):
         prepared: list[Prepared] = []
         for file, outcome in zip(batch, outcomes, strict=True):
             report.skipped.extend(outcome.skipped)
@@ -189,17 +190,6 @@ def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
         path: _Row(doc_id, body_hash, size, mtime_ns, active == 1, forgotten)
         for path, doc_id, body_hash, size, mtime_ns, active, forgotten in rows
     }
-
-
-def _prepared_batches(
-    collection: Collection,
-    files: list[FileEntry],
-    batch_size: int,
-    redact: Callable[[str], str] | None,
-) -> Iterator[tuple[list[FileEntry], list[Outcome]]]:
-    for start in range(0, len(files), batch_size):
-        batch = files[start : start + batch_size]
-        yield batch, [prepare_file(collection, file, redact) for file in batch]
 
 
 def _write_batch(
@@ -294,7 +284,7 @@ def _store_content(connection: Connection, item: Prepared, now: str) -> None:
         rows = item.fragments
         if rows is None:
             rows = fragment_rows(item.parsed, item.title)
-        _insertfragment_rows(connection, item.hash, rows)
+        _insert_fragment_rows(connection, item.hash, rows)
 
 
 def _insert_fragments(
@@ -302,10 +292,10 @@ def _insert_fragments(
 ) -> None:
     """(Re)build the fragments of a stored body."""
     connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
-    _insertfragment_rows(connection, body_hash, fragment_rows(parsed, title))
+    _insert_fragment_rows(connection, body_hash, fragment_rows(parsed, title))
 
 
-def _insertfragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
+def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
     connection.executemany(
         "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
         "VALUES (?, ?, ?, ?, ?, ?)",

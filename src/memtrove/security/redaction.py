@@ -165,9 +165,10 @@ class Redactor:
     """
 
     def __init__(self, extra: Iterable[tuple[str, str]] = ()) -> None:
+        self.extra: tuple[tuple[str, str], ...] = tuple((kind, regex) for kind, regex in extra)
         shapes: list[Shape] = [*FORMATS, *PLACES]
         self._always: list[Shape] = []
-        for kind, regex in extra:
+        for kind, regex in self.extra:
             compiled = re.compile(regex)
             self._always.append(Shape(kind, regex, (), 1 if compiled.groups else 0, boundary=False))
         self._shapes = tuple(shapes)

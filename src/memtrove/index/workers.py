@@ -1,0 +1,162 @@
+"""A helper process that reads and parses files while the indexer writes (big updates).
+
+Reading and parsing (Python) and writing (SQLite: the FTS5 tokenizer, the commit) each take
+about half of a full index. In one process they cannot overlap: a thread would wait for the
+GIL at each of the writes' many short SQLite calls. So with at least ``PARALLEL_FILES`` files
+to read and a second processor, one helper process reads and parses the batch after the one
+being written, and the indexer applies what it returns, in order: the same documents, issues
+and notices as reading in-process.
+
+The helper is ``python -c`` with this package on its path (never the caller's main module,
+unlike multiprocessing's spawn), speaks pickle over its stdin and stdout, and prints nothing.
+Anything going wrong with it (it cannot start, dies, answers what is not an answer) only
+means the rest is read in-process. ``MEMTROVE_INDEX_WORKERS=0`` keeps all of it in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from memtrove.index.preparing import Outcome, prepare_file
+from memtrove.index.scanner import FileEntry
+from memtrove.results import Collection
+from memtrove.security.redaction import DEFAULT, Redactor
+
+__all__ = ["PARALLEL_FILES", "prepared_batches", "serve"]
+
+PARALLEL_FILES = 1000  # below this, starting a process costs more than it saves
+_STOP_SECONDS = 5.0
+_OFF = ("0", "off", "false", "no")
+
+Request = tuple[Collection, Sequence[FileEntry], tuple[tuple[str, str], ...] | None]
+
+
+def prepared_batches(
+    collection: Collection,
+    files: list[FileEntry],
+    batch_size: int,
+    redactor: Redactor | None,
+) -> Iterator[tuple[list[FileEntry], list[Outcome]]]:
+    """Each batch of ``files`` (in order) with what reading it gave; ``redactor`` None
+    stores the files verbatim. The helper reads one batch ahead when it is worth it."""
+    batches = [files[start : start + batch_size] for start in range(0, len(files), batch_size)]
+    redact = redactor.redact if redactor is not None else None
+
+    def here(batch: list[FileEntry]) -> list[Outcome]:
+        return [prepare_file(collection, file, redact) for file in batch]
+
+    helper = _Helper.start() if len(files) >= PARALLEL_FILES and _wanted() else None
+    if helper is None:
+        for batch in batches:
+            yield batch, here(batch)
+        return
+    extra = redactor.extra if redactor is not None else None
+    try:
+        # This process reads the first batch while the helper starts, then writes it while
+        # the helper reads the second; and so on, one batch ahead.
+        helper_ok = len(batches) > 1 and helper.send((collection, batches[1], extra))
+        yield batches[0], here(batches[0])
+        for index in range(1, len(batches)):
+            outcomes = helper.receive(len(batches[index])) if helper_ok else None
+            if outcomes is None:
+                helper_ok = False
+                outcomes = here(batches[index])
+            elif index + 1 < len(batches):
+                helper_ok = helper.send((collection, batches[index + 1], extra))
+            yield batches[index], outcomes
+    finally:
+        helper.stop()
+
+
+def _wanted() -> bool:
+    if os.environ.get("MEMTROVE_INDEX_WORKERS", "").strip().lower() in _OFF:
+        return False
+    affinity = getattr(os, "sched_getaffinity", None)
+    processors = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return processors > 1
+
+
+class _Helper:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+
+    @classmethod
+    def start(cls) -> _Helper | None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        code = (
+            f"import sys; sys.path.insert(0, {package_root!r}); "
+            "from memtrove.index.workers import serve; serve()"
+        )
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except (OSError, ValueError):
+            return None
+        return cls(process)
+
+    def send(self, request: Request) -> bool:
+        stream = self._process.stdin
+        try:
+            assert stream is not None
+            pickle.dump(request, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            stream.flush()
+        except (OSError, ValueError, pickle.PickleError, AssertionError):
+            return False
+        return True
+
+    def receive(self, expected: int) -> list[Outcome] | None:
+        """The helper's outcomes for the batch it was sent, or None if it failed."""
+        stream = self._process.stdout
+        try:
+            assert stream is not None
+            answer: Any = pickle.load(stream)
+        except Exception:  # a dead or confused helper: the caller reads the batch itself
+            return None
+        if not isinstance(answer, list) or len(answer) != expected:
+            return None
+        if not all(isinstance(outcome, Outcome) for outcome in answer):
+            return None
+        return answer
+
+    def stop(self) -> None:
+        for stream in (self._process.stdin, self._process.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        try:
+            self._process.wait(timeout=_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
+    """The helper's loop: read a request, answer the batch's outcomes, until stdin closes."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    sink = stdout if stdout is not None else sys.stdout.buffer
+    engines: dict[tuple[tuple[str, str], ...], Redactor] = {(): DEFAULT}
+    while True:
+        try:
+            collection, files, extra = pickle.load(source)
+        except EOFError:
+            return
+        redact = None
+        if extra is not None:
+            engine = engines.get(extra)
+            if engine is None:
+                engine = engines[extra] = Redactor(extra)
+            redact = engine.redact
+        outcomes = [prepare_file(collection, file, redact) for file in files]
+        pickle.dump(outcomes, sink, protocol=pickle.HIGHEST_PROTOCOL)
+        sink.flush()

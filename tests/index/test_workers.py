@@ -1,0 +1,147 @@
+"""The helper process that reads and parses big updates: the same outcome as reading
+in-process, whatever goes wrong with the helper."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtrove import Vault
+from memtrove.index import workers
+from memtrove.index.indexer import update_collections
+from memtrove.index.preparing import prepare_file
+from memtrove.index.scanner import scan_collection
+from memtrove.results import Collection
+from memtrove.security.redaction import Redactor
+from tests.conftest import write
+
+KEY = "AKIA" + "QWERTYUIOPASDFGH"
+
+
+def corpus(folder: Path, count: int = 60) -> None:
+    for number in range(count):
+        write(
+            folder,
+            f"n{number:03d}.md",
+            f"---\ntags: [t{number % 5}]\ndate: 2026-0{1 + number % 9}-01\n---\n"
+            f"# Note {number}\n\n## Part\nbody words {number} key {KEY}\n",
+        )
+    (folder / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8 " + b"x" * 40)
+    (folder / "binary.md").write_bytes(b"\x00\x01\x02")
+
+
+def indexed(vault: Vault, folder: Path) -> tuple[Any, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    vault.add_collection(folder, name="notes")
+    report = update_collections(
+        vault._connection, vault.collections(), batch_size=10, redactor=vault.redactor
+    )
+    documents = vault._connection.execute(
+        "SELECT path, hash, title, content_type, quality_score, authored_at, tags, body_length "
+        "FROM documents ORDER BY path"
+    ).fetchall()
+    fragments = vault._connection.execute(
+        "SELECT hash, seq, fragment_type, label, start_offset, end_offset FROM fragments "
+        "ORDER BY hash, seq"
+    ).fetchall()
+    summary = (report.added, [tuple(vars(i).values()) for i in report.skipped], report.notices)
+    return summary, documents, fragments
+
+
+def open_vault(where: Path) -> Vault:
+    return Vault.open(where / "vault.sqlite", config_dir=where / "config")
+
+
+@pytest.fixture
+def helper_for_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper for any update, on any machine (unless MEMTROVE_INDEX_WORKERS says no)."""
+    monkeypatch.setattr(workers, "PARALLEL_FILES", 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+
+
+def test_the_helper_indexes_exactly_what_this_process_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_for_any_size: None
+) -> None:
+    corpus(tmp_path / "notes")
+    answered: list[int] = []
+    receive = workers._Helper.receive
+
+    def counted(helper: workers._Helper, expected: int) -> Any:
+        outcomes = receive(helper, expected)
+        answered.append(len(outcomes or ()))
+        return outcomes
+
+    monkeypatch.setattr(workers._Helper, "receive", counted)
+    with open_vault(tmp_path / "a") as vault:
+        helped = indexed(vault, tmp_path / "notes")
+    assert answered == [10] * 5 + [2]  # every batch after the first came from the helper
+    monkeypatch.setenv("MEMTROVE_INDEX_WORKERS", "0")
+    with open_vault(tmp_path / "b") as vault:
+        alone = indexed(vault, tmp_path / "notes")
+    assert helped == alone
+    assert helped[0][0] == 61 and len(helped[1]) == 61
+    assert all(KEY not in str(row) for row in helped[1])  # redacted in the helper too
+
+
+def test_a_helper_that_fails_leaves_the_work_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_for_any_size: None
+) -> None:
+    corpus(tmp_path / "notes")
+    with open_vault(tmp_path / "b") as vault:
+        monkeypatch.setenv("MEMTROVE_INDEX_WORKERS", "0")
+        expected = indexed(vault, tmp_path / "notes")
+    monkeypatch.delenv("MEMTROVE_INDEX_WORKERS")
+    real_executable = sys.executable
+    for program in (
+        "import sys; sys.exit(3)",
+        "print('not pickle')",
+        "import time; time.sleep(0.2)",
+    ):
+
+        def dud(code: str = program) -> workers._Helper | None:
+            import subprocess
+
+            return workers._Helper(
+                subprocess.Popen(
+                    [real_executable, "-c", code],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+
+        monkeypatch.setattr(workers._Helper, "start", dud)
+        where = tmp_path / f"dud-{abs(hash(program))}"
+        with open_vault(where) as vault:
+            assert indexed(vault, tmp_path / "notes") == expected
+
+
+def test_the_helper_loop_redacts_with_extra_patterns(tmp_path: Path) -> None:
+    write(tmp_path, "a.md", "# A\n\nticket ZZ-12345 and key " + KEY)
+    collection = Collection("notes", tmp_path)
+    files = scan_collection(tmp_path, "**/*.md").files
+    extra = (("ticket", r"ZZ-\d+"),)
+    requests = io.BytesIO()
+    pickle.dump((collection, files, extra), requests)
+    pickle.dump((collection, files, None), requests)
+    requests.seek(0)
+    answers = io.BytesIO()
+    workers.serve(requests, answers)
+    answers.seek(0)
+    redacted, verbatim = pickle.load(answers), pickle.load(answers)
+    assert redacted == [prepare_file(collection, files[0], Redactor(extra).redact)]
+    assert "[REDACTED:ticket]" in redacted[0].item.text and KEY not in redacted[0].item.text
+    assert KEY in verbatim[0].item.text
+
+
+def test_off_and_one_processor_mean_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMTROVE_INDEX_WORKERS", "off")
+    assert not workers._wanted()
+    monkeypatch.delenv("MEMTROVE_INDEX_WORKERS")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert not workers._wanted()
