@@ -18,6 +18,7 @@ from memtrove.db.schema import (
     m009_usage_index,
     m010_unique_docids,
     m011_lease_holders,
+    m012_graph_memory,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -34,4 +35,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m009_usage_index.NAME, m009_usage_index.STATEMENTS),
     (m010_unique_docids.NAME, m010_unique_docids.STATEMENTS),
     (m011_lease_holders.NAME, m011_lease_holders.STATEMENTS),
+    (m012_graph_memory.NAME, m012_graph_memory.STATEMENTS),
 )
