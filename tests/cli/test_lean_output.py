@@ -67,21 +67,24 @@ def same_or_same_failure(reference: Callable[[Console], None], lean: Callable[[]
 
 
 def reference_results(console: Console, results: list[dict[str, object]]) -> None:
-    """``memtrove.cli.common.print_results`` as the Typer CLI has it."""
+    """``memtrove.cli.common.print_results`` as the Typer CLI has it: Rich, with control
+    characters of the data made visible (``output.printable``)."""
+    shown = output.printable
     if not results:
         console.print("no results")
     for rank, r in enumerate(results, 1):
         console.print(
-            f"[bold]{rank:>2}. {r['score']:.3f}[/]  {rich_escape(str(r['collection']))}/"
-            f"{rich_escape(str(r['path']))}  [dim]\\[{r['content_type']}] #{r['docid']}[/]",
+            f"[bold]{rank:>2}. {r['score']:.3f}[/]  {rich_escape(shown(str(r['collection'])))}/"
+            f"{rich_escape(shown(str(r['path'])))}  "
+            f"[dim]\\[{shown(str(r['content_type']))}] #{r['docid']}[/]",
             markup=True,
         )
-        console.print(f"    {r['title']}", markup=False)
+        console.print(f"    {shown(str(r['title']))}", markup=False)
         if r["snippet"]:
-            console.print(f"    [dim]{rich_escape(str(r['snippet']))}[/]", markup=True)
+            console.print(f"    [dim]{rich_escape(shown(str(r['snippet'])))}[/]", markup=True)
         if r["content"] is not None:
             for line in str(r["content"]).splitlines():
-                console.print(f"    | {line}", markup=False)
+                console.print(f"    | {shown(line, tabs=True)}", markup=False)
 
 
 def result(text: str, **changes: object) -> dict[str, object]:
@@ -161,3 +164,15 @@ def test_echo_strips_ansi_codes_off_a_file() -> None:
     assert lean_prints(lambda: output.echo_lines(["\x1b[31mred\x1b[0m", "", "plain"])) == (
         "red\n\nplain\n"
     )
+
+
+def test_printable_shows_terminal_controls_as_escapes() -> None:
+    assert output.printable("plain é 日本") == "plain é 日本"
+    assert output.printable("evil\x1b[31mred\x07") == "evil\\x1b[31mred\\x07"
+    assert output.printable("two\nlines\r") == "two\\x0alines\\x0d"
+    assert (
+        output.printable("bidi \u202egnp.exe \u2066x\u2069")
+        == "bidi \\u202egnp.exe \\u2066x\\u2069"
+    )
+    assert output.printable("a\tb") == "a\\x09b" and output.printable("a\tb", tabs=True) == "a\tb"
+    assert output.printable("c1 \x9b2J") == "c1 \\x9b2J"

@@ -85,3 +85,25 @@ def test_an_unreadable_folder_keeps_its_documents(env: dict[str, str], tmp_path:
     assert out.startswith("+0 ~0 =1 -0") and "skipped 1: folder not readable" in out
     found = memtrove("search", "platypus", "--json", env=env).stdout
     assert [hit["path"] for hit in json.loads(found)["results"]] == ["private/inner.md"]
+
+
+@pytest.mark.parametrize("lean", ["on", "off"])
+def test_names_and_titles_cannot_drive_the_terminal(
+    env: dict[str, str], tmp_path: Path, lean: str
+) -> None:
+    """Escape sequences, bells, line breaks and bidi overrides in file names and document
+    text are printed as visible escapes by search and update, on both CLI paths."""
+    notes = tmp_path / "notes"
+    write(notes, "evil\x1b[31mred.md", "# Title \x1b]0;pwned\x07 here\n\nokapis \u202egnp.exe")
+    write(notes, "bin\x1b[2J.md", "\x00binary")
+    env = {**env, "MEMTROVE_LEAN": lean, "MEMTROVE_SERVER": "off"}
+    memtrove("collection", "add", str(notes), "--name", "notes", env=env)
+    out = (
+        memtrove("update", "--verbose", env=env).stdout
+        + memtrove("search", "okapis", env=env).stdout
+    )
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "notes/bin\\x1b[2J.md" in out and "notes/evil\\x1b[31mred.md" in out
+    assert "Title \\x1b]0;pwned\\x07 here" in out and "\\u202egnp.exe" in out
+    data = json.loads(memtrove("search", "okapis", "--json", env=env).stdout)
+    assert data["results"][0]["path"] == "evil\x1b[31mred.md"  # JSON keeps the real name

@@ -43,12 +43,14 @@ class Method(StrEnum):
     vector = "vector"
     hybrid = "hybrid"
     query = "query"
+    intent = "intent"
+    plan = "plan"
     surfacing = "surfacing"
 
 
 METHOD_HELP = (
-    "bm25 = search, vector = vsearch, hybrid, query (the full pipeline), surfacing (what "
-    "the context-surfacing hook injects)."
+    "bm25 = search, vector = vsearch, hybrid, query (the full pipeline), intent "
+    "(intent_search), plan (query_plan), surfacing (what the context-surfacing hook injects)."
 )
 HOOK_VECTORS_HELP = (
     "surfacing: MEMTROVE_HOOK_VECTORS for the hook (auto: vectors for the deep profile only)."

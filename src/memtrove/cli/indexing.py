@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memtrove.cli import agents
 from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.cli.lean.output import printable
 from memtrove.cli.lean.views import print_status
 from memtrove.cli.retrieval import print_embed_report, run_embed
 from memtrove.errors import MemtroveError
@@ -145,11 +146,12 @@ def _print_report(report: UpdateReport, *, verbose: bool = False) -> None:
             for issue in sorted(report.skipped, key=lambda i: (i.collection, i.path)):
                 if issue.reason == reason:
                     detail = f" ({issue.detail})" if issue.detail else ""
-                    console.print(f"  {issue.collection}/{issue.path}{detail}", markup=False)
+                    shown = printable(f"{issue.collection}/{issue.path}{detail}")
+                    console.print(f"  {shown}", markup=False)
     for issue in report.notices:
-        console.print(f"note {issue}", markup=False)
+        console.print(f"note {printable(str(issue))}", markup=False)
     for warning in report.warnings:
-        print(f"memtrove: warning: {warning}", file=sys.stderr)
+        print(f"memtrove: warning: {printable(warning)}", file=sys.stderr)
 
 
 def status(

@@ -56,6 +56,28 @@ def rich_console() -> Console:
     return _console
 
 
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_BUT_TAB = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def printable(text: str, *, tabs: bool = False) -> str:
+    """``text`` safe to print on a terminal: control characters (escape sequences, bells,
+    carriage returns, line breaks) and bidirectional overrides from a file name or a stored
+    document show as ``\\x1b``-style escapes instead of acting on the terminal. ``tabs``
+    keeps tab characters (document lines)."""
+    if text.isprintable():
+        return text
+    pattern = _CONTROLS_BUT_TAB if tabs else _CONTROLS
+    return pattern.sub(lambda m: _escaped(m[0]), text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def escape(text: str) -> str:
     """``rich.markup.escape``: ``text`` inside markup shows as itself."""
     escaped = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)

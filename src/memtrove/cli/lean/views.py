@@ -7,7 +7,7 @@ each line also carries its Rich markup, used when Rich would change something.
 
 from __future__ import annotations
 
-from memtrove.cli.lean.output import escape, print_line
+from memtrove.cli.lean.output import escape, print_line, printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,8 +26,9 @@ def print_results(results: Sequence[Mapping[str, Any]]) -> None:
     if not results:
         print_line("no results")
     for rank, r in enumerate(results, 1):
-        score, collection, path = f"{r['score']:.3f}", r["collection"], r["path"]
-        kind, docid, title, snippet = r["content_type"], r["docid"], r["title"], r["snippet"]
+        score, collection, path = f"{r['score']:.3f}", printable(r["collection"]), r["path"]
+        path, title, snippet = printable(path), printable(r["title"]), printable(r["snippet"])
+        kind, docid = printable(r["content_type"]), r["docid"]
         print_line(
             f"[bold]{rank:>2}. {score}[/]  {escape(collection)}/{escape(path)}  "
             f"[dim]\\[{kind}] #{docid}[/]",
@@ -39,7 +40,7 @@ def print_results(results: Sequence[Mapping[str, Any]]) -> None:
         content = r.get("content")
         if content is not None:
             for line in content.splitlines():
-                print_line(f"    | {line}", markup_on=False)
+                print_line(f"    | {printable(line, tabs=True)}", markup_on=False)
 
 
 def print_stages(stages: Sequence[str], skipped: Mapping[str, str]) -> None:
@@ -61,7 +62,7 @@ def selected_lines(body: str, from_line: int, max_lines: int | None) -> tuple[li
 def print_status(info: VaultStatus) -> None:
     """``memtrove status``: path, size, schema, counts, newest, types, collections."""
     lines = [
-        f"vault       {info.path} ({info.size_bytes / 1_048_576:.1f} MiB)",
+        f"vault       {printable(str(info.path))} ({info.size_bytes / 1_048_576:.1f} MiB)",
         f"schema      {', '.join(info.schema)}",
         f"documents   {info.documents} active, {info.inactive_documents} inactive, "
         f"{info.fragments} fragments",
@@ -73,7 +74,8 @@ def print_status(info: VaultStatus) -> None:
         lines.append(f"types       {types}")
     for c in info.collections:
         missing = "" if c.path_exists else "  (folder missing)"
-        lines.append(f"collection  {c.name}: {c.documents} docs  {c.path}  {c.pattern}{missing}")
+        where = printable(f"{c.path}  {c.pattern}")
+        lines.append(f"collection  {c.name}: {c.documents} docs  {where}{missing}")
     if not info.collections:
         lines.append("collection  none yet: memtrove collection add <folder>")
     for line in lines:
