@@ -56,7 +56,7 @@ __all__ = [
 RETRIEVE_LIMIT = 100
 MODE_METHODS = {
     "query": "query",
-    "intent_search": "query",
+    "intent_search": "intent",
     "context": "surfacing",
     "surfacing": "surfacing",
     "structured": "query",

@@ -7,6 +7,8 @@ what a user of that call gets::
     vector  vault.vsearch(query, limit=k)
     hybrid  vault.hybrid(query, limit=k)
     query   vault.query(query, limit=k)
+    intent  vault.intent_search(query, limit=k)
+    plan    vault.query_plan(query, limit=k)
     surfacing   the context-surfacing hook; the documents it injects, in order
                 (see :mod:`memtrove.eval.surfacing`)
 
@@ -54,6 +56,8 @@ METHODS: dict[str, str] = {
     "vector": "vsearch",
     "hybrid": "hybrid",
     "query": "query",
+    "intent": "intent_search",
+    "plan": "query_plan",
     "surfacing": "context-surfacing",
 }
 DEFAULT_METHOD = "query"
@@ -100,6 +104,10 @@ def retrieve(
         return vault.hybrid(query, limit=limit, collections=only)
     if method == SURFACING:
         return Surfacer(vault)(query, limit, only)
+    if method == "intent":
+        return vault.intent_search(query, limit=limit, collections=only)
+    if method == "plan":
+        return vault.query_plan(query, limit=limit, collections=only)
     return vault.query(query, limit=limit, collections=only)
 
 

@@ -1,0 +1,255 @@
+"""Adaptive beam traversal of ``memory_relations`` and causal chains.
+
+:func:`adaptive_traversal` answers "why" and "who/what is X connected to" questions that
+keyword and vector search cannot: it starts from the top search results (the anchors) and
+walks the graph outward, hop by hop:
+
+- outbound edges (source -> target) of every type; inbound edges (target -> source) only of
+  the symmetric kinds, ``semantic`` and ``entity`` (causal and temporal edges have a
+  direction: a decision does not explain the postmortem that led to it);
+- a candidate reached over an edge scores ``edge weight x query similarity x DECAY ** hop``
+  (its best way in wins);
+- each hop keeps the ``beam`` best candidates as the next frontier; the walk stops after
+  ``depth`` hops or once ``budget`` nodes have been discovered;
+- only active, valid (not invalidated) documents are visited.
+
+The scores of what it discovers are normalised to [0, 1] (best = 1) before the caller
+merges them with search results. Query similarity is a callable (document ids -> cosine)
+so the walk needs no vectors: without them every candidate's similarity is neutral.
+
+:func:`causal_links` walks only ``causal`` edges, in the direction asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from memtrove.db.connection import Connection
+from memtrove.errors import InvalidQueryError
+
+__all__ = [
+    "ANCHORS",
+    "BEAM",
+    "BUDGET",
+    "CAUSAL_DIRECTIONS",
+    "DECAY",
+    "DEPTH",
+    "INBOUND_TYPES",
+    "CausalLink",
+    "Discovery",
+    "adaptive_traversal",
+    "causal_links",
+]
+
+ANCHORS = 10
+BUDGET = 30
+DEPTH = 2
+BEAM = 5
+DECAY = 0.8  # per hop: one hop away scores 0.8 of an equally similar neighbour's edge weight
+NEUTRAL_SIMILARITY = 0.5  # a candidate without a vector: neither helped nor sunk
+INBOUND_TYPES: tuple[str, ...] = ("semantic", "entity")
+CAUSAL_DIRECTIONS: tuple[str, ...] = ("causes", "caused_by", "both")
+MAX_CAUSAL_DEPTH = 10
+
+Similarity = Callable[[Sequence[int]], Mapping[int, float]]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """A document the walk reached: normalised score, hop, and the edge it came over."""
+
+    doc_id: int
+    score: float
+    hop: int
+    via: int
+    relation_type: str
+    direction: str  # "out" (via -> doc) or "in" (doc -> via)
+    anchor: int  # the anchor the walk to it started from
+
+
+@dataclass(frozen=True)
+class CausalLink:
+    """One causal edge on a chain from the starting document; ``hop`` counts from 1."""
+
+    source_id: int
+    target_id: int
+    source_docid: str
+    target_docid: str
+    source_title: str
+    target_title: str
+    weight: float
+    hop: int
+    direction: str  # "causes" (the start leads to it) or "caused_by"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source": {"docid": self.source_docid, "title": self.source_title},
+            "target": {"docid": self.target_docid, "title": self.target_title},
+            "weight": round(self.weight, 6),
+            "hop": self.hop,
+            "direction": self.direction,
+        }
+
+
+_VALID = "d.active = 1 AND d.invalidated_at IS NULL"
+
+
+def _edges(
+    connection: Connection, frontier: Sequence[int]
+) -> list[tuple[int, int, str, float, str]]:
+    """(from, to, type, weight, direction) for every traversable edge touching ``frontier``."""
+    marks = ",".join("?" * len(frontier))
+    inbound = ",".join("?" * len(INBOUND_TYPES))
+    rows = connection.execute(
+        f"""
+        SELECT r.source_id, r.target_id, r.relation_type, r.weight, 'out'
+        FROM memory_relations r JOIN documents d ON d.id = r.target_id AND {_VALID}
+        WHERE r.source_id IN ({marks})
+        UNION ALL
+        SELECT r.target_id, r.source_id, r.relation_type, r.weight, 'in'
+        FROM memory_relations r JOIN documents d ON d.id = r.source_id AND {_VALID}
+        WHERE r.target_id IN ({marks}) AND r.relation_type IN ({inbound})
+        """,
+        (*frontier, *frontier, *INBOUND_TYPES),
+    ).fetchall()
+    return [(int(a), int(b), str(kind), float(w), str(way)) for a, b, kind, w, way in rows]
+
+
+def adaptive_traversal(
+    connection: Connection,
+    anchors: Sequence[int],
+    similarity: Similarity | None = None,
+    *,
+    budget: int = BUDGET,
+    depth: int = DEPTH,
+    beam: int = BEAM,
+) -> list[Discovery]:
+    """Documents reachable from ``anchors`` (best first, the anchors themselves left out),
+    with scores normalised to [0, 1]; see the module docstring."""
+    start = list(dict.fromkeys(anchors))[:ANCHORS]
+    if not start or budget <= 0 or depth <= 0 or beam <= 0:
+        return []
+    seen: set[int] = set(start)
+    root = {doc: doc for doc in start}
+    found: dict[int, Discovery] = {}
+    frontier = start
+    for hop in range(1, depth + 1):
+        if not frontier or len(found) >= budget:
+            break
+        reached: dict[int, tuple[float, int, str, str]] = {}  # doc -> weight, via, type, way
+        for via, doc, kind, weight, way in _edges(connection, frontier):
+            if doc in seen:
+                continue
+            best = reached.get(doc)
+            if best is None or weight > best[0]:
+                reached[doc] = (max(0.0, min(1.0, weight)), via, kind, way)
+        if not reached:
+            break
+        cosines = similarity(list(reached)) if similarity is not None else {}
+        scored = sorted(
+            (
+                (
+                    weight * _similarity(cosines, doc) * DECAY**hop,
+                    doc,
+                    via,
+                    kind,
+                    way,
+                )
+                for doc, (weight, via, kind, way) in reached.items()
+            ),
+            key=lambda item: (-item[0], item[1]),
+        )
+        kept = scored[: min(beam, budget - len(found))]
+        for score, doc, via, kind, way in kept:
+            root[doc] = root[via]
+            found[doc] = Discovery(doc, score, hop, via, kind, way, root[via])
+            seen.add(doc)
+        frontier = [doc for _, doc, _, _, _ in kept]
+    top = max((item.score for item in found.values()), default=0.0)
+    ordered = sorted(found.values(), key=lambda item: (-item.score, item.doc_id))
+    if top <= 0:
+        return [_with_score(item, 0.0) for item in ordered]
+    return [_with_score(item, item.score / top) for item in ordered]
+
+
+def _similarity(cosines: Mapping[int, float], doc: int) -> float:
+    value = cosines.get(doc)
+    if value is None:
+        return NEUTRAL_SIMILARITY
+    return max(0.0, min(1.0, float(value)))
+
+
+def _with_score(item: Discovery, score: float) -> Discovery:
+    return Discovery(
+        item.doc_id, score, item.hop, item.via, item.relation_type, item.direction, item.anchor
+    )
+
+
+def check_direction(direction: str) -> str:
+    """``causes``, ``caused_by`` or ``both`` (any case); anything else is refused."""
+    if not isinstance(direction, str) or direction.strip().lower() not in CAUSAL_DIRECTIONS:
+        raise InvalidQueryError(
+            f"direction must be one of {', '.join(CAUSAL_DIRECTIONS)}, got {direction!r}"
+        )
+    return direction.strip().lower()
+
+
+def check_causal_depth(depth: int) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_CAUSAL_DEPTH:
+        raise InvalidQueryError(f"depth must be a whole number from 1 to {MAX_CAUSAL_DEPTH}")
+    return depth
+
+
+def causal_links(
+    connection: Connection, doc_id: int, direction: str = "both", depth: int = 5
+) -> list[CausalLink]:
+    """The causal edges on chains through ``doc_id``: what it led to (``causes``), what led
+    to it (``caused_by``), or both; breadth first, each edge once, active documents only."""
+    direction = check_direction(direction)
+    depth = check_causal_depth(depth)
+    links: list[CausalLink] = []
+    ways = ("causes", "caused_by") if direction == "both" else (direction,)
+    for way in ways:
+        seen = {doc_id}
+        frontier = [doc_id]
+        for hop in range(1, depth + 1):
+            if not frontier:
+                break
+            marks = ",".join("?" * len(frontier))
+            near, far = (
+                ("source_id", "target_id") if way == "causes" else ("target_id", "source_id")
+            )
+            rows = connection.execute(
+                f"""
+                SELECT r.source_id, r.target_id, r.weight, s.docid, t.docid, s.title, t.title,
+                       r.{far}
+                FROM memory_relations r
+                JOIN documents s ON s.id = r.source_id AND s.active = 1
+                JOIN documents t ON t.id = r.target_id AND t.active = 1
+                WHERE r.relation_type = 'causal' AND r.{near} IN ({marks})
+                ORDER BY r.weight DESC, r.source_id, r.target_id
+                """,
+                frontier,
+            ).fetchall()
+            next_frontier: list[int] = []
+            for source, target, weight, sdoc, tdoc, stitle, ttitle, other in rows:
+                if int(other) in seen:
+                    continue
+                seen.add(int(other))
+                next_frontier.append(int(other))
+                links.append(
+                    CausalLink(
+                        int(source),
+                        int(target),
+                        str(sdoc),
+                        str(tdoc),
+                        str(stitle),
+                        str(ttitle),
+                        float(weight),
+                        hop,
+                        way,
+                    )
+                )
+            frontier = next_frontier
+    return links

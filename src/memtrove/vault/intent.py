@@ -1,0 +1,210 @@
+"""The Vault's intent-aware methods: ``intent_search``, ``find_causal_links``, ``query_plan``.
+
+Their modules load when a method runs: opening a vault for a plain search imports none of
+them (see :mod:`memtrove.retrieval.intent`, :mod:`memtrove.retrieval.planner` and
+:mod:`memtrove.graph.traversal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memtrove.results import SearchResult, SearchResults
+from memtrove.retrieval.pipeline import Ranking
+from memtrove.vault.reading import Reading
+
+if TYPE_CHECKING:
+    from memtrove.graph.traversal import CausalLink
+    from memtrove.retrieval.intent import IntentClassification
+    from memtrove.retrieval.planner import Clause
+
+__all__ = ["CausalLinks", "IntentAccess", "IntentResults", "PlanResults"]
+
+
+class IntentResults(SearchResults):
+    """``intent_search`` results plus the intent they were searched for."""
+
+    def __init__(
+        self,
+        results: Iterable[SearchResult] = (),
+        *,
+        classification: IntentClassification,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(results, **kwargs)
+        self.classification = classification
+
+    @property
+    def intent(self) -> str:
+        return self.classification.intent
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.classification.to_dict(), **super().to_dict()}
+
+
+class PlanResults(SearchResults):
+    """``query_plan`` results, the clauses that ran, and which clauses found each result."""
+
+    def __init__(
+        self,
+        results: Iterable[SearchResult] = (),
+        *,
+        clauses: Sequence[Clause] = (),
+        provenance: Mapping[str, Sequence[int]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(results, **kwargs)
+        self.clauses = list(clauses)
+        self.provenance = {docid: list(found) for docid, found in (provenance or {}).items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        for item in data["results"]:
+            item["clauses"] = self.provenance.get(item["docid"], [])
+        return {"clauses": [clause.to_dict() for clause in self.clauses], **data}
+
+
+class CausalLinks(list["CausalLink"]):
+    """The causal edges around one document (``find_causal_links``)."""
+
+    def __init__(
+        self, links: Iterable[CausalLink], *, docid: str, title: str, direction: str, depth: int
+    ) -> None:
+        super().__init__(links)
+        self.docid = docid
+        self.title = title
+        self.direction = direction
+        self.depth = depth
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "docid": self.docid,
+            "title": self.title,
+            "direction": self.direction,
+            "depth": self.depth,
+            "count": len(self),
+            "links": [link.to_dict() for link in self],
+        }
+
+
+class IntentAccess(Reading):
+    """Intent-aware retrieval over the vault's graph."""
+
+    def intent_search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        force_intent: str | None = None,
+        enable_graph_traversal: bool = True,
+        collections: Sequence[str] | None = None,
+        min_score: float = 0.0,
+    ) -> IntentResults:
+        """Classify the question (WHY / WHEN / ENTITY / WHAT) and search for it: intent-
+        weighted fusion of BM25 and vectors, graph traversal for WHY and ENTITY, reranking of
+        short snippets when a reranker is configured, composite scoring (see
+        :mod:`memtrove.retrieval.intent`)."""
+        from memtrove.retrieval.intent import check_intent, run_intent_search
+
+        force_intent = check_intent(force_intent)
+        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        found: list[IntentClassification] = []
+
+        def fetch(depth: int) -> Ranking:
+            ranking, classification = run_intent_search(
+                self._retriever,
+                self._connection,
+                self.models,
+                query,
+                depth,
+                filters,
+                force_intent=force_intent,
+                enable_graph_traversal=bool(enable_graph_traversal),
+                texts=self._bodies,
+                co_activation=self._co_activation,
+                now=self._clock(),
+            )
+            found.append(classification)
+            return ranking
+
+        with self._lock:
+            ranking, copies = self._collapsed(fetch, limit)
+            results = self._present(query, ranking, min_score, copies=copies)
+        return IntentResults(
+            results,
+            classification=found[-1],
+            stages=results.stages,
+            skipped=results.skipped,
+            warnings=results.warnings,
+        )
+
+    def find_causal_links(self, ref: str, direction: str = "both", depth: int = 5) -> CausalLinks:
+        """The causal chain through ``ref``: what it led to (``causes``), what led to it
+        (``caused_by``) or ``both``, up to ``depth`` (1-10) hops."""
+        from memtrove.graph.traversal import causal_links, check_causal_depth, check_direction
+
+        direction = check_direction(direction)
+        depth = check_causal_depth(depth)
+        document = self.get(ref)
+        with self._lock:
+            links = causal_links(self._connection, document.doc_id, direction, depth)
+        return CausalLinks(
+            links, docid=document.docid, title=document.title, direction=direction, depth=depth
+        )
+
+    def query_plan(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        collections: Sequence[str] | None = None,
+        min_score: float = 0.0,
+    ) -> PlanResults:
+        """Split a multi-topic question into sub-queries (the LLM when configured, else by
+        wording), run each, and merge them with provenance (see
+        :mod:`memtrove.retrieval.planner`)."""
+        from memtrove.retrieval.candidates import scoring_inputs
+        from memtrove.retrieval.planner import decompose, run_plan
+        from memtrove.retrieval.scoring import QUERY_WEIGHTS, apply_composite
+
+        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        ranking = Ranking(stages=["plan"])
+        clauses: list[Clause] = []
+        if not self.models.has_llm:
+            ranking.skipped["llm decomposition"] = "no LLM configured (MEMTROVE_LLM_URL)"
+        with self._lock:
+            llm = self.models.llm if self.models.has_llm else None
+            clauses = decompose(self._connection, query, llm, ranking.warnings)
+            provenance: dict[int, list[int]] = {}
+
+            def fetch(depth: int) -> Ranking:
+                merged, found = run_plan(
+                    self._retriever, clauses, max(depth, 30), filters, ranking.skipped
+                )
+                provenance.update(found)
+                scored = apply_composite(
+                    scoring_inputs(self._connection, merged),
+                    QUERY_WEIGHTS,
+                    self._clock(),
+                    co_activation=self._co_activation,
+                )
+                ranking.hits = scored
+                if "composite" not in ranking.stages:
+                    channels = ["bm25"] + (["vector"] if "vector" not in ranking.skipped else [])
+                    ranking.stages.extend([*channels, "merge", "composite"])
+                return ranking
+
+            ranking, copies = self._collapsed(fetch, limit)
+            results = self._present(query, ranking, min_score, copies=copies)
+        by_docid = {
+            result.docid: sorted(set(provenance.get(result.doc_id, []))) for result in results
+        }
+        return PlanResults(
+            results,
+            clauses=clauses,
+            provenance=by_docid,
+            stages=results.stages,
+            skipped=results.skipped,
+            warnings=results.warnings,
+        )
