@@ -90,7 +90,7 @@ def test_facts_about_entities_named_in_text(vault: Vault) -> None:
 def test_facts_respect_their_validity_window(vault: Vault) -> None:
     vault.add_fact("Catalog", "runs_on", "MySQL", valid_to="2026-01-01")
     vault.add_fact("Catalog", "runs_on", "Postgres", valid_from="2026-01-01")
-    vault.add_fact("Catalog", "moves_to", "CockroachDB", valid_from="2099-01-01")
+    vault.add_fact("Catalog", "migrated_to", "CockroachDB", valid_from="2099-01-01")
     vault._clock = lambda: datetime(2026, 6, 1, tzinfo=UTC)
     assert [f.line() for f in vault.facts_about("catalog")] == ["Catalog runs_on Postgres"]
     vault._clock = lambda: datetime(2025, 6, 1, tzinfo=UTC)

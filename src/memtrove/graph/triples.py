@@ -1,9 +1,13 @@
 """Named entities and subject-predicate-object facts about them (``entity_nodes``,
 ``entity_triples``).
 
-An entity's id is ``vault:type:slug``. A fact's object is another entity or a literal; a
-fact holds from ``valid_from`` until ``valid_to`` (open ends: always). Facts about a piece
-of text are those whose subject or object entity is named in it, as whole words.
+An entity's id is ``vault:type:slug``. A fact's predicate is one of the 13 canonical ones
+(:data:`PREDICATES`); its object is another entity, or a literal for ``prefers`` and
+``avoids``. A fact holds from ``valid_from`` until ``valid_to`` (open ends: always); a new
+object for a single-valued predicate (``runs_on``, ``owned_by``, ``migrated_to``) closes
+the window of the one it replaces, so :func:`kg_query` ``as_of`` a date answers what held
+then. Facts about a piece of text are those whose subject or object entity is named in it,
+as whole words.
 """
 
 from __future__ import annotations
@@ -11,15 +15,52 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import InvalidQueryError
-from memtrove.text import to_iso
+from memtrove.text import parse_iso_datetime, to_iso
 
-__all__ = ["Fact", "add_fact", "entity_id", "facts_about", "slug"]
+__all__ = [
+    "DIRECTIONS",
+    "LITERAL_PREDICATES",
+    "PREDICATES",
+    "SINGLE_VALUED",
+    "Fact",
+    "KnowledgeFact",
+    "KnowledgeResult",
+    "add_fact",
+    "check_as_of",
+    "check_predicate",
+    "entity_id",
+    "facts_about",
+    "kg_query",
+    "slug",
+]
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_SCANNED_ENTITIES = 5000  # entities checked against a prompt, most mentioned first
+MAX_NAME_CHARS = 200
+PREDICATES = (
+    "adopted",
+    "migrated_to",
+    "deployed_to",
+    "runs_on",
+    "replaced",
+    "depends_on",
+    "integrates_with",
+    "uses",
+    "prefers",
+    "avoids",
+    "caused_by",
+    "resolved_by",
+    "owned_by",
+)
+LITERAL_PREDICATES = frozenset({"prefers", "avoids"})
+SINGLE_VALUED = frozenset({"runs_on", "owned_by", "migrated_to"})
+DIRECTIONS = ("outgoing", "incoming", "both")
+MAX_KG_FACTS = 500
 
 
 @dataclass(frozen=True)
@@ -45,28 +86,60 @@ def entity_id(name: str, entity_type: str = "concept", vault: str = "default") -
     return f"{vault}:{slug(entity_type)}:{slug(name)}"
 
 
-def _ensure_entity(connection: Connection, name: str, entity_type: str, now: str) -> str:
-    row = connection.execute(
-        "SELECT entity_id FROM entity_nodes WHERE LOWER(name) = LOWER(?) AND vault = 'default'"
-        " ORDER BY mention_count DESC LIMIT 1",
-        (name.strip(),),
-    ).fetchone()
-    if row is not None:
-        connection.execute(
-            "UPDATE entity_nodes SET mention_count = mention_count + 1, last_seen = ?"
-            " WHERE entity_id = ?",
-            (now, row[0]),
+def _check_moment(value: str | None, label: str) -> str | None:
+    if value is None:
+        return None
+    moment = parse_iso_datetime(value)
+    if moment is None:
+        raise InvalidQueryError(f"{label} must be an ISO date or datetime, got {str(value)[:40]!r}")
+    return moment
+
+
+def check_as_of(value: str | None) -> str | None:
+    """``as_of`` as the moment it names: a bare date means the end of that day."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    if _DATE_ONLY.match(text):
+        text += "T23:59:59Z"
+    moment = parse_iso_datetime(text)
+    if moment is None:
+        raise InvalidQueryError(f"as_of must be a date (YYYY-MM-DD), got {text[:40]!r}")
+    return moment
+
+
+def check_predicate(predicate: str) -> str:
+    """The canonical predicate ``predicate`` names (case and spaces forgiven), or a 400."""
+    key = "_".join(predicate.strip().lower().replace("-", " ").split())
+    if key not in PREDICATES:
+        raise InvalidQueryError(
+            f"unknown predicate {predicate.strip()[:40]!r} (known: {', '.join(PREDICATES)})"
         )
-        return str(row[0])
-    identifier = entity_id(name, entity_type)
-    connection.execute(
-        "INSERT INTO entity_nodes (entity_id, entity_type, name, mention_count, last_seen)"
-        " VALUES (?, ?, ?, 1, ?)"
-        " ON CONFLICT (entity_id) DO UPDATE SET mention_count = mention_count + 1,"
-        " last_seen = excluded.last_seen",
-        (identifier, slug(entity_type), name.strip(), now),
-    )
-    return identifier
+    return key
+
+
+def _fact_entity(connection: Connection, name: str, entity_type: str | None, now: str) -> str:
+    """The entity a fact names: with a type, resolved canonically; without one, the one
+    entity of exactly that name (its type inherited), else a ``concept``."""
+    from memtrove.graph.entity_resolution import ensure_entity
+
+    clean = " ".join(name.split())
+    if len(clean) > MAX_NAME_CHARS:
+        raise InvalidQueryError(f"an entity name is at most {MAX_NAME_CHARS} characters")
+    if entity_type is None:
+        rows = connection.execute(
+            "SELECT entity_id FROM entity_nodes WHERE LOWER(name) = LOWER(?) AND vault = 'default'",
+            (clean,),
+        ).fetchall()
+        if len(rows) == 1:
+            connection.execute(
+                "UPDATE entity_nodes SET mention_count = mention_count + 1, last_seen = ?"
+                " WHERE entity_id = ?",
+                (now, rows[0][0]),
+            )
+            return str(rows[0][0])
+        entity_type = "concept"
+    return ensure_entity(connection, clean, slug(entity_type), now=now).entity_id
 
 
 def add_fact(
@@ -76,8 +149,8 @@ def add_fact(
     object_name: str | None = None,
     *,
     object_literal: str | None = None,
-    subject_type: str = "concept",
-    object_type: str = "concept",
+    subject_type: str | None = None,
+    object_type: str | None = None,
     valid_from: str | None = None,
     valid_to: str | None = None,
     confidence: float = 1.0,
@@ -85,21 +158,67 @@ def add_fact(
     source_fact: str | None = None,
 ) -> int:
     """Record ``subject predicate object`` (an entity named ``object_name``, or a literal);
-    returns the triple's id."""
+    returns the triple's id.
+
+    ``predicate`` is one of :data:`PREDICATES`. The object of ``prefers``/``avoids`` is
+    kept as a literal, of every other predicate as an entity. A fact already holding is
+    not written twice (its id is returned). A new object for a single-valued predicate
+    (:data:`SINGLE_VALUED`) closes the window of the one holding when it starts.
+    """
     if not subject.strip() or not predicate.strip():
         raise InvalidQueryError("a fact needs a subject and a predicate")
     if (object_name is None) == (object_literal is None):
         raise InvalidQueryError("a fact needs exactly one of an object entity or a literal")
     if not 0.0 <= confidence <= 1.0:
         raise InvalidQueryError(f"confidence must be between 0 and 1, got {confidence}")
+    canonical = check_predicate(predicate)
+    text = " ".join(str(object_name if object_name is not None else object_literal).split())
+    if not text:
+        raise InvalidQueryError("a fact's object must not be empty")
+    start = _check_moment(valid_from, "valid_from")
+    end = _check_moment(valid_to, "valid_to")
+    if start is not None and end is not None and end <= start:
+        raise InvalidQueryError("valid_to must be after valid_from")
     now = to_iso(datetime.now(UTC))
     with write_transaction(connection):
-        subject_id = _ensure_entity(connection, subject, subject_type, now)
-        object_id = (
-            _ensure_entity(connection, object_name, object_type, now)
-            if object_name is not None
-            else None
-        )
+        subject_id = _fact_entity(connection, subject, subject_type, now)
+        object_id: str | None = None
+        literal: str | None = None
+        if canonical in LITERAL_PREDICATES:
+            literal = text
+        else:
+            object_id = _fact_entity(connection, text, object_type, now)
+        same = connection.execute(
+            """
+            SELECT id FROM entity_triples
+            WHERE subject_entity_id = ? AND predicate = ?
+              AND object_entity_id IS ? AND object_literal IS ?
+              AND ((? IS NULL AND valid_to IS NULL) OR (valid_from IS ? AND valid_to IS ?))
+            """,
+            (subject_id, canonical, object_id, literal, end, start, end),
+        ).fetchone()
+        if same is not None:
+            return int(same[0])
+        if canonical in SINGLE_VALUED and end is None:
+            begins = start or now
+            later = connection.execute(
+                "SELECT MIN(valid_from) FROM entity_triples WHERE subject_entity_id = ?"
+                " AND predicate = ? AND valid_from > ?",
+                (subject_id, canonical, begins),
+            ).fetchone()[0]
+            end = str(later) if later is not None else None
+            closed = connection.execute(
+                """
+                UPDATE entity_triples SET valid_to = ?
+                WHERE subject_entity_id = ? AND predicate = ?
+                  AND (object_entity_id IS NOT ? OR object_literal IS NOT ?)
+                  AND (valid_from IS NULL OR valid_from < ?)
+                  AND (valid_to IS NULL OR valid_to > ?)
+                """,
+                (begins, subject_id, canonical, object_id, literal, begins, begins),
+            ).rowcount
+            if closed and start is None:
+                start = begins
         cursor = connection.execute(
             """
             INSERT INTO entity_triples (subject_entity_id, predicate, object_entity_id,
@@ -108,11 +227,11 @@ def add_fact(
             """,
             (
                 subject_id,
-                predicate.strip(),
+                canonical,
                 object_id,
-                object_literal,
-                valid_from,
-                valid_to,
+                literal,
+                start,
+                end,
                 confidence,
                 source_doc_id,
                 source_fact,
@@ -158,3 +277,146 @@ def facts_about(
         (*seeds, *seeds, moment, moment, limit),
     ).fetchall()
     return [Fact(str(a), str(b), str(c), d, e, float(f)) for a, b, c, d, e, f in rows]
+
+
+@dataclass(frozen=True)
+class KnowledgeFact:
+    """One triple as :func:`kg_query` reports it."""
+
+    id: int
+    direction: str  # "outgoing" (the entity is the subject) | "incoming"
+    subject: str
+    subject_id: str
+    predicate: str
+    object: str
+    object_id: str | None  # None for a literal object
+    valid_from: str | None
+    valid_to: str | None
+    confidence: float
+    current: bool
+    source_doc_id: int | None
+
+    def line(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "direction": self.direction,
+            "subject": self.subject,
+            "subject_id": self.subject_id,
+            "predicate": self.predicate,
+            "object": self.object,
+            "object_id": self.object_id,
+            "object_literal": self.object if self.object_id is None else None,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "confidence": self.confidence,
+            "current": self.current,
+            "source_doc_id": self.source_doc_id,
+        }
+
+
+@dataclass(frozen=True)
+class KnowledgeResult:
+    """What :func:`kg_query` found about one entity."""
+
+    entity: str  # as asked
+    entity_id: str | None  # the entity it resolved to (None: no such entity)
+    name: str | None
+    entity_type: str | None
+    as_of: str | None
+    direction: str
+    facts: list[KnowledgeFact]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entity": self.entity,
+            "entity_id": self.entity_id,
+            "name": self.name,
+            "type": self.entity_type,
+            "as_of": self.as_of,
+            "direction": self.direction,
+            "count": len(self.facts),
+            "facts": [fact.to_dict() for fact in self.facts],
+        }
+
+
+def kg_query(
+    connection: Connection,
+    entity: str,
+    *,
+    as_of: str | None = None,
+    direction: str = "both",
+    now: datetime | None = None,
+    limit: int = MAX_KG_FACTS,
+) -> KnowledgeResult:
+    """The facts about ``entity`` (a name or a ``vault:type:slug`` id): all of them, or
+    those valid at ``as_of`` (a date means the end of that day); ``direction`` picks the
+    facts where it is the subject (outgoing), the object (incoming) or either."""
+    from memtrove.graph.entity_resolution import find_entity
+
+    if direction not in DIRECTIONS:
+        raise InvalidQueryError(
+            f"direction must be one of {', '.join(DIRECTIONS)}, got {direction[:40]!r}"
+        )
+    asked = " ".join(str(entity).split())
+    if not asked:
+        raise InvalidQueryError("entity must not be empty")
+    if len(asked) > 500:
+        raise InvalidQueryError("entity is at most 500 characters")
+    moment = check_as_of(as_of)
+    found = find_entity(connection, asked)
+    if found is None:
+        return KnowledgeResult(asked, None, None, None, moment, direction, [])
+    current_moment = to_iso(now or datetime.now(UTC))
+    sides = {"outgoing": ["subject"], "incoming": ["object"], "both": ["subject", "object"]}
+    facts: list[KnowledgeFact] = []
+    for side in sides[direction]:
+        column = "t.subject_entity_id" if side == "subject" else "t.object_entity_id"
+        window = (
+            ""
+            if moment is None
+            else (
+                " AND (t.valid_from IS NULL OR t.valid_from <= :moment)"
+                " AND (t.valid_to IS NULL OR t.valid_to > :moment)"
+            )
+        )
+        rows = connection.execute(
+            f"""
+            SELECT t.id, s.name, t.subject_entity_id, t.predicate,
+                   COALESCE(o.name, t.object_literal), t.object_entity_id, t.valid_from,
+                   t.valid_to, t.confidence, t.source_doc_id
+            FROM entity_triples t
+            JOIN entity_nodes s ON s.entity_id = t.subject_entity_id
+            LEFT JOIN entity_nodes o ON o.entity_id = t.object_entity_id
+            WHERE {column} = :entity{window}
+            ORDER BY t.predicate, COALESCE(t.valid_from, '') DESC, t.id DESC
+            LIMIT :limit
+            """,
+            {"entity": found.entity_id, "moment": moment, "limit": limit},
+        ).fetchall()
+        for row in rows:
+            valid_from, valid_to = row[6], row[7]
+            current = (valid_from is None or valid_from <= current_moment) and (
+                valid_to is None or valid_to > current_moment
+            )
+            facts.append(
+                KnowledgeFact(
+                    int(row[0]),
+                    "outgoing" if side == "subject" else "incoming",
+                    str(row[1]),
+                    str(row[2]),
+                    str(row[3]),
+                    str(row[4]),
+                    None if row[5] is None else str(row[5]),
+                    valid_from,
+                    valid_to,
+                    float(row[8]),
+                    bool(current),
+                    None if row[9] is None else int(row[9]),
+                )
+            )
+    return KnowledgeResult(
+        asked, found.entity_id, found.name, found.entity_type, moment, direction, facts[:limit]
+    )

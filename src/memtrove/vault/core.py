@@ -47,6 +47,7 @@ from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
+from memtrove.vault.knowledge import KnowledgeAccess
 from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.reading import Reading
 from memtrove.vault.rules import RulesAccess
@@ -67,7 +68,9 @@ __all__ = ["MAX_SPARE_READERS", "Vault"]
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
-class Vault(IntentAccess, Reading, Tracking, GraphAccess, MemoryAccess, RulesAccess):
+class Vault(
+    IntentAccess, Reading, Tracking, GraphAccess, KnowledgeAccess, MemoryAccess, RulesAccess
+):
     """One SQLite vault file plus the collections configured for it."""
 
     def __init__(

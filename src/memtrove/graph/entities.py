@@ -1,0 +1,361 @@
+"""Named entities in documents: extraction (an LLM, or a heuristic without one), the quality
+filters, and :func:`extract_entities`, which resolves and records them for one document.
+
+The LLM answers ``(name, type)`` pairs from a fixed vocabulary (:data:`ENTITY_TYPES`). Every
+candidate, from the LLM or the heuristic, passes the same filters: not the document's own
+title (Levenshtein similarity > 0.85), at most 60 characters, not a template placeholder
+or heading label, and a ``location`` only when it looks like one (an IP address, a VM
+identifier, a short place name). A failed LLM call or an unreadable answer falls back to
+the heuristic (fail-open): the document's entities are then written in one transaction
+from whichever extractor answered, never half of them.
+
+The heuristic, measured on hand-labelled proposals (``benchmarks/bench_entities.py``),
+finds code identifiers in backticks, known tools and services, ``@handles``, authors on
+``Author:`` lines, and capitalised multiword names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memtrove.errors import ModelError
+
+if TYPE_CHECKING:
+    from memtrove.db.connection import Connection
+    from memtrove.models.protocols import LLM
+
+__all__ = [
+    "ENTITY_TYPES",
+    "MAX_ENTITIES_PER_DOCUMENT",
+    "MAX_NAME_CHARS",
+    "EntityExtraction",
+    "ExtractedEntity",
+    "extract_entities",
+    "filter_entities",
+    "heuristic_entities",
+    "llm_entities",
+    "parse_entity_answer",
+]
+
+ENTITY_TYPES = ("person", "project", "service", "tool", "concept", "org", "location")
+MAX_NAME_CHARS = 60
+TITLE_SIMILARITY = 0.85  # a candidate this close to the document's title is the title
+MAX_ENTITIES_PER_DOCUMENT = 30
+LLM_BODY_CHARS = 4000  # what the LLM reads of a body
+PROMPT_VERSION = "v1"
+
+_BLOCKLIST = frozenset(
+    """
+    todo tbd tbc n/a na none null undefined example examples untitled placeholder lorem ipsum
+    summary abstract background introduction overview conclusion conclusions notes note
+    references reference proposal rationale implementation compatibility discussion author
+    authors status decision context consequences goals non-goals motivation design details
+    appendix faq questions open questions open issues alternatives alternatives considered
+    related work prior art future work acknowledgements table of contents description usage
+    installation changelog release notes title name type entity your name project name
+    """.split()
+) | frozenset(
+    {
+        "open questions",
+        "open issues",
+        "alternatives considered",
+        "related work",
+        "prior art",
+        "future work",
+        "table of contents",
+        "release notes",
+        "your name",
+        "project name",
+        "last updated",
+    }
+)
+_PLACEHOLDER = re.compile(r"^(?:\{\{.*\}\}|<[^>]*>|\[[^\]]*\]|\$\{.*\}|%\w+%|x+|\.+|-+|_+)$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
+_IPV6 = re.compile(r"^[0-9a-fA-F:]{3,39}$")
+_VM_IDENTIFIER = re.compile(r"^[A-Za-z][\w.-]*[-_]\d+[\w.-]*$|^[a-z]{2,}-[a-z]+-\d+[a-z]?$")
+_PLACE_NAME = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}$")
+
+
+@dataclass(frozen=True)
+class ExtractedEntity:
+    """A candidate entity named in a document."""
+
+    name: str
+    entity_type: str
+
+
+@dataclass(frozen=True)
+class EntityExtraction:
+    """What :func:`extract_entities` recorded for one document."""
+
+    doc_id: int
+    source: str  # "llm" | "heuristic"
+    entities: list[tuple[str, str, str]] = field(default_factory=list)  # (id, name, type)
+    rejected: int = 0
+    error: str | None = None  # why the LLM's answer was not used
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "entities": [
+                {"entity_id": identifier, "name": name, "type": kind}
+                for identifier, name, kind in self.entities
+            ],
+            "rejected": self.rejected,
+            "error": self.error,
+        }
+
+
+# -- the heuristic ----------------------------------------------------------------------------
+
+# Tools and services named in prose, as written (case-insensitive) -> (canonical name, type).
+KNOWN_NAMES: dict[str, tuple[str, str]] = {
+    **{
+        name.lower(): (name, "tool")
+        for name in (
+            "PostgreSQL MySQL SQLite MariaDB Redis Memcached Kafka RabbitMQ Kubernetes Docker"
+            " Podman Helm Terraform Ansible Nginx Apache Elasticsearch OpenSearch MongoDB"
+            " Cassandra DynamoDB Grafana Prometheus Jenkins Git Mercurial Subversion Bazel"
+            " Make CMake LLVM GCC Clang Valgrind Linux FreeBSD OpenBSD NetBSD macOS Windows"
+            " Android iOS Plan9 WebAssembly Wasm Python JavaScript TypeScript Rust Java Kotlin"
+            " Swift Ruby Perl PHP Haskell Node.js Deno React Vue Angular gRPC GraphQL Protobuf"
+            " JSON YAML XML TOML HTTP HTTPS HTTP/2 TLS SSH DNS TCP UDP OAuth JWT SQL CUDA"
+            " Unicode UTF-8 POSIX DWARF ELF gofmt gopls godoc cgo Vim Emacs VS Code Xcode"
+            " Chrome Firefox Safari Zig Erlang Elixir Scala Dart Lua OCaml Fortran COBOL C++"
+        )
+        .replace("VS Code", "VS_Code")
+        .split()
+    },
+    "vs code": ("VS Code", "tool"),
+    "vscode": ("VS Code", "tool"),
+    "postgres": ("PostgreSQL", "tool"),
+    "k8s": ("Kubernetes", "tool"),
+    **{
+        name.lower(): (name, "service")
+        for name in (
+            "GitHub GitLab Bitbucket Gerrit AWS S3 EC2 Lambda GCP BigQuery Azure Cloudflare"
+            " Heroku Vercel Netlify Stripe Twilio Slack Discord Jira Confluence Sentry Datadog"
+            " PagerDuty OpenAI Anthropic Travis CircleCI Codecov"
+        ).split()
+    },
+    **{
+        name.lower(): (name, "org")
+        for name in ("Google Microsoft Apple Amazon Meta Mozilla Intel AMD ARM Oracle IBM".split())
+    },
+    "go": ("Go", "project"),
+    "golang": ("Go", "project"),
+}
+_KNOWN = re.compile(
+    r"(?<![\w@/.-])("
+    + "|".join(re.escape(name) for name in sorted(KNOWN_NAMES, key=len, reverse=True))
+    + r")(?![\w/-]|\.\w)",
+    re.IGNORECASE,
+)
+_BACKTICKS = re.compile(r"`([^`\n]{2,60})`")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:[./:][A-Za-z_]\w*)*(?:\(\))?$")
+_HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9][A-Za-z0-9_-]{1,38})\b")
+_AUTHOR_LINE = re.compile(r"^\s*[*_]*(?:authors?|author\(s\)|by)[*_]*\s*:\s*(.+)$", re.I | re.M)
+_PERSON = re.compile(r"^[A-Z][a-zà-ÿ'’-]+(?: [A-Z]\.?)?(?: [A-Z][a-zà-ÿ'’-]+){1,2}$")
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w.])((?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for |and )?"
+    r"(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)){1,3})(?![\w])"
+)
+_LEADING_WORDS = frozenset(
+    "the a an this that these those in on at for of and or but if when while with we our"
+    " it its as to by from is are be each some any all no not so then thus also however"
+    " proposal see note".split()
+)
+_CODE_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
+
+
+def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
+    """Entities a document names, found without a model (unfiltered; see
+    :func:`filter_entities`)."""
+    text = _LINK_TARGET.sub(" ", _CODE_FENCE.sub(" ", body))
+    found: list[ExtractedEntity] = []
+    for line in _AUTHOR_LINE.findall(text):
+        for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
+            name = " ".join(part.split()).strip("*_ .")
+            if _PERSON.match(name):
+                found.append(ExtractedEntity(name, "person"))
+    for handle in _HANDLE.findall(text):
+        found.append(ExtractedEntity("@" + handle, "person"))
+    for code in _BACKTICKS.findall(text):
+        code = code.strip()
+        if _IDENTIFIER.match(code) and (len(code) > 3 or code[0].isupper()):
+            found.append(ExtractedEntity(code, "concept"))
+    prose = _BACKTICKS.sub(" ", text)
+    for match in _KNOWN.finditer(prose):
+        written = match.group(1)
+        canonical, kind = KNOWN_NAMES[written.lower()]
+        if written.lower() == "go" and written != "Go":
+            continue  # the verb
+        found.append(ExtractedEntity(canonical, kind))
+    for line in prose.splitlines():
+        if line.lstrip().startswith("#"):
+            continue  # headings are labels, not names
+        for match in _CAPITALISED_RUN.finditer(line):
+            words = match.group(1).split()
+            while words and words[0].lower() in _LEADING_WORDS:
+                words = words[1:]
+            if len(words) < 2 or all(word.lower() in KNOWN_NAMES for word in words):
+                continue
+            name = " ".join(words)
+            start = match.start(1)
+            at_sentence_start = start == len(line) - len(line.lstrip()) or line[
+                :start
+            ].rstrip().endswith((".", ":", "!", "?", "-", "*"))
+            if at_sentence_start and len(words) == 2 and words[0].lower() in _LEADING_WORDS:
+                continue
+            found.append(ExtractedEntity(name, "concept"))
+    return _unique(found)
+
+
+def _unique(entities: Sequence[ExtractedEntity]) -> list[ExtractedEntity]:
+    seen: set[str] = set()
+    unique: list[ExtractedEntity] = []
+    for entity in entities:
+        key = entity.name.lower()
+        if key not in seen:
+            seen.add(key)
+            unique.append(entity)
+    return unique
+
+
+# -- the LLM ----------------------------------------------------------------------------------
+
+
+def build_prompt(title: str, body: str) -> str:
+    types = ", ".join(ENTITY_TYPES)
+    return (
+        "Extract the named entities of this document as a JSON array of objects "
+        '{"name": ..., "type": ...}; type is one of: ' + types + ". Only proper names "
+        "(people, projects, services, tools, concepts, organisations, locations); never the "
+        "document's title, headings or placeholders. Answer with the JSON array only.\n\n"
+        f"Title: {title[:200]}\n\n{body[:LLM_BODY_CHARS]}"
+    )
+
+
+def parse_entity_answer(answer: str) -> list[ExtractedEntity] | None:
+    """The ``(name, type)`` pairs of an LLM answer (a JSON array, possibly in a markdown
+    fence or wrapped in an object), or None when it holds no readable array."""
+    text = answer.strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fence:
+        text = fence.group(1).strip()
+    start, end = text.find("["), text.rfind("]")
+    if start < 0 or end <= start:
+        return None
+    try:
+        items = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    if not isinstance(items, list):
+        return None
+    entities: list[ExtractedEntity] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        name, kind = item.get("name"), item.get("type")
+        if not isinstance(name, str) or not isinstance(kind, str):
+            continue
+        kind = kind.strip().lower()
+        entities.append(ExtractedEntity(" ".join(name.split()), kind))
+    return entities
+
+
+def llm_entities(llm: LLM, title: str, body: str) -> list[ExtractedEntity]:
+    """The LLM's entities for a document (unfiltered); raises ModelError when the model
+    fails or answers with something that is not a JSON array of entities."""
+    from memtrove.errors import ModelResponseError
+
+    answer = llm.complete(build_prompt(title, body), max_tokens=600, temperature=0.0)
+    entities = parse_entity_answer(answer)
+    if entities is None:
+        raise ModelResponseError("the LLM's entity answer held no JSON array")
+    return entities
+
+
+# -- filters ----------------------------------------------------------------------------------
+
+
+def _is_location(name: str) -> bool:
+    if _IPV4.match(name) or (":" in name and _IPV6.match(name)) or _VM_IDENTIFIER.match(name):
+        return True
+    return len(name) <= 30 and bool(_PLACE_NAME.match(name))
+
+
+def filter_entities(
+    entities: Sequence[ExtractedEntity], title: str
+) -> tuple[list[ExtractedEntity], int]:
+    """The entities that pass the quality filters, and how many were rejected."""
+    from rapidfuzz.distance import Levenshtein
+
+    own_title = " ".join(title.split()).lower()
+    kept: list[ExtractedEntity] = []
+    rejected = 0
+    for entity in _unique(entities):
+        name = " ".join(entity.name.split()).strip("`'\"“”‘’ ")
+        lowered = name.lower()
+        acceptable = (
+            bool(name)
+            and len(name) <= MAX_NAME_CHARS
+            and entity.entity_type in ENTITY_TYPES
+            and lowered not in _BLOCKLIST
+            and not _PLACEHOLDER.match(name)
+            and any(character.isalnum() for character in name)
+            and not (
+                own_title
+                and Levenshtein.normalized_similarity(lowered, own_title) > TITLE_SIMILARITY
+            )
+            and (entity.entity_type != "location" or _is_location(name))
+            and not any(ord(character) < 32 for character in name)
+        )
+        if acceptable and len(kept) < MAX_ENTITIES_PER_DOCUMENT:
+            kept.append(ExtractedEntity(name, entity.entity_type))
+        else:
+            rejected += 1
+    return kept, rejected
+
+
+# -- the entry point --------------------------------------------------------------------------
+
+
+def extract_entities(
+    connection: Connection,
+    doc_id: int,
+    title: str,
+    body: str,
+    llm: LLM | None = None,
+    *,
+    vault: str = "default",
+) -> EntityExtraction:
+    """Extract, filter, resolve and record the entities of document ``doc_id``, replacing
+    what an earlier run recorded for it (mentions, co-occurrences), then link it by
+    ``entity`` edges to documents sharing a specific entity.
+
+    With ``llm`` the model extracts; when it fails or answers unreadably the heuristic does
+    (``error`` says why). Nothing is written until extraction is complete.
+    """
+    from memtrove.graph.entity_resolution import link_shared_entities, record_mentions
+
+    source, error = "heuristic", None
+    candidates: list[ExtractedEntity] | None = None
+    if llm is not None:
+        try:
+            candidates = llm_entities(llm, title, body)
+            source = "llm"
+        except ModelError as failure:
+            error = str(failure)
+    if candidates is None:
+        candidates = heuristic_entities(title, body)
+    kept, rejected = filter_entities(candidates, title)
+    resolved = record_mentions(connection, doc_id, kept, vault=vault)
+    link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])
+    return EntityExtraction(doc_id, source, resolved, rejected, error)

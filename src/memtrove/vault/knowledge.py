@@ -1,0 +1,124 @@
+"""The Vault's knowledge methods: the entities documents name, and ``kg_query`` over the
+subject-predicate-object facts about them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from memtrove.graph.entities import EntityExtraction
+    from memtrove.graph.triples import KnowledgeResult
+    from memtrove.models.protocols import LLM
+
+__all__ = ["KnowledgeAccess"]
+
+
+class KnowledgeAccess(VaultState):
+    """Entities (extraction, resolution, mentions, ``entity`` edges) and ``kg_query``."""
+
+    def _entity_llm(self, use_llm: bool) -> LLM | None:
+        return self.models.llm if use_llm and self.models.has_llm else None
+
+    def extract_entities(self, ref: str, *, use_llm: bool = True) -> EntityExtraction:
+        """Extract and record the entities of one document (refs as for :meth:`get`),
+        replacing what an earlier run recorded for it; by the LLM when one is configured
+        (the heuristic when it fails), else by the heuristic."""
+        from memtrove.graph.entities import extract_entities
+
+        document = self.get(ref)
+        llm = self._entity_llm(use_llm)
+        with self._lock:
+            return extract_entities(
+                self._connection, document.doc_id, document.title, document.body, llm
+            )
+
+    def enrich_entities(
+        self,
+        *,
+        everything: bool = False,
+        use_llm: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Extract entities for every active document that has none recorded (every active
+        document with ``everything``); re-running replaces a document's mentions, so it is
+        safe to repeat. Returns counts: documents, entities, by source, LLM failures."""
+        from memtrove.graph.entities import extract_entities
+        from memtrove.graph.entity_resolution import document_text, documents_to_extract
+
+        llm = self._entity_llm(use_llm)
+        with self._lock:
+            pending = documents_to_extract(self._connection, everything=everything)
+        report: dict[str, Any] = {
+            "documents": 0,
+            "entities": 0,
+            "llm": 0,
+            "heuristic": 0,
+            "llm_failures": 0,
+        }
+        for done, doc_id in enumerate(pending, 1):
+            with self._lock:
+                text = document_text(self._connection, doc_id)
+                if text is None:
+                    continue
+                extraction = extract_entities(self._connection, doc_id, text[0], text[1], llm)
+            report["documents"] += 1
+            report["entities"] += len(extraction.entities)
+            report[extraction.source] += 1
+            report["llm_failures"] += extraction.error is not None
+            if progress is not None:
+                progress(done, len(pending))
+        return report
+
+    def kg_query(
+        self, entity: str, as_of: str | None = None, direction: str = "both"
+    ) -> KnowledgeResult:
+        """Facts about ``entity`` (a name or ``vault:type:slug``): all of them with a
+        ``current`` flag, or those valid at ``as_of`` (YYYY-MM-DD: the end of that day);
+        ``direction`` outgoing (it is the subject), incoming (the object) or both."""
+        from memtrove.graph.triples import kg_query
+
+        with self._lock:
+            return kg_query(
+                self._connection, entity, as_of=as_of, direction=direction, now=self._clock()
+            )
+
+    def add_triple(
+        self,
+        subject: str,
+        predicate: str,
+        object_name: str,
+        *,
+        subject_type: str | None = None,
+        object_type: str | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        confidence: float = 1.0,
+        source: str | None = None,
+        source_fact: str | None = None,
+    ) -> int:
+        """Record a fact whose entities may carry types (``person``, ``tool``, ...): a
+        typed name resolves canonically, an untyped one inherits the type of the one
+        entity of that exact name. ``prefers``/``avoids`` keep ``object_name`` as a
+        literal. ``source``: the document the fact comes from (refs as for :meth:`get`)."""
+        from memtrove.graph.triples import add_fact
+
+        source_doc_id = self.get(source).doc_id if source is not None else None
+        literal_side = predicate.strip().lower() in ("prefers", "avoids")
+        with self._lock:
+            return add_fact(
+                self._connection,
+                subject,
+                predicate,
+                None if literal_side else object_name,
+                object_literal=self.redact(object_name) if literal_side else None,
+                subject_type=subject_type,
+                object_type=object_type,
+                valid_from=valid_from,
+                valid_to=valid_to,
+                confidence=confidence,
+                source_doc_id=source_doc_id,
+                source_fact=self.redact(source_fact) if source_fact else None,
+            )
