@@ -22,6 +22,7 @@ from memtrove.cli import (
     health,
     hooks_cli,
     indexing,
+    knowledge_cli,
     memory_cli,
     reading,
     retrieval,
@@ -74,6 +75,7 @@ hooks_cli.register(app)
 curate.register(app)
 serve.register(app)
 memory_cli.register(app)
+knowledge_cli.register(app)
 rules_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 

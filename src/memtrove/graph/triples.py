@@ -329,6 +329,25 @@ class KnowledgeResult:
     direction: str
     facts: list[KnowledgeFact]
 
+    def text(self) -> str:
+        """A header naming the entity, then one fact a line with its window."""
+        if self.entity_id is None:
+            return f"No entity matches {self.entity[:80]!r}."
+        when = f" as of {self.as_of[:10]}" if self.as_of else ""
+        count = len(self.facts)
+        lines = [
+            f"{self.name} ({self.entity_id}){when}, {self.direction}: "
+            f"{count} fact{'' if count == 1 else 's'}"
+        ]
+        for fact in self.facts:
+            start = (fact.valid_from or "")[:10] or "always"
+            end = (fact.valid_to or "")[:10] or "now"
+            state = "current" if fact.current else "not current"
+            lines.append(
+                f"- {fact.line()}  [{start} -> {end}, {state}, confidence {fact.confidence:.2f}]"
+            )
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "entity": self.entity,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from memtrove.api.routes import documents, maintenance, memory, search, status, warm
+from memtrove.api.routes import documents, knowledge, maintenance, memory, search, status, warm
 
 __all__ = ["ROUTERS"]
 
@@ -14,5 +14,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     documents.router,
     maintenance.router,
     memory.router,
+    knowledge.router,
     warm.router,
 )
