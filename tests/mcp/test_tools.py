@@ -91,8 +91,8 @@ def test_memory_retrieve_routes_and_says_so(embedded: Vault) -> None:
     assert data["mode"] == "semantic" and data["stages"] == ["vector"]
 
     text, data = tools.memory_retrieve(embedded, "why did we pick PostgreSQL over SQLite?")
-    assert data["classified"] == "causal" and data["mode"] == "hybrid"
-    assert text.splitlines()[1].startswith("note: causal retrieval is not available yet")
+    assert data["classified"] == "causal" and data["mode"] == "causal"
+    assert data["intent"] == "WHY" and data["stages"][0] == "intent"
     assert data["results"][0]["path"] == "decisions/0001-postgresql-for-metadata.md"
 
     _, data = tools.memory_retrieve(embedded, "postgresql", mode="KEYWORD")

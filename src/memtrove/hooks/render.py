@@ -89,8 +89,8 @@ _ROUTES = (
             r"|decision about|trade.?off|instead of|chose to)\b",
             re.I,
         ),
-        "If searching memory for this: use query with intent set to the reason you need, or "
-        "memory_retrieve.",
+        "If searching memory for this: use intent_search (then find_causal_links on what it "
+        "finds), or memory_retrieve.",
     ),
     (
         re.compile(

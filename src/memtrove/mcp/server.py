@@ -28,6 +28,8 @@ from pydantic import Field, ValidationError
 from memtrove import __version__
 from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.mcp import DEFAULT_HTTP_PORT, tools
+from memtrove.mcp.intent_server import register_intent_tools
+from memtrove.mcp.kg_server import register_kg_tools
 from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
@@ -140,8 +142,9 @@ def build_server(
         mode: Annotated[
             str,
             Field(
-                description="auto (route by wording), keyword, semantic or hybrid; causal, "
-                "timeline, discovery and complex run as hybrid for now."
+                description="auto (route by wording), keyword, semantic, hybrid, causal "
+                "(intent_search WHY), timeline (WHEN), discovery (graph traversal) or "
+                "complex (query_plan)."
             ),
         ] = "auto",
         limit: Limit = 10,
@@ -149,7 +152,8 @@ def build_server(
         includeInternal: IncludeInternal = False,
         vault: VaultName = None,
     ) -> CallToolResult:
-        """Start here: routes the query to keyword, semantic or hybrid search by its wording."""
+        """Start here: routes the query by its wording to keyword, semantic, hybrid, causal,
+        timeline, discovery or complex retrieval."""
         return call(
             tools.memory_retrieve,
             query,
@@ -359,6 +363,8 @@ def build_server(
 
     folder = queue_folder if queue_folder is not None else Path(queue_location())
     register_memory_tools(server, call, ExtractionQueue(folder), READ_ONLY, WRITES)
+    register_kg_tools(server, call, READ_ONLY)
+    register_intent_tools(server, call, READ_ONLY, _vault_notes)
     return server
 
 

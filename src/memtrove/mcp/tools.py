@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtrove.errors import EmbeddingSpaceError, InvalidQueryError, ModelError
+from memtrove.errors import InvalidQueryError
 from memtrove.mcp.curation import memory_forget, memory_pin, memory_snooze
 from memtrove.mcp.format import document_header, numbered, result_lines, select_lines, summary_line
+from memtrove.mcp.intent_tools import find_causal_links, intent_search, query_plan
 from memtrove.results import SearchResults
-from memtrove.retrieval.router import route
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -26,10 +26,12 @@ if TYPE_CHECKING:
 __all__ = [
     "IMPORTANT",
     "ToolResult",
+    "find_causal_links",
     "find_similar",
     "get",
     "important",
     "index_stats",
+    "intent_search",
     "lifecycle_status",
     "memory_forget",
     "memory_pin",
@@ -37,6 +39,7 @@ __all__ = [
     "memory_snooze",
     "multi_get",
     "query",
+    "query_plan",
     "read_document",
     "reindex",
     "search",
@@ -51,7 +54,9 @@ ToolResult = tuple[str, dict[str, Any]]
 IMPORTANT = """\
 ## memtrove: how to search memory
 1. Start with memory_retrieve(query): it routes by wording to keyword (BM25), semantic
-   (vectors) or hybrid search and says which ran ([routed: mode]).
+   (vectors), hybrid, causal, timeline, discovery or complex retrieval and says which ran
+   ([routed: mode]). "why" questions -> intent_search(query); then
+   find_causal_links(docid) for the whole chain; multi-topic -> query_plan(query).
 2. Best quality, slower: query(query, intent="what it is for") runs expansion, rank fusion,
    reranking, composite scoring and diversity (model stages only when configured).
 3. Spot checks: search(query) for exact words and names, vsearch(query) for meaning.
@@ -138,14 +143,9 @@ def memory_retrieve(
     compact: bool = True,
     include_internal: bool = False,
 ) -> ToolResult:
-    """Route by wording (:mod:`memtrove.retrieval.router`), then search that way."""
-    chosen = route(query, mode)
-    if chosen.mode == "keyword":
-        results = vault.search(query, limit)
-    elif chosen.mode == "semantic":
-        results = _semantic(vault, query, limit)
-    else:
-        results = vault.hybrid(query, limit)
+    """Route by wording (:mod:`memtrove.retrieval.router`), then search that way
+    (:meth:`Vault.retrieve`)."""
+    chosen, results = vault.retrieve(query, mode, limit)
     text, data = _results(query, _visible(results, None, include_internal), compact, stages=True)
     header = [f"[routed: {chosen.mode}]"] + ([f"note: {chosen.note}"] if chosen.note else [])
     route_data = {
@@ -326,22 +326,6 @@ def _results(
         lines += [f"skipped {stage}: {why}" for stage, why in results.skipped.items()]
     lines += [f"warning: {warning}" for warning in results.warnings]
     return "\n".join(lines), {"query": query, **results.to_dict()}
-
-
-def _semantic(vault: Vault, query: str, limit: int) -> SearchResults:
-    """Vectors; BM25 when they find nothing or cannot run (the reason in ``skipped``)."""
-    try:
-        results = vault.vsearch(query, limit)
-        reason = "no vector match; ran BM25"
-    except (EmbeddingSpaceError, ModelError) as error:
-        results, reason = SearchResults(), f"{error}; ran BM25"
-    if results:
-        return results
-    fallback = vault.search(query, limit)
-    skipped = {**fallback.skipped, "vector": reason}
-    return SearchResults(
-        fallback, stages=fallback.stages, skipped=skipped, warnings=fallback.warnings
-    )
 
 
 def _visible(

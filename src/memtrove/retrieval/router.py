@@ -12,10 +12,12 @@ the first signal wins::
     semantic   how does / explain / concept / overview / understand / what is the purpose
     hybrid     everything else
 
-This issue runs three of them: ``keyword`` (BM25), ``semantic`` (vectors, BM25 when they
-find nothing) and ``hybrid`` (BM25 and vectors fused). ``timeline``, ``causal``,
-``discovery`` and ``complex`` need the session, graph and planning stages that arrive later;
-until then they run as ``hybrid`` and :attr:`Route.note` says so.
+Every mode runs (``Vault.retrieve``): ``keyword`` is BM25, ``semantic`` vectors (BM25 when
+they find nothing), ``hybrid`` BM25 and vectors fused; ``causal`` is ``intent_search`` as a
+WHY question (vector-weighted fusion and graph traversal), ``timeline`` ``intent_search`` as
+a WHEN question (BM25-weighted, the dates it names as a filter, no traversal),
+``discovery`` ``intent_search`` as an ENTITY question (balanced fusion, then traversal to
+what the top results link to), and ``complex`` ``query_plan`` (sub-queries merged).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 from memtrove.errors import InvalidQueryError
 
-__all__ = ["MODES", "RUNNABLE_MODES", "Route", "classify_retrieval_mode", "route"]
+__all__ = ["MODES", "MODE_INTENTS", "RUNNABLE_MODES", "Route", "classify_retrieval_mode", "route"]
 
 MODES: tuple[str, ...] = (
     "auto",
@@ -37,7 +39,9 @@ MODES: tuple[str, ...] = (
     "complex",
     "hybrid",
 )
-RUNNABLE_MODES: tuple[str, ...] = ("keyword", "semantic", "hybrid")
+RUNNABLE_MODES: tuple[str, ...] = MODES[1:]
+# what intent_search is asked for by the modes it runs
+MODE_INTENTS: dict[str, str] = {"causal": "WHY", "timeline": "WHEN", "discovery": "ENTITY"}
 
 _TIMELINE = re.compile(
     r"\b(?:last session|yesterday|prior session|previous session|last time we|handoff|"
@@ -81,7 +85,7 @@ class Route:
 
     ``requested`` is the mode asked for (``auto`` by default); ``classified`` the mode the
     query asks for (the request itself unless it was ``auto``); ``mode`` the mode that runs
-    (``keyword``, ``semantic`` or ``hybrid``); ``note`` explains a fallback, else is empty.
+    (the classified one); ``note`` explains a fallback, else is empty.
     """
 
     requested: str
@@ -116,11 +120,4 @@ def route(query: str, mode: str = "auto") -> Route:
     if requested not in MODES:
         raise InvalidQueryError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     classified = classify_retrieval_mode(query) if requested == "auto" else requested
-    if classified in RUNNABLE_MODES:
-        return Route(requested, classified, classified)
-    return Route(
-        requested,
-        classified,
-        "hybrid",
-        f"{classified} retrieval is not available yet; ran hybrid (BM25 and vectors) instead",
-    )
+    return Route(requested, classified, classified)

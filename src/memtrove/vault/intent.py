@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memtrove.graph.traversal import CausalLink
     from memtrove.retrieval.intent import IntentClassification
     from memtrove.retrieval.planner import Clause
+    from memtrove.retrieval.router import Route
 
 __all__ = ["CausalLinks", "IntentAccess", "IntentResults", "PlanResults"]
 
@@ -208,3 +209,47 @@ class IntentAccess(Reading):
             skipped=results.skipped,
             warnings=results.warnings,
         )
+
+    def retrieve(
+        self,
+        query: str,
+        mode: str = "auto",
+        limit: int = 10,
+        *,
+        collections: Sequence[str] | None = None,
+    ) -> tuple[Route, SearchResults]:
+        """``memory_retrieve``: route ``query`` by its wording (or run ``mode``), see
+        :mod:`memtrove.retrieval.router`; the route says what ran."""
+        from memtrove.errors import EmbeddingSpaceError, ModelError
+        from memtrove.retrieval.router import MODE_INTENTS, route
+
+        chosen = route(query, mode)
+        if chosen.mode == "keyword":
+            return chosen, self.search(query, limit, collections)
+        if chosen.mode == "semantic":
+            try:
+                results = self.vsearch(query, limit, collections)
+                reason = "no vector match; ran BM25"
+            except (EmbeddingSpaceError, ModelError) as error:
+                results, reason = SearchResults(), f"{error}; ran BM25"
+            if results:
+                return chosen, results
+            fallback = self.search(query, limit, collections)
+            return chosen, SearchResults(
+                fallback,
+                stages=fallback.stages,
+                skipped={**fallback.skipped, "vector": reason},
+                warnings=fallback.warnings,
+            )
+        if chosen.mode in MODE_INTENTS:
+            intent = MODE_INTENTS[chosen.mode]
+            return chosen, self.intent_search(
+                query,
+                limit,
+                force_intent=intent,
+                enable_graph_traversal=intent != "WHEN",
+                collections=collections,
+            )
+        if chosen.mode == "complex":
+            return chosen, self.query_plan(query, limit, collections=collections)
+        return chosen, self.hybrid(query, limit, collections)
