@@ -157,21 +157,45 @@ _KNOWN = re.compile(
     re.IGNORECASE,
 )
 _BACKTICKS = re.compile(r"`([^`\n]{2,60})`")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:[./:][A-Za-z_]\w*)*(?:\(\))?$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:(?:[./:]|::)[A-Za-z_]\w*)*(?:\(\))?$")
+_COMMAND = re.compile(r"^[a-z][\w.-]*(?: -{0,2}[a-z][\w.=-]*){1,3}$")  # `go get`, `git log -p`
 _HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9][A-Za-z0-9_-]{1,38})\b")
 _AUTHOR_LINE = re.compile(r"^\s*[*_]*(?:authors?|author\(s\)|by)[*_]*\s*:\s*(.+)$", re.I | re.M)
 _PERSON = re.compile(r"^[A-Z][a-zà-ÿ'’-]+(?: [A-Z]\.?)?(?: [A-Z][a-zà-ÿ'’-]+){1,2}$")
 _CAPITALISED_RUN = re.compile(
-    r"(?<![\w.])((?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for |and )?"
+    r"(?<![\w.])((?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for )?"
     r"(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)){1,3})(?![\w])"
+)
+# Acronyms and constants: DNS, IPv6, SIGPROF, GOROOT_BOOTSTRAP, $GOPATH.
+_ACRONYM = re.compile(r"(?<![\w./-])\$?([A-Z][A-Z0-9_]{1,30}(?:v\d+)?)(?![\w/-]|\.\w)")
+_GENERIC_ACRONYMS = frozenset(
+    "I A OK TODO TBD FAQ API APIS URL URLS URI ID IDS UI UX OS IO PR CL RFC NB PS AKA ETC"
+    " EG IE VS AM PM UTC TL DR NOTE WIP FIXME XXX".split()
+)
+_PATH = re.compile(r"(?<![\w./:-])([a-z][a-z0-9_-]*(?:/[a-z][a-z0-9_-]*)+)(?![\w/-]|\.\w)")
+_NOT_PATHS = frozenset({"and/or", "either/or", "read/write", "input/output", "on/off", "yes/no"})
+_FILE_NAME = re.compile(
+    r"(?<![\w./-])([a-z][\w-]*\.(?:bash|sh|py|go|mod|sum|env|yaml|yml|toml|json|ini|cfg|conf))\b(?!\.\w)"
+)
+_SNAKE_CASE = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/-]|\.\w)")
+_DECLARATION = re.compile(
+    r"\b(?:func|type|class|def|struct|interface|trait|fn)\s+(?:\([^)]*\)\s*)?([A-Z]\w{2,})"
+)
+_VERSIONED = re.compile(r" (\d+(?:\.\d+){0,2})\b(?!\.\d)")
+_COMMON_WORD_NAMES = frozenset(
+    "go make swift dart lambda meta apple amazon arm rust ruby java react vue deno helm slack"
+    " chrome safari git sentry travis".split()
 )
 _LEADING_WORDS = frozenset(
     "the a an this that these those in on at for of and or but if when while with we our"
     " it its as to by from is are be each some any all no not so then thus also however"
-    " proposal see note".split()
+    " proposal see note sometimes because having existing since although once after before"
+    " unlike like using use both either only even new old many most other such every first"
+    " next finally currently today here there now instead otherwise what which who why how"
+    " where my your their his her they you he she".split()
 )
 _CODE_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+|\S+@\S+\.\w+")
 
 
 def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
@@ -181,22 +205,43 @@ def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
     found: list[ExtractedEntity] = []
     for line in _AUTHOR_LINE.findall(text):
         for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
-            name = " ".join(part.split()).strip("*_ .")
+            name = " ".join(part.split()).strip("*_ .\\")
             if _PERSON.match(name):
                 found.append(ExtractedEntity(name, "person"))
     for handle in _HANDLE.findall(text):
         found.append(ExtractedEntity("@" + handle, "person"))
+    for declared in _DECLARATION.findall(body):
+        found.append(ExtractedEntity(declared, "concept"))
     for code in _BACKTICKS.findall(text):
-        code = code.strip()
+        code = code.strip().strip('"*,&').replace('"', "").replace("*", "")
         if _IDENTIFIER.match(code) and (len(code) > 3 or code[0].isupper()):
             found.append(ExtractedEntity(code, "concept"))
+        elif _COMMAND.match(code):
+            words = [word for word in code.split() if not word.startswith("-")]
+            words = [word for word in words if "=" not in word]
+            if len(words) >= 2 and words[0] not in _LEADING_WORDS:
+                found.append(ExtractedEntity(" ".join(words[:3]), "tool"))
     prose = _BACKTICKS.sub(" ", text)
     for match in _KNOWN.finditer(prose):
         written = match.group(1)
         canonical, kind = KNOWN_NAMES[written.lower()]
-        if written.lower() == "go" and written != "Go":
-            continue  # the verb
+        if written.lower() in _COMMON_WORD_NAMES and not written[0].isupper():
+            continue  # the verb, the word
         found.append(ExtractedEntity(canonical, kind))
+        version = _VERSIONED.match(prose, match.end())
+        if version:
+            found.append(ExtractedEntity(f"{canonical} {version.group(1)}", kind))
+    for acronym in _ACRONYM.findall(prose):
+        generic = acronym.upper().rstrip("S") in _GENERIC_ACRONYMS
+        if not generic and not acronym.isdigit() and acronym.lower() not in KNOWN_NAMES:
+            found.append(ExtractedEntity(acronym, "concept"))
+    for path in _PATH.findall(prose):
+        if path not in _NOT_PATHS:
+            found.append(ExtractedEntity(path, "concept"))
+    for identifier in _SNAKE_CASE.findall(prose):
+        found.append(ExtractedEntity(identifier, "concept"))
+    for file_name in _FILE_NAME.findall(prose):
+        found.append(ExtractedEntity(file_name, "tool"))
     for line in prose.splitlines():
         if line.lstrip().startswith("#"):
             continue  # headings are labels, not names
@@ -206,14 +251,7 @@ def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
                 words = words[1:]
             if len(words) < 2 or all(word.lower() in KNOWN_NAMES for word in words):
                 continue
-            name = " ".join(words)
-            start = match.start(1)
-            at_sentence_start = start == len(line) - len(line.lstrip()) or line[
-                :start
-            ].rstrip().endswith((".", ":", "!", "?", "-", "*"))
-            if at_sentence_start and len(words) == 2 and words[0].lower() in _LEADING_WORDS:
-                continue
-            found.append(ExtractedEntity(name, "concept"))
+            found.append(ExtractedEntity(" ".join(words), "concept"))
     return _unique(found)
 
 

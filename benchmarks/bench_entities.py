@@ -1,0 +1,118 @@
+"""How well the heuristic entity extractor does without an LLM: precision and recall
+against hand-labelled Go proposals.
+
+The labels (``tests/graph/entity_labels.json``, document file name -> the entities it
+names) were written by reading each document; the documents themselves are read at run
+time from ``../shared/bench/prose/go-proposals/`` (``--folder``) and never copied. Each
+document's title is its first ``#`` heading. Names are compared normalised (lowercase,
+quotes, backticks, ``()``, ``/...``, a leading ``@``/``$``/``,``/``//`` dropped).
+Precision and recall are micro-averaged over every (document, entity) pair; the
+per-document figures and the misses are printed with ``--verbose``. Also times the
+extractor (documents per second, extraction and filters, no database).
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_entities.py [--folder PATH] [--verbose] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ROOT / "tests" / "graph" / "entity_labels.json"
+DEFAULT_FOLDER = ROOT.parent / "shared" / "bench" / "prose" / "go-proposals"
+_STRIP = re.compile(r"[`\"'*“”‘’]")
+
+
+def normalise(name: str) -> str:
+    text = _STRIP.sub("", name).strip().lower()
+    text = text.removesuffix("()").removesuffix("/...").removesuffix("/…")
+    text = text.lstrip("@$,").removeprefix("//")
+    return " ".join(text.split()).strip(" .:")
+
+
+def title_of(body: str, fallback: str) -> str:
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return fallback
+
+
+def measure(folder: Path, labels: dict[str, list[str]]) -> dict[str, Any]:
+    """Micro precision and recall of the heuristic over the labelled documents."""
+    from memtrove.graph.entities import filter_entities, heuristic_entities
+
+    found_total = expected_total = hits_total = 0
+    documents: dict[str, Any] = {}
+    elapsed = 0.0
+    for name, expected_names in sorted(labels.items()):
+        body = (folder / name).read_text(encoding="utf-8")
+        title = title_of(body, name)
+        started = time.perf_counter()
+        kept, _ = filter_entities(heuristic_entities(title, body), title)
+        elapsed += time.perf_counter() - started
+        found = {normalise(entity.name) for entity in kept}
+        expected = {normalise(entity) for entity in expected_names}
+        hits = found & expected
+        found_total += len(found)
+        expected_total += len(expected)
+        hits_total += len(hits)
+        documents[name] = {
+            "precision": len(hits) / len(found) if found else 1.0,
+            "recall": len(hits) / len(expected) if expected else 1.0,
+            "missed": sorted(expected - found),
+            "extra": sorted(found - expected),
+        }
+    return {
+        "documents": len(labels),
+        "precision": hits_total / found_total if found_total else 1.0,
+        "recall": hits_total / expected_total if expected_total else 1.0,
+        "found": found_total,
+        "expected": expected_total,
+        "documents_per_second": len(labels) / elapsed if elapsed else float("inf"),
+        "per_document": documents,
+    }
+
+
+def load_labels() -> dict[str, list[str]]:
+    data = json.loads(LABELS.read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if not key.startswith("_")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER)
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    arguments = parser.parse_args()
+    if not arguments.folder.is_dir():
+        print(f"bench_entities: no folder {arguments.folder}", file=sys.stderr)
+        return 1
+    result = measure(arguments.folder, load_labels())
+    if arguments.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(
+        f"heuristic entities on {result['documents']} labelled go-proposals: "
+        f"precision {result['precision']:.3f}, recall {result['recall']:.3f} "
+        f"({result['found']} found, {result['expected']} expected), "
+        f"{result['documents_per_second']:.0f} documents/s"
+    )
+    if arguments.verbose:
+        for name, figures in result["per_document"].items():
+            print(
+                f"  {name}: P {figures['precision']:.2f} R {figures['recall']:.2f}"
+                f"  missed {figures['missed']}  extra {figures['extra']}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
