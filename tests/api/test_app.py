@@ -131,7 +131,7 @@ def test_the_body_cap_is_configurable(demo: Vault) -> None:
         ({"query": "x", "limit": 0}, "limit: Input should be greater than or equal to 1"),
         ({"query": "x", "limit": "10"}, "limit: Input should be a valid integer"),
         ({"query": "x", "compact": "false"}, "compact: Input should be a valid boolean"),
-        ({"query": "x", "mode": "causal"}, "mode: Input should be"),
+        ({"query": "x", "mode": "psychic"}, "mode: Input should be"),
         ({"query": "x", "colection": "demo"}, "unknown field 'colection'"),
         ({"query": "   "}, "query: Value error, the query must not be blank"),
         ({"limit": 3}, "query: Field required"),

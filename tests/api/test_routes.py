@@ -81,7 +81,10 @@ def test_retrieve_runs_the_pipeline_by_default(client: TestClient) -> None:
     assert found["count"] > 0 and "expansion" in found["skipped"]
     keyword = client.post("/retrieve", json={"query": "refresh token", "mode": "keyword"}).json()
     assert keyword["mode"] == "keyword" and keyword["stages"] == ["bm25"]
-    assert client.post("/retrieve", json={"query": "x", "mode": "timeline"}).status_code == 422
+    for mode in ("causal", "timeline", "discovery", "complex"):  # memory_retrieve's modes
+        routed = client.post("/retrieve", json={"query": "refresh token", "mode": mode}).json()
+        assert routed["mode"] == mode and routed["stages"][0] in ("intent", "plan")
+    assert client.post("/retrieve", json={"query": "x", "mode": "psychic"}).status_code == 422
 
 
 def test_semantic_and_hybrid_use_the_vectors(embedded: TestClient) -> None:

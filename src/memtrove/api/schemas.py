@@ -31,7 +31,9 @@ __all__ = [
 # product the API mirrors, and plenty for an agent's context window.
 MAX_LIMIT = 50
 
-SearchMode = Literal["auto", "keyword", "semantic", "hybrid", "query"]
+SearchMode = Literal[
+    "auto", "keyword", "semantic", "hybrid", "query", "causal", "timeline", "discovery", "complex"
+]
 NameList = str | list[str] | None
 
 
@@ -55,8 +57,9 @@ class SearchRequest(StrictModel):
         default="auto",
         description=(
             "keyword (BM25), semantic (vectors), hybrid (score fusion, no model server), "
-            "query (the full pipeline) or auto: /search picks keyword for up to 3 words and "
-            "hybrid above; /retrieve picks query."
+            "query (the full pipeline), causal (intent_search WHY), timeline (WHEN), "
+            "discovery (graph traversal), complex (query_plan) or auto: /search picks keyword "
+            "for up to 3 words and hybrid above; /retrieve picks query."
         ),
     )
     collection: NameList = Field(

@@ -22,6 +22,7 @@ from memtrove.cli import (
     health,
     hooks_cli,
     indexing,
+    intent_cli,
     knowledge_cli,
     memory_cli,
     reading,
@@ -69,6 +70,7 @@ app.add_typer(collection.app, name="collection")
 indexing.register(app)
 reading.register(app)
 retrieval.register(app)
+intent_cli.register(app)
 health.register(app)
 agents.register(app)
 hooks_cli.register(app)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from memtrove.api.routes import documents, knowledge, maintenance, memory, search, status, warm
+from memtrove.api.routes import (
+    documents,
+    intent,
+    knowledge,
+    maintenance,
+    memory,
+    search,
+    status,
+    warm,
+)
 
 __all__ = ["ROUTERS"]
 
@@ -15,5 +24,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     maintenance.router,
     memory.router,
     knowledge.router,
+    intent.router,
     warm.router,
 )

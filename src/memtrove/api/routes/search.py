@@ -77,4 +77,11 @@ def _run(vault: Vault, body: SearchRequest, mode: str) -> SearchResults:
         return vault.vsearch(body.query, **options)
     if mode == "hybrid":
         return vault.hybrid(body.query, **options)
+    if mode in ("causal", "timeline", "discovery", "complex"):
+        # memory_retrieve's modes (Vault.retrieve); content-type and date filters are theirs
+        # to set (a WHEN question filters by the dates it names)
+        _, results = vault.retrieve(
+            body.query, mode, body.limit, collections=names(body.collection)
+        )
+        return results
     return vault.query(body.query, intent=body.intent, **options)
