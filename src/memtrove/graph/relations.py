@@ -1,7 +1,16 @@
 """Typed, weighted edges between documents (``memory_relations``).
 
+Types: ``semantic`` (topically related, either direction), ``supporting``, ``contradicts``,
+``causal``, ``temporal`` (creation order), ``entity`` (a shared entity), ``usage`` (surfaced
+together) and ``reference`` (a link written in the source document, see
+:mod:`memtrove.graph.links`).
+
 Writing an edge that exists keeps the larger weight: equal reruns change nothing, stronger
-later evidence is kept, and repetition never inflates a weight.
+later evidence is kept, and repetition never inflates a weight. ``semantic`` edges are the
+exception, as in the spec: the first writer wins (an existing semantic edge keeps its weight
+and metadata), and a semantic edge is not written between two documents that an edge of a
+classified type (supporting, contradicts, causal) already joins in either direction, so a
+bulk cosine pass never shadows what enrichment decided.
 """
 
 from __future__ import annotations
@@ -16,11 +25,27 @@ from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import InvalidQueryError
 from memtrove.text import to_iso
 
-__all__ = ["RELATION_TYPES", "Relation", "relations_among", "upsert_relation"]
+__all__ = [
+    "CLASSIFIED_TYPES",
+    "REFERENCE",
+    "RELATION_TYPES",
+    "Relation",
+    "count_relations",
+    "delete_relations",
+    "insert_references",
+    "insert_semantic_edges",
+    "insert_temporal_edges",
+    "relations_among",
+    "relations_of",
+    "upsert_relation",
+]
 
+REFERENCE = "reference"
 RELATION_TYPES = frozenset(
-    {"semantic", "supporting", "contradicts", "causal", "temporal", "entity", "usage"}
+    {"semantic", "supporting", "contradicts", "causal", "temporal", "entity", "usage", REFERENCE}
 )
+CLASSIFIED_TYPES = ("supporting", "contradicts", "causal")  # a semantic edge never shadows these
+_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,9 @@ def upsert_relation(
     if not 0.0 <= weight <= 1.0:
         raise InvalidQueryError(f"weight must be between 0 and 1, got {weight}")
     with write_transaction(connection):
+        if relation_type == "semantic":
+            insert_semantic_edges(connection, [(source_id, target_id, weight)], metadata=metadata)
+            return
         connection.execute(
             """
             INSERT INTO memory_relations
@@ -94,6 +122,125 @@ def relations_among(
         LIMIT ?
         """,
         (*ids, *ids, limit),
+    ).fetchall()
+    return [
+        Relation(int(a), int(b), str(kind), float(weight), str(source), str(target))
+        for a, b, kind, weight, source, target in rows
+    ]
+
+
+def _now() -> str:
+    return to_iso(datetime.now(UTC))
+
+
+def insert_semantic_edges(
+    connection: Connection,
+    edges: Sequence[tuple[int, int, float]],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+) -> int:
+    """Write ``semantic`` edges first-writer-wins (see the module doc); returns how many are
+    new. Call inside a write transaction."""
+    before = connection.total_changes
+    text = json.dumps(dict(metadata)) if metadata else None
+    classified = ",".join(f"'{kind}'" for kind in CLASSIFIED_TYPES)
+    connection.executemany(
+        f"""
+        INSERT OR IGNORE INTO memory_relations
+            (source_id, target_id, relation_type, weight, metadata, created_at)
+        SELECT ?1, ?2, 'semantic', ?3, ?4, ?5
+        WHERE ?1 != ?2 AND NOT EXISTS (
+            SELECT 1 FROM memory_relations c
+            WHERE c.relation_type IN ({classified})
+              AND ((c.source_id = ?1 AND c.target_id = ?2)
+                   OR (c.source_id = ?2 AND c.target_id = ?1))
+        )
+        """,
+        [(a, b, min(1.0, max(0.0, float(w))), text, _now()) for a, b, w in edges],
+    )
+    return int(connection.total_changes - before)
+
+
+def insert_temporal_edges(
+    connection: Connection, edges: Sequence[tuple[int, int]], *, weight: float = 1.0
+) -> int:
+    """Write ``temporal`` edges (weight-monotonic); returns how many are new. Call inside a
+    write transaction."""
+    rows = [(a, b, weight, _now()) for a, b in edges if a != b]
+    before = connection.total_changes
+    connection.executemany(
+        "INSERT OR IGNORE INTO memory_relations "
+        "(source_id, target_id, relation_type, weight, metadata, created_at) "
+        "VALUES (?, ?, 'temporal', ?, NULL, ?)",
+        rows,
+    )
+    added = int(connection.total_changes - before)
+    connection.executemany(  # weight-monotonic: a stronger rewrite raises a weaker edge
+        "UPDATE memory_relations SET weight = ?3 WHERE source_id = ?1 AND target_id = ?2 "
+        "AND relation_type = 'temporal' AND weight < ?3",
+        [(a, b, w) for a, b, w, _ in rows],
+    )
+    return added
+
+
+def insert_references(connection: Connection, edges: Sequence[tuple[int, int]]) -> None:
+    """Write ``reference`` edges (weight 1) for resolved links; call inside a write
+    transaction."""
+    if not edges:
+        return
+    now = _now()
+    connection.executemany(
+        "INSERT OR IGNORE INTO memory_relations "
+        "(source_id, target_id, relation_type, weight, metadata, created_at) "
+        "VALUES (?, ?, 'reference', 1.0, NULL, ?)",
+        [(a, b, now) for a, b in edges if a != b],
+    )
+
+
+def delete_relations(
+    connection: Connection,
+    doc_ids: Sequence[int],
+    *,
+    relation_type: str,
+    outgoing_only: bool = False,
+) -> None:
+    """Delete ``relation_type`` edges leaving ``doc_ids`` (and arriving at them unless
+    ``outgoing_only``); call inside a write transaction."""
+    ids = list(doc_ids)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        connection.execute(
+            f"DELETE FROM memory_relations WHERE relation_type = ? AND source_id IN ({marks})",
+            (relation_type, *chunk),
+        )
+        if not outgoing_only:
+            connection.execute(
+                f"DELETE FROM memory_relations WHERE relation_type = ? AND target_id IN ({marks})",
+                (relation_type, *chunk),
+            )
+
+
+def count_relations(connection: Connection, relation_type: str) -> int:
+    """How many ``relation_type`` edges the vault holds."""
+    row = connection.execute(
+        "SELECT COUNT(*) FROM memory_relations WHERE relation_type = ?", (relation_type,)
+    ).fetchone()
+    return int(row[0])
+
+
+def relations_of(connection: Connection, doc_id: int) -> list[Relation]:
+    """Edges leaving or reaching one document (both ends active), strongest first."""
+    rows = connection.execute(
+        """
+        SELECT r.source_id, r.target_id, r.relation_type, r.weight, s.title, t.title
+        FROM memory_relations r
+        JOIN documents s ON s.id = r.source_id AND s.active = 1
+        JOIN documents t ON t.id = r.target_id AND t.active = 1
+        WHERE r.source_id = ?1 OR r.target_id = ?1
+        ORDER BY r.weight DESC, r.source_id, r.target_id, r.relation_type
+        """,
+        (doc_id,),
     ).fetchall()
     return [
         Relation(int(a), int(b), str(kind), float(weight), str(source), str(target))

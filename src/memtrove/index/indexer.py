@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
+from memtrove.graph.links import WrittenDocument, extract_links, forget_links, refresh_links
 from memtrove.index.classify import confidence_baseline
 from memtrove.index.documents import free_docid
 from memtrove.index.markdown import (
@@ -47,6 +48,20 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 200
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
+
+
+class _LinkPass:
+    """What one collection pass wrote, for :func:`memtrove.graph.links.refresh_links`."""
+
+    def __init__(self) -> None:
+        self.written: list[WrittenDocument] = []
+        self.moved: set[int] = set()  # appeared, moved or left: the set of paths changed
+
+    def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
+        links = tuple(extract_links(item.parsed.body, item.file.path))
+        self.written.append(WrittenDocument(doc_id, item.file.path, links))
+        if moved:
+            self.moved.add(doc_id)
 
 
 class _Row(NamedTuple):
@@ -149,6 +164,7 @@ def _update_one(
 
     total = len(to_read)
     done = 0
+    links = _LinkPass()
     for batch, outcomes in prepared_batches(collection, to_read, batch_size, redactor):
         prepared: list[Prepared] = []
         for file, outcome in zip(batch, outcomes, strict=True):
@@ -167,6 +183,7 @@ def _update_one(
                 prepared,
                 (missing, missing_by_hash, forgotten_by_hash),
                 report,
+                links,
             )
         done += len(batch)
         if progress is not None:
@@ -177,6 +194,16 @@ def _update_one(
     if gone:
         with write_transaction(connection):
             report.removed += deactivate_documents(connection, gone)
+        links.moved.update(gone)
+    if links.written or links.moved:
+        with write_transaction(connection):
+            refresh_links(
+                connection,
+                collection.name,
+                links.written,
+                moved=links.moved,
+                paths_changed=bool(links.moved),
+            )
 
 
 def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
@@ -198,6 +225,7 @@ def _write_batch(
     prepared: list[Prepared],
     vanished: tuple[dict[str, _Row], dict[str, list[str]], dict[str, list[int]]],
     report: UpdateReport,
+    links: _LinkPass,
 ) -> None:
     missing, missing_by_hash, forgotten_by_hash = vanished
     now = now_iso()
@@ -213,12 +241,15 @@ def _write_batch(
                 moved = _take_renamed(connection, collection, item.hash, missing, missing_by_hash)
                 if moved is not None:
                     _write_document(connection, moved, item, collection, now, revision=False)
+                    links.wrote(moved, item, moved=True)
                     report.renamed += 1
                 elif forgotten_by_hash.get(item.hash):
                     _move_forgotten(connection, forgotten_by_hash[item.hash].pop(), item)
                     report.renamed += 1
                 else:
-                    _insert_document(connection, collection, item, now)
+                    links.wrote(
+                        _insert_document(connection, collection, item, now), item, moved=True
+                    )
                     report.added += 1
                 continue
             doc_id, old_hash, active = int(row[0]), str(row[1]), bool(row[2])
@@ -239,6 +270,7 @@ def _write_batch(
             _write_document(
                 connection, doc_id, item, collection, now, revision=old_hash != item.hash
             )
+            links.wrote(doc_id, item, moved=not active)
             if active:
                 report.updated += 1
             else:
@@ -303,7 +335,7 @@ def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[Fra
     )
 
 
-def _insert_document(connection: Connection, collection: str, item: Prepared, now: str) -> None:
+def _insert_document(connection: Connection, collection: str, item: Prepared, now: str) -> int:
     cursor = connection.execute(
         "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
         "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
@@ -327,7 +359,9 @@ def _insert_document(connection: Connection, collection: str, item: Prepared, no
             item.file.mtime_ns,
         ),
     )
-    _index_text(connection, int(cursor.lastrowid or 0), collection, item)
+    doc_id = int(cursor.lastrowid or 0)
+    _index_text(connection, doc_id, collection, item)
+    return doc_id
 
 
 def _write_document(
@@ -391,6 +425,7 @@ def _index_text(connection: Connection, doc_id: int, collection: str, item: Prep
 def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
     """Take documents out of search (their rows and text stay); call inside a transaction.
 
+    Their ``reference`` edges and link rows go with them (:func:`forget_links`).
     Returns how many were active.
     """
     count = 0
@@ -401,6 +436,7 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
         if changed:
             connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
             count += 1
+    forget_links(connection, ids)
     return count
 
 

@@ -41,6 +41,24 @@ class GraphAccess(VaultState):
         with self._lock:
             return relations_among(self._connection, doc_ids, limit)
 
+    def relations_of(self, ref: str) -> list[Relation]:
+        """Every edge leaving or reaching document ``ref`` (both ends active), strongest
+        first."""
+        from memtrove.graph.relations import relations_of
+
+        doc_id = self.get(ref).doc_id
+        with self._lock:
+            return relations_of(self._connection, doc_id)
+
+    def links(self, ref: str) -> list[tuple[str, str, str | None, int | None]]:
+        """The links document ``ref`` writes, as stored: ``(kind, target, text, target
+        document id or None while unresolved)``; see :mod:`memtrove.graph.links`."""
+        from memtrove.graph.links import links_of
+
+        doc_id = self.get(ref).doc_id
+        with self._lock:
+            return links_of(self._connection, doc_id)
+
     def add_fact(
         self,
         subject: str,

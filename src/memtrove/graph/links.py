@@ -1,0 +1,390 @@
+"""Links documents write to one another, kept as ``document_links`` rows and ``reference``
+edges.
+
+What counts as a link (fenced and inline code never do):
+
+- ``[text](other.md)``, ``[text](../notes/other.md#part)``, ``[text](<my note.md>)``,
+  ``[text](my%20note.md)`` and reference definitions ``[label]: other.md``: resolved against
+  the linking document's folder (a leading ``/`` means the collection's root); the anchor is
+  dropped and ``%xx`` decoded. A target without a suffix also matches ``target.md``.
+  External URLs (any ``scheme:``, ``//host``), ``mailto:``, images ``![..](..)``, anchors
+  within the same page and links to files that are not markdown (``.png``, ``.pdf``...) are
+  not document links and are not stored.
+- ``[[Name]]``, ``[[Name|alias]]``, ``[[Name#heading]]``, ``[[folder/Name]]`` and
+  ``![[Name]]`` (a transclusion), resolved the way Obsidian, Logseq and Foam do: a bare name
+  matches a file named ``Name.md`` anywhere in the collection (case-insensitive); with
+  several candidates the one in the linking document's folder wins, then the shortest path,
+  then the first in path order. A name with a folder matches a path ending with it.
+
+Every link is stored as written (the target normalised as above), resolved or not; a
+resolved link is also a ``reference`` edge from the linking document to its target. Links
+are kept in step by :func:`refresh_links`, which the indexer calls once per collection pass
+with the documents it wrote and the ones it took out:
+
+- a written document's links are extracted again;
+- a new, renamed or removed path re-resolves the links that could point at it (the ones
+  waiting for a target, the ones that pointed at a moved or removed document, and wikilinks
+  of the same name), so a link written before its target existed resolves when it appears;
+- a document taken out of the index (file gone, excluded, forgotten) loses its own link rows
+  and every ``reference`` edge to or from it; links pointing at it wait again. Traversal
+  therefore never reaches an inactive document through a ``reference`` edge.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from memtrove.db.connection import Connection
+from memtrove.graph.relations import REFERENCE, delete_relations, insert_references
+
+__all__ = [
+    "Link",
+    "Resolver",
+    "WrittenDocument",
+    "extract_links",
+    "forget_links",
+    "links_of",
+    "refresh_links",
+]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+_MAX_TARGET = 1024  # longer "paths" are noise, never a file name
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_MARKDOWN_LINK = re.compile(
+    r"(?<!\\)(!?)\[((?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
+_DEFINITION = re.compile(r"^ {0,3}\[([^\[\]\n]+)\]:[ \t]*(<[^<>\n]*>|\S+)", re.MULTILINE)
+_WIKILINK = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link as written: ``kind`` is ``markdown`` or ``wiki``; ``target`` is the
+    collection-relative path (markdown) or the name as written (wiki)."""
+
+    kind: str
+    target: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class WrittenDocument:
+    """A document the indexer wrote: its id, path in the collection and the links its body
+    holds (:func:`extract_links`, run as each batch is written so no body is kept)."""
+
+    doc_id: int
+    path: str
+    links: tuple[Link, ...]
+
+
+def _without_code(text: str) -> str:
+    """``text`` with fenced blocks and inline code spans blanked (offsets kept)."""
+    if "`" not in text and "~~~" not in text:
+        return text
+    lines = text.split("\n")
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if fence is None:
+            if opening:
+                fence = opening.group(1)
+                lines[number] = ""
+        else:
+            closing = opening is not None and len(opening.group(1)) >= len(fence)
+            if closing and not line.strip().lstrip(fence[0]):
+                fence = None
+            lines[number] = ""
+    kept = "\n".join(lines)
+    if "`" not in kept:
+        return kept
+    return _INLINE_CODE.sub(lambda match: " " * len(match.group(0)), kept)
+
+
+def _markdown_target(destination: str, source_path: str) -> str | None:
+    """The collection-relative path a markdown link points at, or None if it is not a link
+    to a document (external, an anchor, an image or other non-markdown file)."""
+    destination = destination.strip()
+    if destination.startswith("<") and destination.endswith(">"):
+        destination = destination[1:-1].strip()
+    if not destination or destination.startswith(("#", "//")) or _SCHEME.match(destination):
+        return None
+    destination = destination.split("#", 1)[0].split("?", 1)[0]
+    destination = unquote(destination).replace("\\", "/").strip()
+    if not destination or len(destination) > _MAX_TARGET or "\x00" in destination:
+        return None
+    suffix = _SUFFIX.search(destination)
+    if suffix and suffix.group(0).lower() not in MARKDOWN_SUFFIXES:
+        return None
+    if destination.startswith("/"):
+        joined = destination.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(source_path), destination)
+    normal = posixpath.normpath(joined)
+    return None if normal in (".", "") else normal
+
+
+def _wiki_target(inner: str) -> tuple[str, str | None] | None:
+    """(name, alias) of a ``[[...]]`` body, or None for a link to a heading of the page."""
+    name, _, alias = inner.partition("|")
+    name = name.split("#", 1)[0].split("^", 1)[0].replace("\\", "/").strip()
+    name = " ".join(name.split())
+    if not name or len(name) > _MAX_TARGET or "\x00" in name:
+        return None
+    suffix = _SUFFIX.search(name)
+    if suffix and suffix.group(0).lower() not in MARKDOWN_SUFFIXES:
+        return None
+    return name, (alias.strip() or None)
+
+
+def extract_links(body: str, source_path: str) -> list[Link]:
+    """Every document link in ``body`` (see the module doc), first occurrence kept, in
+    order; ``source_path`` is the linking document's path within its collection."""
+    if "[" not in body:
+        return []
+    text = _without_code(body)
+    found: dict[tuple[str, str], Link] = {}
+    for match in _MARKDOWN_LINK.finditer(text):
+        if match.group(1):  # an image
+            continue
+        target = _markdown_target(match.group(3), source_path)
+        if target is not None:
+            label = " ".join(match.group(2).split()) or None
+            found.setdefault(("markdown", target), Link("markdown", target, label))
+    if "]:" in text:
+        for match in _DEFINITION.finditer(text):
+            target = _markdown_target(match.group(2), source_path)
+            if target is not None:
+                found.setdefault(("markdown", target), Link("markdown", target, match.group(1)))
+    if "[[" in text:
+        for match in _WIKILINK.finditer(text):
+            parsed = _wiki_target(match.group(2))
+            if parsed is not None:
+                name, alias = parsed
+                found.setdefault(("wiki", name), Link("wiki", name, alias))
+    return list(found.values())
+
+
+def _stem(path: str) -> str:
+    """A path without its markdown suffix, lowercased: the key wikilinks match."""
+    lowered = path.lower()
+    for suffix in MARKDOWN_SUFFIXES:
+        if lowered.endswith(suffix):
+            return lowered[: -len(suffix)]
+    return lowered
+
+
+class Resolver:
+    """Finds the document a link points at among a collection's active documents."""
+
+    def __init__(self, documents: Iterable[tuple[int, str]]) -> None:
+        self._by_path: dict[str, int] = {}
+        self._by_path_lower: dict[str, int] = {}
+        self._by_name: dict[str, list[tuple[str, int]]] = {}
+        for doc_id, path in documents:
+            self._by_path[path] = doc_id
+            self._by_path_lower.setdefault(path.lower(), doc_id)
+            name = posixpath.basename(_stem(path))
+            self._by_name.setdefault(name, []).append((path, doc_id))
+
+    def resolve(self, link: Link, source_path: str) -> int | None:
+        """The id of the document ``link`` (written in ``source_path``) points at."""
+        if link.kind == "markdown":
+            target = link.target
+            for candidate in (target, *(target + suffix for suffix in MARKDOWN_SUFFIXES)):
+                found = self._by_path.get(candidate)
+                if found is None:
+                    found = self._by_path_lower.get(candidate.lower())
+                if found is not None:
+                    return found
+            return None
+        key = _stem(link.target).strip("/")
+        folder_part, _, name = key.rpartition("/")
+        candidates = self._by_name.get(name, [])
+        if folder_part:
+            candidates = [
+                (path, doc_id)
+                for path, doc_id in candidates
+                if _stem(path) == key or _stem(path).endswith("/" + key)
+            ]
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0][1]
+        here = posixpath.dirname(source_path)
+        return min(
+            candidates,
+            key=lambda item: (posixpath.dirname(item[0]) != here, len(item[0]), item[0]),
+        )[1]
+
+
+def _wiki_name(target: str) -> str:
+    return posixpath.basename(_stem(target).strip("/"))
+
+
+def _collection_documents(connection: Connection, collection: str) -> list[tuple[int, str]]:
+    rows = connection.execute(
+        "SELECT id, path FROM documents WHERE collection = ? AND active = 1", (collection,)
+    )
+    return [(int(doc_id), str(path)) for doc_id, path in rows]
+
+
+def forget_links(connection: Connection, doc_ids: Sequence[int]) -> None:
+    """Documents taken out of the index: their own links go, links to them wait again, and
+    every ``reference`` edge touching them is deleted. Call inside a write transaction."""
+    if not doc_ids:
+        return
+    ids = list(doc_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        connection.execute(f"DELETE FROM document_links WHERE source_id IN ({marks})", chunk)
+        connection.execute(
+            f"UPDATE document_links SET target_id = NULL WHERE target_id IN ({marks})", chunk
+        )
+        delete_relations(connection, chunk, relation_type=REFERENCE)
+
+
+def refresh_links(
+    connection: Connection,
+    collection: str,
+    written: Sequence[WrittenDocument],
+    *,
+    moved: Iterable[int] = (),
+    paths_changed: bool = False,
+) -> None:
+    """Bring one collection's links in step after an indexing pass (see the module doc).
+
+    ``written`` are the documents whose body or path the pass wrote, ``moved`` the ids of
+    documents that appeared, moved or left, and ``paths_changed`` says whether the set of
+    paths changed at all (so waiting links are tried again). Call inside a write
+    transaction; cheap when nothing links.
+    """
+    moved_ids = set(moved)
+    if not written and not paths_changed:
+        return
+    resolver: Resolver | None = None
+    written_ids = [document.doc_id for document in written]
+    has_links = any(document.links for document in written)
+    if written_ids:
+        for start in range(0, len(written_ids), 500):
+            chunk = written_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            connection.execute(f"DELETE FROM document_links WHERE source_id IN ({marks})", chunk)
+            delete_relations(connection, chunk, relation_type=REFERENCE, outgoing_only=True)
+    if has_links:
+        resolver = Resolver(_collection_documents(connection, collection))
+        rows: list[tuple[int, str, str, str | None, int | None]] = []
+        edges: set[tuple[int, int]] = set()
+        for document in written:
+            for link in document.links:
+                target_id = resolver.resolve(link, document.path)
+                rows.append((document.doc_id, link.target, link.kind, link.text, target_id))
+                if target_id is not None and target_id != document.doc_id:
+                    edges.add((document.doc_id, target_id))
+        connection.executemany(
+            "INSERT OR IGNORE INTO document_links (source_id, target, kind, link_text, target_id) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+        insert_references(connection, sorted(edges))
+    if paths_changed:
+        _reresolve(connection, collection, set(written_ids), moved_ids, resolver)
+
+
+def _reresolve(
+    connection: Connection,
+    collection: str,
+    fresh: set[int],
+    moved: set[int],
+    resolver: Resolver | None,
+) -> None:
+    """Re-resolve the stored links (other than the freshly extracted ones) that a change of
+    paths could affect: waiting ones, ones at a moved document, wikilinks of a moved name."""
+    names = {posixpath.basename(_stem(path)) for (path,) in _paths_of(connection, moved)}
+    rows = connection.execute(
+        "SELECT l.source_id, s.path, l.target, l.kind, l.link_text, l.target_id "
+        "FROM document_links l JOIN documents s ON s.id = l.source_id "
+        "WHERE s.collection = ? AND s.active = 1",
+        (collection,),
+    ).fetchall()
+    if not rows:
+        return
+    if resolver is None:
+        resolver = Resolver(_collection_documents(connection, collection))
+    changed_sources: set[int] = set()
+    updates: list[tuple[int | None, int, str, str]] = []
+    for source_id, source_path, target, kind, text, target_id in rows:
+        source_id = int(source_id)
+        if source_id in fresh:
+            continue
+        affected = (
+            target_id is None
+            or int(target_id) in moved
+            or (kind == "wiki" and _wiki_name(str(target)) in names)
+        )
+        if not affected:
+            continue
+        new_id = resolver.resolve(Link(str(kind), str(target), text), str(source_path))
+        if new_id != target_id:
+            updates.append((new_id, source_id, str(target), str(kind)))
+            changed_sources.add(source_id)
+    if not updates:
+        return
+    connection.executemany(
+        "UPDATE document_links SET target_id = ? WHERE source_id = ? AND target = ? AND kind = ?",
+        updates,
+    )
+    sources = sorted(changed_sources)
+    delete_relations(connection, sources, relation_type=REFERENCE, outgoing_only=True)
+    edges: set[tuple[int, int]] = set()
+    for start in range(0, len(sources), 500):
+        chunk = sources[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for source_id, target_id in connection.execute(
+            f"SELECT source_id, target_id FROM document_links "
+            f"WHERE source_id IN ({marks}) AND target_id IS NOT NULL",
+            chunk,
+        ):
+            if source_id != target_id:
+                edges.add((int(source_id), int(target_id)))
+    insert_references(connection, sorted(edges))
+
+
+def _paths_of(connection: Connection, doc_ids: set[int]) -> list[tuple[str]]:
+    if not doc_ids:
+        return []
+    ids = sorted(doc_ids)
+    found: list[tuple[str]] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.extend(
+            (str(row[0]),)
+            for row in connection.execute(
+                f"SELECT path FROM documents WHERE id IN ({marks})", chunk
+            )
+        )
+    return found
+
+
+def links_of(connection: Connection, doc_id: int) -> list[tuple[str, str, str | None, int | None]]:
+    """A document's stored links: (kind, target, text, target document id or None)."""
+    rows = connection.execute(
+        "SELECT kind, target, link_text, target_id FROM document_links WHERE source_id = ? "
+        "ORDER BY kind, target",
+        (doc_id,),
+    )
+    return [
+        (str(kind), str(target), text, None if target_id is None else int(target_id))
+        for kind, target, text, target_id in rows
+    ]
