@@ -338,7 +338,8 @@ def filter_entities(
     own_title = " ".join(title.split()).lower()
     kept: list[ExtractedEntity] = []
     rejected = 0
-    for entity in _unique(entities):
+    seen: set[str] = set()
+    for entity in entities:
         name = " ".join(entity.name.split()).strip("`'\"“”‘’ ")
         lowered = name.lower()
         acceptable = (
@@ -355,7 +356,10 @@ def filter_entities(
             and (entity.entity_type != "location" or _is_location(name))
             and not any(ord(character) < 32 for character in name)
         )
+        if acceptable and lowered in seen:
+            continue  # the same name again: not a rejection
         if acceptable and len(kept) < MAX_ENTITIES_PER_DOCUMENT:
+            seen.add(lowered)
             kept.append(ExtractedEntity(name, entity.entity_type))
         else:
             rejected += 1
@@ -373,13 +377,16 @@ def extract_entities(
     llm: LLM | None = None,
     *,
     vault: str = "default",
+    link: bool = True,
 ) -> EntityExtraction:
     """Extract, filter, resolve and record the entities of document ``doc_id``, replacing
     what an earlier run recorded for it (mentions, co-occurrences), then link it by
     ``entity`` edges to documents sharing a specific entity.
 
     With ``llm`` the model extracts; when it fails or answers unreadably the heuristic does
-    (``error`` says why). Nothing is written until extraction is complete.
+    (``error`` says why). Nothing is written until extraction is complete. ``link=False``
+    records the mentions only (a bulk run links afterwards, when document frequencies are
+    known, so an entity named everywhere links nothing).
     """
     from memtrove.graph.entity_resolution import link_shared_entities, record_mentions
 
@@ -395,5 +402,6 @@ def extract_entities(
         candidates = heuristic_entities(title, body)
     kept, rejected = filter_entities(candidates, title)
     resolved = record_mentions(connection, doc_id, kept, vault=vault)
-    link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])
+    if link:  # a bulk run links once every document's mentions are in (see enrich_entities)
+        link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])
     return EntityExtraction(doc_id, source, resolved, rejected, error)

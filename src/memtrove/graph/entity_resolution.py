@@ -315,8 +315,9 @@ def specificity(documents: int, naming: int) -> float:
 
 
 def link_shared_entities(connection: Connection, doc_id: int, entity_ids: Sequence[str]) -> int:
-    """Write ``entity`` edges from ``doc_id`` to the documents sharing its specific
-    entities (weight: the most specific shared entity); returns how many were written."""
+    """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
+    specific entities (weight: the most specific shared entity); returns how many
+    documents it was linked to."""
     from memtrove.graph.relations import upsert_relation
 
     if not entity_ids:
@@ -345,14 +346,15 @@ def link_shared_entities(connection: Connection, doc_id: int, entity_ids: Sequen
             best, shared = weights.get(int(other), (0.0, []))
             weights[int(other)] = (max(best, weight), [*shared, identifier])
     for other, (weight, shared) in weights.items():
-        upsert_relation(
-            connection,
-            doc_id,
-            other,
-            "entity",
-            round(min(weight, 1.0), 4),
-            {"entities": shared[:10]},
-        )
+        for source, target in ((doc_id, other), (other, doc_id)):  # sharing is symmetric
+            upsert_relation(
+                connection,
+                source,
+                target,
+                "entity",
+                round(min(weight, 1.0), 4),
+                {"entities": shared[:10]},
+            )
     return len(weights)
 
 

@@ -44,9 +44,14 @@ class KnowledgeAccess(VaultState):
     ) -> dict[str, Any]:
         """Extract entities for every active document that has none recorded (every active
         document with ``everything``); re-running replaces a document's mentions, so it is
-        safe to repeat. Returns counts: documents, entities, by source, LLM failures."""
+        safe to repeat. Documents are linked by ``entity`` edges once all are extracted.
+        Returns counts: documents, entities, by source, LLM failures, edges written."""
         from memtrove.graph.entities import extract_entities
-        from memtrove.graph.entity_resolution import document_text, documents_to_extract
+        from memtrove.graph.entity_resolution import (
+            document_text,
+            documents_to_extract,
+            link_shared_entities,
+        )
 
         llm = self._entity_llm(use_llm)
         with self._lock:
@@ -58,18 +63,29 @@ class KnowledgeAccess(VaultState):
             "heuristic": 0,
             "llm_failures": 0,
         }
+        extracted: list[tuple[int, list[str]]] = []
         for done, doc_id in enumerate(pending, 1):
             with self._lock:
                 text = document_text(self._connection, doc_id)
                 if text is None:
                     continue
-                extraction = extract_entities(self._connection, doc_id, text[0], text[1], llm)
+                extraction = extract_entities(
+                    self._connection, doc_id, text[0], text[1], llm, link=False
+                )
+            extracted.append((doc_id, [identifier for identifier, _, _ in extraction.entities]))
             report["documents"] += 1
             report["entities"] += len(extraction.entities)
             report[extraction.source] += 1
             report["llm_failures"] += extraction.error is not None
             if progress is not None:
                 progress(done, len(pending))
+        # Linked once every mention is in: document frequencies are then the vault's.
+        report["entity_edges"] = 0
+        for doc_id, identifiers in extracted:
+            with self._lock:
+                report["entity_edges"] += link_shared_entities(
+                    self._connection, doc_id, identifiers
+                )
         return report
 
     def kg_query(

@@ -1,0 +1,170 @@
+"""Canonical entity resolution on real variants, mentions, co-occurrences and the
+IDF-weighted entity edges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memtrove.db.connection import write_transaction
+from memtrove.graph.entities import ExtractedEntity
+from memtrove.graph.entity_resolution import (
+    ENTITY_EDGE_THRESHOLD,
+    Entity,
+    bucket_of,
+    ensure_entity,
+    find_entity,
+    record_mentions,
+    specificity,
+)
+from memtrove.vault import Vault
+from tests.conftest import write
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    opened = Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config")
+    yield opened
+    opened.close()
+
+
+def ensure(vault: Vault, name: str, kind: str) -> Entity:
+    with write_transaction(vault._connection):
+        return ensure_entity(vault._connection, name, kind)
+
+
+def test_buckets() -> None:
+    assert bucket_of("tool") == bucket_of("concept") == bucket_of("project") == "tech"
+    assert bucket_of("person") == "person" and bucket_of("org") == "org"
+    assert bucket_of("statute") == "type:statute"  # an unknown type is its own bucket
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [
+        [("PostgreSQL", "tool"), ("Postgres", "service"), ("postgres", "concept")],
+        [("Redis cluster", "tool"), ("Redis clusters", "tool"), ("redis Cluster", "project")],
+        [("Kubernetes", "tool"), ("KUBERNETES", "service"), ("kubernetes", "tool")],
+        [("Jane Smith", "person"), ("jane smith", "person"), ("Jane Smyth", "person")],
+    ],
+)
+def test_variants_resolve_to_one_entity(vault: Vault, variants: list[tuple[str, str]]) -> None:
+    ids = {ensure(vault, name, kind).entity_id for name, kind in variants}
+    assert len(ids) == 1
+    assert vault._connection.execute("SELECT COUNT(*) FROM entity_nodes").fetchone()[0] == 1
+    assert vault._connection.execute("SELECT mention_count FROM entity_nodes").fetchone()[0] == 3
+
+
+def test_ids_are_vault_type_slug(vault: Vault) -> None:
+    assert ensure(vault, "Billing API", "service").entity_id == "default:service:billing-api"
+    assert ensure(vault, "Zürich", "location").entity_id == "default:location:zürich"
+
+
+def test_first_names_join_the_one_full_name(vault: Vault) -> None:
+    full = ensure(vault, "Russ Cox", "person")
+    assert ensure(vault, "Russ", "person").entity_id == full.entity_id
+    ensure(vault, "Russ Hammond", "person")  # now "Russ" is ambiguous
+    assert ensure(vault, "Russ", "person").entity_id == "default:person:russ"
+
+
+def test_a_first_name_grows_into_the_full_name(vault: Vault) -> None:
+    first = ensure(vault, "Andrea", "person")
+    grown = ensure(vault, "Andrea Rossi", "person")
+    assert grown.entity_id == first.entity_id and grown.name == "Andrea Rossi"
+    assert find_entity(vault._connection, "Andrea Rossi") == grown._replace(mention_count=2)
+
+
+def test_buckets_never_merge(vault: Vault) -> None:
+    person = ensure(vault, "Andrea", "person")
+    project = ensure(vault, "Andrea", "project")
+    org = ensure(vault, "Andrea", "org")
+    place = ensure(vault, "Andrea", "location")
+    assert len({person.entity_id, project.entity_id, org.entity_id, place.entity_id}) == 4
+    assert ensure(vault, "andrea", "tool").entity_id == project.entity_id  # same bucket
+    assert ensure(vault, "Andrea", "statute").entity_id == "default:statute:andrea"
+
+
+def test_near_names_that_differ_stay_apart(vault: Vault) -> None:
+    ids = {
+        ensure(vault, name, "tool").entity_id
+        for name in ("Python 2", "Python 3", "Java", "JavaScript", "Redis", "Reddit", "Go", "Git")
+    }
+    assert len(ids) == 8
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Ünïcödé Ŝervice",
+        "名前 サービス",
+        "Robert'); DROP TABLE entity_nodes;--",
+        'x" OR 1=1 --',
+        "NEAR(a b) OR c*",
+        "a" * 60,
+        "-",
+    ],
+)
+def test_hostile_names_are_stored_and_found_verbatim(vault: Vault, name: str) -> None:
+    stored = ensure(vault, name, "concept")
+    assert stored.name == name
+    assert find_entity(vault._connection, name) is not None
+    assert vault._connection.execute("SELECT COUNT(*) FROM entity_nodes").fetchone()[0] == 1
+
+
+def test_find_entity_by_id_name_fuzzy_and_slug(vault: Vault) -> None:
+    postgres = ensure(vault, "PostgreSQL", "tool")
+    connection = vault._connection
+    assert find_entity(connection, "default:tool:postgresql") == postgres
+    assert find_entity(connection, "postgresql") == postgres
+    assert find_entity(connection, "Postgres") == postgres
+    assert find_entity(connection, "nothing like it") is None
+    assert find_entity(connection, "   ") is None
+
+
+def write_notes(folder: Path, count: int, common: str, rare: str) -> None:
+    for index in range(count):
+        extra = f" and {rare}" if index < 2 else ""
+        write(folder, f"n{index}.md", f"# Note {index}\n\nWe use {common}{extra} here.\n")
+
+
+def test_entity_edges_link_rare_entities_not_ubiquitous_ones(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    write_notes(folder, 12, "Kubernetes", "Cassandra")
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
+        vault.add_collection(folder, name="notes")
+        vault.update()
+        vault.enrich_entities()
+        rows = vault._connection.execute(
+            "SELECT source_id, target_id, weight, metadata FROM memory_relations"
+            " WHERE relation_type = 'entity'"
+        ).fetchall()
+        first, second = vault.get("notes/n0.md").doc_id, vault.get("notes/n1.md").doc_id
+    assert sorted((a, b) for a, b, _, _ in rows) == [(first, second), (second, first)]
+    assert rows[0][2] == pytest.approx(specificity(12, 2), abs=1e-4)
+    assert "cassandra" in rows[0][3]
+    assert specificity(12, 12) < ENTITY_EDGE_THRESHOLD < specificity(12, 2)
+
+
+def test_cooccurrences_are_counted_once_per_document_and_replaced(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = tmp_path / "notes"
+    write(folder, "a.md", "# A\n\nRedis and Kafka.\n")
+    write(folder, "b.md", "# B\n\nRedis and Kafka again.\n")
+    vault.add_collection(folder, name="notes")
+    vault.update()
+    vault.enrich_entities()
+    pairs = vault._connection.execute(
+        "SELECT entity_a, entity_b, count FROM entity_cooccurrences"
+    ).fetchall()
+    assert pairs == [("default:tool:kafka", "default:tool:redis", 2)]
+    doc = vault.get("notes/a.md").doc_id
+    record_mentions(vault._connection, doc, [ExtractedEntity("Redis", "tool")])
+    assert vault._connection.execute("SELECT count FROM entity_cooccurrences").fetchall() == [(1,)]
+    record_mentions(vault._connection, vault.get("notes/b.md").doc_id, [])
+    assert vault._connection.execute("SELECT COUNT(*) FROM entity_cooccurrences").fetchone() == (0,)
+    assert vault._connection.execute("SELECT entity_id FROM entity_mentions").fetchall() == [
+        ("default:tool:redis",)
+    ]
