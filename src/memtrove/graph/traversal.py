@@ -8,10 +8,18 @@ walks the graph outward, hop by hop:
   the symmetric kinds, ``semantic`` and ``entity`` (causal and temporal edges have a
   direction: a decision does not explain the postmortem that led to it);
 - a candidate reached over an edge scores ``edge weight x query similarity x DECAY ** hop``
-  (its best way in wins);
+  times the score of the node it was reached from (an anchor's is its search relevance,
+  1.0 when none is given), so a path from the best hit outranks one from the tenth; its
+  best way in wins; the similarity is the cosine mapped onto
+  [``SIMILARITY_FLOOR``, 1] so that a cause worded unlike the question still counts;
 - each hop keeps the ``beam`` best candidates as the next frontier; the walk stops after
   ``depth`` hops or once ``budget`` nodes have been discovered;
 - only active, valid (not invalidated) documents are visited.
+
+``intent_search`` also follows ``causal`` edges inbound for WHY questions (``inbound_types``):
+a WHY question asks for the cause of what it names, which is the source of a causal edge
+into the document that matched, and a semantic edge between two documents is not written
+where a causal one exists (:mod:`memtrove.graph.relations`).
 
 The scores of what it discovers are normalised to [0, 1] (best = 1) before the caller
 merges them with search results. Query similarity is a callable (document ids -> cosine)
@@ -48,6 +56,9 @@ DEPTH = 2
 BEAM = 5
 DECAY = 0.8  # per hop: one hop away scores 0.8 of an equally similar neighbour's edge weight
 NEUTRAL_SIMILARITY = 0.5  # a candidate without a vector: neither helped nor sunk
+# Similarity counts from this floor up: the cause of a decision is often worded unlike the
+# question about it (that is why it needs the edge), so a low cosine must not zero it.
+SIMILARITY_FLOOR = 0.5
 INBOUND_TYPES: tuple[str, ...] = ("semantic", "entity")
 CAUSAL_DIRECTIONS: tuple[str, ...] = ("causes", "caused_by", "both")
 MAX_CAUSAL_DEPTH = 10
@@ -96,11 +107,11 @@ _VALID = "d.active = 1 AND d.invalidated_at IS NULL"
 
 
 def _edges(
-    connection: Connection, frontier: Sequence[int]
+    connection: Connection, frontier: Sequence[int], inbound_types: Sequence[str]
 ) -> list[tuple[int, int, str, float, str]]:
     """(from, to, type, weight, direction) for every traversable edge touching ``frontier``."""
     marks = ",".join("?" * len(frontier))
-    inbound = ",".join("?" * len(INBOUND_TYPES))
+    inbound = ",".join("?" * len(inbound_types))
     rows = connection.execute(
         f"""
         SELECT r.source_id, r.target_id, r.relation_type, r.weight, 'out'
@@ -111,39 +122,49 @@ def _edges(
         FROM memory_relations r JOIN documents d ON d.id = r.source_id AND {_VALID}
         WHERE r.target_id IN ({marks}) AND r.relation_type IN ({inbound})
         """,
-        (*frontier, *frontier, *INBOUND_TYPES),
+        (*frontier, *frontier, *inbound_types),
     ).fetchall()
     return [(int(a), int(b), str(kind), float(w), str(way)) for a, b, kind, w, way in rows]
 
 
 def adaptive_traversal(
     connection: Connection,
-    anchors: Sequence[int],
+    anchors: Sequence[int] | Mapping[int, float],
     similarity: Similarity | None = None,
     *,
     budget: int = BUDGET,
     depth: int = DEPTH,
     beam: int = BEAM,
+    inbound_types: Sequence[str] = INBOUND_TYPES,
 ) -> list[Discovery]:
-    """Documents reachable from ``anchors`` (best first, the anchors themselves left out),
-    with scores normalised to [0, 1]; see the module docstring."""
-    start = list(dict.fromkeys(anchors))[:ANCHORS]
+    """Documents reachable from ``anchors``, best first, with scores normalised to [0, 1]
+    (see the module docstring). An anchor is listed too when another anchor's edge reaches
+    it (a cause ranked 8th, linked from the top hit, deserves better), but is not expanded
+    again."""
+    if isinstance(anchors, Mapping):
+        relevance = {doc: max(0.0, min(1.0, float(score))) for doc, score in anchors.items()}
+    else:
+        relevance = dict.fromkeys(anchors, 1.0)
+    start = list(relevance)[:ANCHORS]
+    path_score = {doc: relevance[doc] for doc in start}
     if not start or budget <= 0 or depth <= 0 or beam <= 0:
         return []
-    seen: set[int] = set(start)
+    anchor_set = set(start)
+    seen: set[int] = set()  # discovered so far: each document is discovered once
     root = {doc: doc for doc in start}
     found: dict[int, Discovery] = {}
     frontier = start
     for hop in range(1, depth + 1):
         if not frontier or len(found) >= budget:
             break
-        reached: dict[int, tuple[float, int, str, str]] = {}  # doc -> weight, via, type, way
-        for via, doc, kind, weight, way in _edges(connection, frontier):
-            if doc in seen:
+        reached: dict[int, tuple[float, int, str, str]] = {}  # doc -> strength, via, type, way
+        for via, doc, kind, weight, way in _edges(connection, frontier, inbound_types or ("",)):
+            if doc in seen or doc == via:
                 continue
+            strength = max(0.0, min(1.0, weight)) * path_score[via]
             best = reached.get(doc)
-            if best is None or weight > best[0]:
-                reached[doc] = (max(0.0, min(1.0, weight)), via, kind, way)
+            if best is None or strength > best[0]:
+                reached[doc] = (strength, via, kind, way)
         if not reached:
             break
         cosines = similarity(list(reached)) if similarity is not None else {}
@@ -162,10 +183,11 @@ def adaptive_traversal(
         )
         kept = scored[: min(beam, budget - len(found))]
         for score, doc, via, kind, way in kept:
-            root[doc] = root[via]
+            root.setdefault(doc, root[via])
+            path_score.setdefault(doc, score)
             found[doc] = Discovery(doc, score, hop, via, kind, way, root[via])
             seen.add(doc)
-        frontier = [doc for _, doc, _, _, _ in kept]
+        frontier = [doc for _, doc, _, _, _ in kept if doc not in anchor_set]
     top = max((item.score for item in found.values()), default=0.0)
     ordered = sorted(found.values(), key=lambda item: (-item.score, item.doc_id))
     if top <= 0:
@@ -177,7 +199,7 @@ def _similarity(cosines: Mapping[int, float], doc: int) -> float:
     value = cosines.get(doc)
     if value is None:
         return NEUTRAL_SIMILARITY
-    return max(0.0, min(1.0, float(value)))
+    return SIMILARITY_FLOOR + (1.0 - SIMILARITY_FLOOR) * max(0.0, min(1.0, float(value)))
 
 
 def _with_score(item: Discovery, score: float) -> Discovery:
