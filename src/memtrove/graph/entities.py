@@ -150,12 +150,6 @@ KNOWN_NAMES: dict[str, tuple[str, str]] = {
     "go": ("Go", "project"),
     "golang": ("Go", "project"),
 }
-_KNOWN = re.compile(
-    r"(?<![\w@/.-])("
-    + "|".join(re.escape(name) for name in sorted(KNOWN_NAMES, key=len, reverse=True))
-    + r")(?![\w/-]|\.\w)",
-    re.IGNORECASE,
-)
 _BACKTICKS = re.compile(r"`([^`\n]{2,60})`")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:(?:[./:]|::)[A-Za-z_]\w*)*(?:\(\))?$")
 _COMMAND = re.compile(r"^[a-z][\w.-]*(?: -{0,2}[a-z][\w.=-]*){1,3}$")  # `go get`, `git log -p`
@@ -167,21 +161,24 @@ _CAPITALISED_RUN = re.compile(
     r"(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)){1,3})(?![\w])"
 )
 # Acronyms and constants: DNS, IPv6, SIGPROF, GOROOT_BOOTSTRAP, $GOPATH.
-_ACRONYM = re.compile(r"(?<![\w./-])\$?([A-Z][A-Z0-9_]{1,30}(?:v\d+)?)(?![\w/-]|\.\w)")
+_ACRONYM = re.compile(r"\$?([A-Z][A-Z0-9_]{1,30}(?:v\d+)?)")
 _GENERIC_ACRONYMS = frozenset(
     "I A OK TODO TBD FAQ API APIS URL URLS URI ID IDS UI UX OS IO PR CL RFC NB PS AKA ETC"
     " EG IE VS AM PM UTC TL DR NOTE WIP FIXME XXX".split()
 )
-_PATH = re.compile(r"(?<![\w./:-])([a-z][a-z0-9_-]*(?:/[a-z][a-z0-9_-]*)+)(?![\w/-]|\.\w)")
+_PATH = re.compile(r"[a-z][a-z0-9_-]*(?:/[a-z][a-z0-9_-]*)+")
 _NOT_PATHS = frozenset({"and/or", "either/or", "read/write", "input/output", "on/off", "yes/no"})
 _FILE_NAME = re.compile(
-    r"(?<![\w./-])([a-z][\w-]*\.(?:bash|sh|py|go|mod|sum|env|yaml|yml|toml|json|ini|cfg|conf))\b(?!\.\w)"
+    r"[a-z][\w-]*\.(?:bash|sh|py|go|mod|sum|env|yaml|yml|toml|json|ini|cfg|conf)"
 )
-_SNAKE_CASE = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/-]|\.\w)")
+_SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _DECLARATION = re.compile(
     r"\b(?:func|type|class|def|struct|interface|trait|fn)\s+(?:\([^)]*\)\s*)?([A-Z]\w{2,})"
 )
-_VERSIONED = re.compile(r" (\d+(?:\.\d+){0,2})\b(?!\.\d)")
+_VERSION = re.compile(r"\d+(?:\.\d+){0,2}")
+# Prose is read as tokens: whatever lies between spaces and punctuation that never occurs
+# inside a name (one fast pass; each token is then tested whole).
+_TOKEN = re.compile(r"[^\s,;:!?()\[\]{}<>\"'`*|=“”‘]+")
 _COMMON_WORD_NAMES = frozenset(
     "go make swift dart lambda meta apple amazon arm rust ruby java react vue deno helm slack"
     " chrome safari git sentry travis".split()
@@ -195,20 +192,25 @@ _LEADING_WORDS = frozenset(
     " where my your their his her they you he she".split()
 )
 _CODE_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+|\S+@\S+\.\w+")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 
 
 def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
     """Entities a document names, found without a model (unfiltered; see
     :func:`filter_entities`)."""
-    text = _LINK_TARGET.sub(" ", _CODE_FENCE.sub(" ", body))
+    text = _CODE_FENCE.sub(" ", body) if "```" in body or "~~~" in body else body
+    text = _LINK_TARGET.sub(" ", text)
+    has_at = "@" in text
+    if has_at:
+        text = _EMAIL.sub(" ", text)
     found: list[ExtractedEntity] = []
     for line in _AUTHOR_LINE.findall(text):
         for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
             name = " ".join(part.split()).strip("*_ .\\")
             if _PERSON.match(name):
                 found.append(ExtractedEntity(name, "person"))
-    for handle in _HANDLE.findall(text):
+    for handle in _HANDLE.findall(text) if has_at else ():
         found.append(ExtractedEntity("@" + handle, "person"))
     for declared in _DECLARATION.findall(body):
         found.append(ExtractedEntity(declared, "concept"))
@@ -222,26 +224,38 @@ def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
             if len(words) >= 2 and words[0] not in _LEADING_WORDS:
                 found.append(ExtractedEntity(" ".join(words[:3]), "tool"))
     prose = _BACKTICKS.sub(" ", text)
-    for match in _KNOWN.finditer(prose):
-        written = match.group(1)
-        canonical, kind = KNOWN_NAMES[written.lower()]
-        if written.lower() in _COMMON_WORD_NAMES and not written[0].isupper():
-            continue  # the verb, the word
-        found.append(ExtractedEntity(canonical, kind))
-        version = _VERSIONED.match(prose, match.end())
-        if version:
-            found.append(ExtractedEntity(f"{canonical} {version.group(1)}", kind))
-    for acronym in _ACRONYM.findall(prose):
-        generic = acronym.upper().rstrip("S") in _GENERIC_ACRONYMS
-        if not generic and not acronym.isdigit() and acronym.lower() not in KNOWN_NAMES:
-            found.append(ExtractedEntity(acronym, "concept"))
-    for path in _PATH.findall(prose):
-        if path not in _NOT_PATHS:
-            found.append(ExtractedEntity(path, "concept"))
-    for identifier in _SNAKE_CASE.findall(prose):
-        found.append(ExtractedEntity(identifier, "concept"))
-    for file_name in _FILE_NAME.findall(prose):
-        found.append(ExtractedEntity(file_name, "tool"))
+    spans = [(match.group(), match.end()) for match in _TOKEN.finditer(prose)]
+    tokens = [token.rstrip(".").removesuffix("'s").removesuffix("’s") for token, _ in spans]
+    if "vs code" in prose.lower():
+        found.append(ExtractedEntity("VS Code", "tool"))
+    for index, token in enumerate(tokens):
+        if not token:
+            continue
+        known = KNOWN_NAMES.get(token.lower())
+        if known is not None:
+            if token.lower() in _COMMON_WORD_NAMES and not token[0].isupper():
+                continue  # the verb, the word
+            canonical, kind = known
+            found.append(ExtractedEntity(canonical, kind))
+            following = tokens[index + 1] if index + 1 < len(tokens) else ""
+            adjacent = (
+                index + 1 < len(spans) and prose[spans[index][1] : spans[index][1] + 1] == " "
+            )
+            if adjacent and _VERSION.fullmatch(following):
+                found.append(ExtractedEntity(f"{canonical} {following}", kind))
+        elif token[0].isupper() or token[0] == "$":
+            acronym = _ACRONYM.fullmatch(token)
+            if acronym and acronym.group(1).upper().rstrip("S") not in _GENERIC_ACRONYMS:
+                found.append(ExtractedEntity(acronym.group(1), "concept"))
+        elif token[0].islower():
+            if "/" in token:
+                if _PATH.fullmatch(token) and token not in _NOT_PATHS:
+                    found.append(ExtractedEntity(token, "concept"))
+            elif "_" in token:
+                if _SNAKE_CASE.fullmatch(token):
+                    found.append(ExtractedEntity(token, "concept"))
+            elif "." in token and _FILE_NAME.fullmatch(token):
+                found.append(ExtractedEntity(token, "tool"))
     for line in prose.splitlines():
         if line.lstrip().startswith("#"):
             continue  # headings are labels, not names
