@@ -32,7 +32,7 @@ TOOLS = {
     "memory_remember", "memory_recall", "memory_forget_entry", "find_duplicates",
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
-    "kg_query",
+    "kg_query", "build_graphs",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)

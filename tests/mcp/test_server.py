@@ -25,7 +25,7 @@ TOOLS = {
     "memory_remember", "memory_recall", "memory_forget_entry", "find_duplicates",
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
-    "intent_search", "find_causal_links", "query_plan", "kg_query",
+    "intent_search", "find_causal_links", "query_plan", "kg_query", "build_graphs",
 }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from memtrove.cli import (
     collection,
     curate,
     evaluate,
+    graph_build_cli,
     health,
     hooks_cli,
     indexing,
@@ -78,6 +79,7 @@ curate.register(app)
 serve.register(app)
 memory_cli.register(app)
 knowledge_cli.register(app)
+graph_build_cli.register(app)
 rules_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 

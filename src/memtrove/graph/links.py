@@ -32,6 +32,7 @@ with the documents it wrote and the ones it took out:
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -55,14 +56,15 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 _MAX_TARGET = 1024  # longer "paths" are noise, never a file name
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_BACKTICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MARKDOWN_LINK = re.compile(
-    r"(?<!\\)(!?)\[((?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*)\]"
+    r"\[((?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*)\]"
     r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
 )
 _DEFINITION = re.compile(r"^ {0,3}\[([^\[\]\n]+)\]:[ \t]*(<[^<>\n]*>|\S+)", re.MULTILINE)
-_WIKILINK = re.compile(r"(?<!\\)(!?)\[\[([^\[\]\n]+?)\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 
@@ -107,7 +109,39 @@ def _without_code(text: str) -> str:
     kept = "\n".join(lines)
     if "`" not in kept:
         return kept
-    return _INLINE_CODE.sub(lambda match: " " * len(match.group(0)), kept)
+    return _without_code_spans(kept)
+
+
+def _without_code_spans(text: str) -> str:
+    """Inline code blanked: a run of backticks opens a span closed by the next run of the
+    same length within the paragraph (CommonMark); an unmatched run is literal. Linear."""
+    runs = [(match.start(), match.end()) for match in _BACKTICKS.finditer(text)]
+    blanks = [match.start() for match in _BLANK_LINE.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(index)
+    pieces: list[str] = []
+    written = 0
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        same = by_length[end - start]
+        position = bisect.bisect_right(same, index)
+        closer = same[position] if position < len(same) else None
+        if closer is None:
+            index += 1
+            continue
+        close_start, close_end = runs[closer]
+        blank = bisect.bisect_left(blanks, end)
+        if blank < len(blanks) and blanks[blank] < close_start:  # not across a paragraph
+            index += 1
+            continue
+        pieces.append(text[written:start])
+        pieces.append(" " * (close_end - start))
+        written = close_end
+        index = closer + 1
+    pieces.append(text[written:])
+    return "".join(pieces)
 
 
 def _markdown_target(destination: str, source_path: str) -> str | None:
@@ -149,16 +183,18 @@ def _wiki_target(inner: str) -> tuple[str, str | None] | None:
 def extract_links(body: str, source_path: str) -> list[Link]:
     """Every document link in ``body`` (see the module doc), first occurrence kept, in
     order; ``source_path`` is the linking document's path within its collection."""
-    if "[" not in body:
+    # Most notes link nothing: three substring scans settle them without a regex.
+    if "](" not in body and "[[" not in body and "]:" not in body:
         return []
     text = _without_code(body)
     found: dict[tuple[str, str], Link] = {}
     for match in _MARKDOWN_LINK.finditer(text):
-        if match.group(1):  # an image
+        before = text[match.start() - 1] if match.start() else ""
+        if before in ("!", "\\"):  # an image, or an escaped bracket
             continue
-        target = _markdown_target(match.group(3), source_path)
+        target = _markdown_target(match.group(2), source_path)
         if target is not None:
-            label = " ".join(match.group(2).split()) or None
+            label = " ".join(match.group(1).split()) or None
             found.setdefault(("markdown", target), Link("markdown", target, label))
     if "]:" in text:
         for match in _DEFINITION.finditer(text):
@@ -167,7 +203,9 @@ def extract_links(body: str, source_path: str) -> list[Link]:
                 found.setdefault(("markdown", target), Link("markdown", target, match.group(1)))
     if "[[" in text:
         for match in _WIKILINK.finditer(text):
-            parsed = _wiki_target(match.group(2))
+            if match.start() and text[match.start() - 1] == "\\":
+                continue
+            parsed = _wiki_target(match.group(1))
             if parsed is not None:
                 name, alias = parsed
                 found.setdefault(("wiki", name), Link("wiki", name, alias))

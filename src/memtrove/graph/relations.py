@@ -8,9 +8,10 @@ together) and ``reference`` (a link written in the source document, see
 Writing an edge that exists keeps the larger weight: equal reruns change nothing, stronger
 later evidence is kept, and repetition never inflates a weight. ``semantic`` edges are the
 exception, as in the spec: the first writer wins (an existing semantic edge keeps its weight
-and metadata), and a semantic edge is not written between two documents that an edge of a
-classified type (supporting, contradicts, causal) already joins in either direction, so a
-bulk cosine pass never shadows what enrichment decided.
+and metadata; semantic is symmetric, so one in the other direction counts as existing), and a
+semantic edge is not written between two documents that an edge of a classified type
+(supporting, contradicts, causal) already joins in either direction, so a bulk cosine pass
+never shadows what enrichment decided.
 """
 
 from __future__ import annotations
@@ -151,9 +152,9 @@ def insert_semantic_edges(
         SELECT ?1, ?2, 'semantic', ?3, ?4, ?5
         WHERE ?1 != ?2 AND NOT EXISTS (
             SELECT 1 FROM memory_relations c
-            WHERE c.relation_type IN ({classified})
-              AND ((c.source_id = ?1 AND c.target_id = ?2)
-                   OR (c.source_id = ?2 AND c.target_id = ?1))
+            WHERE (c.source_id = ?1 AND c.target_id = ?2 AND c.relation_type IN ({classified}))
+               OR (c.source_id = ?2 AND c.target_id = ?1
+                   AND c.relation_type IN ({classified}, 'semantic'))
         )
         """,
         [(a, b, min(1.0, max(0.0, float(w))), text, _now()) for a, b, w in edges],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from memtrove.graph.build import GraphBuildReport
     from memtrove.graph.relations import Relation
     from memtrove.graph.triples import Fact
 
@@ -58,6 +59,26 @@ class GraphAccess(VaultState):
         doc_id = self.get(ref).doc_id
         with self._lock:
             return links_of(self._connection, doc_id)
+
+    def build_graphs(
+        self,
+        graph_types: Sequence[str] | str = ("all",),
+        *,
+        semantic_threshold: float = 0.7,
+        neighbours: int = 5,
+    ) -> GraphBuildReport:
+        """Add the temporal backbone (effective-time order) and bulk semantic kNN edges
+        (cosine >= ``semantic_threshold``, ``neighbours`` per document) over every active
+        document; safe to rerun. See :mod:`memtrove.graph.build`."""
+        from memtrove.graph.build import build_graphs, parse_graph_types
+
+        kinds = parse_graph_types(
+            list(graph_types) if not isinstance(graph_types, str) else graph_types
+        )
+        with self._lock:
+            return build_graphs(
+                self._connection, kinds, threshold=semantic_threshold, neighbours=neighbours
+            )
 
     def add_fact(
         self,

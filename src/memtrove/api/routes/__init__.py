@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from memtrove.api.routes import (
     documents,
+    graph_build,
     intent,
     knowledge,
     maintenance,
@@ -25,5 +26,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     memory.router,
     knowledge.router,
     intent.router,
+    graph_build.router,
     warm.router,
 )
