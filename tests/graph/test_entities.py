@@ -242,3 +242,30 @@ def test_enrich_entities_covers_every_document_once(documents: Vault) -> None:
         documents._connection.execute("SELECT name, mention_count FROM entity_nodes").fetchall()
     )
     assert counts["Redis"] == 2 and counts["Kubernetes"] == 2
+
+
+def test_the_vault_uses_its_configured_llm_and_survives_losing_it(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    from memtrove.models.registry import ModelSettings
+    from tests.fakes.model_server import refused_url
+
+    folder = tmp_path / "notes"
+    write(folder, "cache.md", BODY)
+    write(folder, "other.md", "# Other\n\nRedis again, and Kubernetes.\n")
+    model_server.set_chat_reply('[{"name": "Redis", "type": "tool"}]')
+    settings = ModelSettings(llm_url=model_server.url)
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c", models=settings) as vault:
+        vault.add_collection(folder, name="notes")
+        vault.update()
+        report = vault.enrich_entities()
+        assert (report["llm"], report["heuristic"], report["llm_failures"]) == (2, 0, 0)
+        assert report["entity_edges"] == 2  # two documents share Redis: linked both ways
+        assert vault.enrich_entities(everything=True, use_llm=False)["heuristic"] == 2
+    lost = ModelSettings(llm_url=refused_url())
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c", models=lost) as vault:
+        report = vault.enrich_entities(everything=True)
+        assert (report["llm"], report["heuristic"], report["llm_failures"]) == (0, 2, 2)
+        assert "Kubernetes" in {
+            name for _, name, _ in vault.extract_entities("notes/other.md").entities
+        }
