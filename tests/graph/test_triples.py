@@ -60,6 +60,9 @@ def test_literal_objects_are_redacted(vault: Vault) -> None:
     vault.add_triple("Ci", "prefers", f"the token {secret}")
     stored = vault.kg_query("Ci").facts[0].object
     assert secret not in stored and "REDACTED" in stored
+    vault.add_triple("Deploy", "uses", f"key {secret}")
+    named = vault.kg_query("Deploy").facts[0].object
+    assert secret not in named and "REDACTED" in named
 
 
 def test_types_are_inherited_only_from_an_unambiguous_exact_name(vault: Vault) -> None:

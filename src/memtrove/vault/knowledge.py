@@ -118,7 +118,8 @@ class KnowledgeAccess(VaultState):
         """Record a fact whose entities may carry types (``person``, ``tool``, ...): a
         typed name resolves canonically, an untyped one inherits the type of the one
         entity of that exact name. ``prefers``/``avoids`` keep ``object_name`` as a
-        literal. ``source``: the document the fact comes from (refs as for :meth:`get`)."""
+        literal. ``source``: the document the fact comes from (refs as for :meth:`get`).
+        Names and literals are stored redacted, like every other write."""
         from memtrove.graph.triples import add_fact
 
         source_doc_id = self.get(source).doc_id if source is not None else None
@@ -126,9 +127,9 @@ class KnowledgeAccess(VaultState):
         with self._lock:
             return add_fact(
                 self._connection,
-                subject,
+                self.redact(subject),
                 predicate,
-                None if literal_side else object_name,
+                None if literal_side else self.redact(object_name),
                 object_literal=self.redact(object_name) if literal_side else None,
                 subject_type=subject_type,
                 object_type=object_type,
