@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtrove.db.connection import Connection
 from memtrove.graph.entities import (
@@ -269,3 +271,27 @@ def test_the_vault_uses_its_configured_llm_and_survives_losing_it(
         assert "Kubernetes" in {
             name for _, name, _ in vault.extract_entities("notes/other.md").entities
         }
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400), st.text(max_size=80))
+def test_any_text_extracts_without_error(body: str, title: str) -> None:
+    kept, rejected = filter_entities(heuristic_entities(title, body), title)
+    assert rejected >= 0
+    assert all(0 < len(e.name) <= 60 and e.name == e.name.strip() for e in kept)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(min_size=1, max_size=80).filter(lambda name: name.strip()))
+def test_any_name_resolves_and_is_found_again(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    from memtrove.db.connection import write_transaction
+    from memtrove.graph.entity_resolution import ensure_entity, find_entity
+
+    folder = tmp_path_factory.mktemp("names")
+    with Vault.open(folder / "v.sqlite", config_dir=folder / "c") as vault:
+        with write_transaction(vault._connection):
+            stored = ensure_entity(vault._connection, name, "concept")
+        assert find_entity(vault._connection, name) is not None or not name.split()
+        assert stored.entity_id.startswith("default:concept:")
