@@ -168,3 +168,27 @@ def test_cooccurrences_are_counted_once_per_document_and_replaced(
     assert vault._connection.execute("SELECT entity_id FROM entity_mentions").fetchall() == [
         ("default:tool:redis",)
     ]
+
+
+def test_an_entity_no_longer_shared_takes_its_edge_with_it(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    write(folder, "a.md", "# A\n\nCassandra tuning.\n")
+    write(folder, "b.md", "# B\n\nCassandra backups.\n")
+    for index in range(4):
+        write(folder, f"x{index}.md", f"# X{index}\n\nNothing named here.\n")
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
+        vault.add_collection(folder, name="notes")
+        vault.update()
+        vault.enrich_entities()
+
+        def edges() -> int:
+            row = vault._connection.execute(
+                "SELECT COUNT(*) FROM memory_relations WHERE relation_type = 'entity'"
+            ).fetchone()
+            return int(row[0])
+
+        assert edges() == 2
+        write(folder, "b.md", "# B\n\nBackups of something else.\n")
+        vault.update()
+        vault.extract_entities("notes/b.md")
+        assert edges() == 0

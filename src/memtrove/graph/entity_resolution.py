@@ -249,8 +249,11 @@ def record_mentions(
     *,
     vault: str = "default",
 ) -> list[tuple[str, str, str]]:
-    """Replace document ``doc_id``'s mentions and co-occurrences with ``entities`` (one
-    transaction); returns ``(entity_id, name, type)`` per distinct entity."""
+    """Replace document ``doc_id``'s mentions and co-occurrences with ``entities``, and drop
+    its ``entity`` edges (one transaction; :func:`link_shared_entities` writes them anew);
+    returns ``(entity_id, name, type)`` per distinct entity."""
+    from memtrove.graph.relations import delete_relations
+
     moment = to_iso(datetime.now(UTC))
     with write_transaction(connection):
         old = [
@@ -273,6 +276,8 @@ def record_mentions(
             )
         connection.execute("DELETE FROM entity_cooccurrences WHERE count <= 0")
         connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
+        # Its entity edges go with its mentions; linking writes the ones still shared.
+        delete_relations(connection, [doc_id], relation_type="entity")
         resolved: dict[str, tuple[str, str, str]] = {}
         for entity in entities:
             found = ensure_entity(
