@@ -255,3 +255,51 @@ def test_go_proposals_links_resolve(tmp_path: Path) -> None:
 def test_link_text_may_wrap_but_not_across_a_blank_line() -> None:
     assert targets("[the scavenging\npolicy](s.md#why)") == [("markdown", "notes/s.md")]
     assert targets("[broken\n\nacross](s.md)") == []
+
+
+def test_links_across_batches_resolve(tmp_path: Path) -> None:
+    folder = tmp_path / "chain"
+    count = 450  # more than two indexing batches
+    for number in range(count):
+        write(folder, f"n{number:03}.md", f"# N{number}\n\nNext: [[n{(number + 1) % count:03}]]\n")
+    vault = Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config")
+    vault.add_collection(folder, name="chain")
+    vault.update()
+    found = edges(vault)
+    assert len(found) == count
+    assert ("n449.md", "n000.md") in found and ("n000.md", "n001.md") in found
+
+
+def test_hostile_file_names_and_an_obsidian_layout(tmp_path: Path) -> None:
+    folder = tmp_path / "Obsidian Vault"
+    names = {
+        "Daily Notes/2024-05-01.md": (
+            "[[Café Ünïcode]] [[we'ird (name) & more]] [[Projects/Q&A]] "
+            "[sp](../Projects/Q%26A.md) [[日本語のノート|jp]] [[ Home ]] ![[diagram.png]]\n"
+        ),
+        "Café Ünïcode.md": "# Café\n\nBack [[2024-05-01]].\n",
+        "we'ird (name) & more.md": "# Weird\n",
+        "Projects/Q&A.md": "# QA\n\n```\n[[Home]]\n```\n",
+        "日本語のノート.md": "# 日本語\n",
+        "Home.md": "# Home\n\n[[Missing One]] [[Home]]\n",
+    }
+    for name, text in names.items():
+        write(folder, name, text)
+    write(folder, "attachments/diagram.png", b"\x89PNG\r\n")
+    vault = Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config")
+    vault.add_collection(folder, name="obsidian")
+    vault.update()
+    daily = "Daily Notes/2024-05-01.md"
+    assert edges(vault) == {
+        (daily, "Café Ünïcode.md"),
+        (daily, "we'ird (name) & more.md"),
+        (daily, "Projects/Q&A.md"),
+        (daily, "日本語のノート.md"),
+        (daily, "Home.md"),
+        ("Café Ünïcode.md", daily),
+    }
+    home = vault.links("obsidian/Home.md")
+    assert [(kind, target, target_id is None) for kind, target, _, target_id in home] == [
+        ("wiki", "Home", False),
+        ("wiki", "Missing One", True),
+    ]

@@ -17,14 +17,16 @@ What counts as a link (fenced and inline code never do):
   then the first in path order. A name with a folder matches a path ending with it.
 
 Every link is stored as written (the target normalised as above), resolved or not; a
-resolved link is also a ``reference`` edge from the linking document to its target. Links
-are kept in step by :func:`refresh_links`, which the indexer calls once per collection pass
-with the documents it wrote and the ones it took out:
+resolved link is also a ``reference`` edge from the linking document to its target. The
+indexer keeps them in step: :func:`write_links` in each batch's transaction (a written
+document's links are extracted again, so they are never older than its body), then
+:func:`resolve_links` once at the end of the collection's pass:
 
-- a written document's links are extracted again;
-- a new, renamed or removed path re-resolves the links that could point at it (the ones
-  waiting for a target, the ones that pointed at a moved or removed document, and wikilinks
-  of the same name), so a link written before its target existed resolves when it appears;
+- the links waiting for a target are tried again, and a new, renamed or removed path also
+  re-resolves the links that pointed at a moved or removed document and the wikilinks of the
+  same name, so a link written before its target existed resolves when it appears (if the
+  process stops between the two steps, the written links wait until the collection's next
+  change);
 - a document taken out of the index (file gone, excluded, forgotten) loses its own link rows
   and every ``reference`` edge to or from it; links pointing at it wait again. Traversal
   therefore never reaches an inactive document through a ``reference`` edge.
@@ -49,7 +51,8 @@ __all__ = [
     "extract_links",
     "forget_links",
     "links_of",
-    "refresh_links",
+    "resolve_links",
+    "write_links",
 ]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
@@ -292,90 +295,64 @@ def forget_links(connection: Connection, doc_ids: Sequence[int]) -> None:
         delete_relations(connection, chunk, relation_type=REFERENCE)
 
 
-def refresh_links(
-    connection: Connection,
-    collection: str,
-    written: Sequence[WrittenDocument],
-    *,
-    moved: Iterable[int] = (),
-    paths_changed: bool = False,
-) -> None:
-    """Bring one collection's links in step after an indexing pass (see the module doc).
-
-    ``written`` are the documents whose body or path the pass wrote, ``moved`` the ids of
-    documents that appeared, moved or left, and ``paths_changed`` says whether the set of
-    paths changed at all (so waiting links are tried again). Call inside a write
-    transaction; cheap when nothing links.
-    """
-    moved_ids = set(moved)
-    if not written and not paths_changed:
+def write_links(connection: Connection, written: Sequence[WrittenDocument]) -> None:
+    """Store the links of documents just written, unresolved for now; their old link rows
+    and outgoing ``reference`` edges go. Call inside the transaction that wrote them, so a
+    document's links are never older than its body; :func:`resolve_links` follows."""
+    if not written:
         return
-    resolver: Resolver | None = None
-    written_ids = [document.doc_id for document in written]
-    has_links = any(document.links for document in written)
-    if written_ids:
-        for start in range(0, len(written_ids), 500):
-            chunk = written_ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            connection.execute(f"DELETE FROM document_links WHERE source_id IN ({marks})", chunk)
-            delete_relations(connection, chunk, relation_type=REFERENCE, outgoing_only=True)
-    if has_links:
-        resolver = Resolver(_collection_documents(connection, collection))
-        rows: list[tuple[int, str, str, str | None, int | None]] = []
-        edges: set[tuple[int, int]] = set()
-        for document in written:
-            for link in document.links:
-                target_id = resolver.resolve(link, document.path)
-                rows.append((document.doc_id, link.target, link.kind, link.text, target_id))
-                if target_id is not None and target_id != document.doc_id:
-                    edges.add((document.doc_id, target_id))
+    ids = [document.doc_id for document in written]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        connection.execute(f"DELETE FROM document_links WHERE source_id IN ({marks})", chunk)
+        delete_relations(connection, chunk, relation_type=REFERENCE, outgoing_only=True)
+    rows = [
+        (document.doc_id, link.target, link.kind, link.text)
+        for document in written
+        for link in document.links
+    ]
+    if rows:
         connection.executemany(
-            "INSERT OR IGNORE INTO document_links (source_id, target, kind, link_text, target_id) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO document_links (source_id, target, kind, link_text) "
+            "VALUES (?, ?, ?, ?)",
             rows,
         )
-        insert_references(connection, sorted(edges))
-    if paths_changed:
-        _reresolve(connection, collection, set(written_ids), moved_ids, resolver)
 
 
-def _reresolve(
-    connection: Connection,
-    collection: str,
-    fresh: set[int],
-    moved: set[int],
-    resolver: Resolver | None,
-) -> None:
-    """Re-resolve the stored links (other than the freshly extracted ones) that a change of
-    paths could affect: waiting ones, ones at a moved document, wikilinks of a moved name."""
-    names = {posixpath.basename(_stem(path)) for (path,) in _paths_of(connection, moved)}
-    rows = connection.execute(
+def resolve_links(connection: Connection, collection: str, moved: Iterable[int] = ()) -> None:
+    """Resolve one collection's waiting links and, when ``moved`` names documents that
+    appeared, moved or left, the links a change of paths could affect (ones at a moved
+    document, wikilinks of a moved name); ``reference`` edges follow every change. Call
+    inside a write transaction, once per indexing pass that wrote or moved anything."""
+    moved_ids = set(moved)
+    select = (
         "SELECT l.source_id, s.path, l.target, l.kind, l.link_text, l.target_id "
         "FROM document_links l JOIN documents s ON s.id = l.source_id "
-        "WHERE s.collection = ? AND s.active = 1",
-        (collection,),
-    ).fetchall()
+        "WHERE s.collection = ? AND s.active = 1"
+    )
+    if moved_ids:
+        rows = connection.execute(select, (collection,)).fetchall()
+    else:
+        rows = connection.execute(select + " AND l.target_id IS NULL", (collection,)).fetchall()
     if not rows:
         return
-    if resolver is None:
-        resolver = Resolver(_collection_documents(connection, collection))
+    names = {posixpath.basename(_stem(path)) for (path,) in _paths_of(connection, moved_ids)}
+    resolver = Resolver(_collection_documents(connection, collection))
     changed_sources: set[int] = set()
     updates: list[tuple[int | None, int, str, str]] = []
     for source_id, source_path, target, kind, text, target_id in rows:
-        source_id = int(source_id)
-        if source_id in fresh:
-            continue
         affected = (
             target_id is None
-            or int(target_id) in moved
+            or int(target_id) in moved_ids
             or (kind == "wiki" and _wiki_name(str(target)) in names)
         )
         if not affected:
             continue
         new_id = resolver.resolve(Link(str(kind), str(target), text), str(source_path))
         if new_id != target_id:
-            updates.append((new_id, source_id, str(target), str(kind)))
-            changed_sources.add(source_id)
+            updates.append((new_id, int(source_id), str(target), str(kind)))
+            changed_sources.add(int(source_id))
     if not updates:
         return
     connection.executemany(

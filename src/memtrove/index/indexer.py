@@ -23,7 +23,13 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.graph.links import WrittenDocument, extract_links, forget_links, refresh_links
+from memtrove.graph.links import (
+    WrittenDocument,
+    extract_links,
+    forget_links,
+    resolve_links,
+    write_links,
+)
 from memtrove.index.classify import confidence_baseline
 from memtrove.index.documents import free_docid
 from memtrove.index.markdown import (
@@ -51,17 +57,25 @@ ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, 
 
 
 class _LinkPass:
-    """What one collection pass wrote, for :func:`memtrove.graph.links.refresh_links`."""
+    """The links of one collection pass (:mod:`memtrove.graph.links`): stored with each
+    batch, resolved once at the end."""
 
     def __init__(self) -> None:
-        self.written: list[WrittenDocument] = []
+        self.batch: list[WrittenDocument] = []
+        self.wrote_any = False
         self.moved: set[int] = set()  # appeared, moved or left: the set of paths changed
 
     def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
         links = tuple(extract_links(item.parsed.body, item.file.path))
-        self.written.append(WrittenDocument(doc_id, item.file.path, links))
+        self.batch.append(WrittenDocument(doc_id, item.file.path, links))
+        self.wrote_any = True
         if moved:
             self.moved.add(doc_id)
+
+    def flush(self, connection: Connection) -> None:
+        """Store the batch's links; inside the batch's transaction."""
+        write_links(connection, self.batch)
+        self.batch = []
 
 
 class _Row(NamedTuple):
@@ -195,15 +209,9 @@ def _update_one(
         with write_transaction(connection):
             report.removed += deactivate_documents(connection, gone)
         links.moved.update(gone)
-    if links.written or links.moved:
+    if links.wrote_any or links.moved:
         with write_transaction(connection):
-            refresh_links(
-                connection,
-                collection.name,
-                links.written,
-                moved=links.moved,
-                paths_changed=bool(links.moved),
-            )
+            resolve_links(connection, collection.name, links.moved)
 
 
 def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
@@ -275,6 +283,7 @@ def _write_batch(
                 report.updated += 1
             else:
                 report.added += 1
+        links.flush(connection)
 
 
 def _take_renamed(
