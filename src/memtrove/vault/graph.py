@@ -27,7 +27,8 @@ class GraphAccess(VaultState):
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
         """Record a ``relation_type`` edge from document ``source`` to ``target`` (refs as
-        for :meth:`get`); writing it again keeps the larger weight."""
+        for :meth:`get`); writing it again keeps the larger weight, except ``semantic``
+        edges, where the first writer wins (see :mod:`memtrove.graph.relations`)."""
         from memtrove.graph.relations import upsert_relation
 
         source_id = self.get(source).doc_id
