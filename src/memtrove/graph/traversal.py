@@ -7,11 +7,11 @@ walks the graph outward, hop by hop:
 - outbound edges (source -> target) of every type; inbound edges (target -> source) only of
   the symmetric kinds, ``semantic`` and ``entity`` (causal and temporal edges have a
   direction: a decision does not explain the postmortem that led to it);
-- a candidate reached over an edge scores ``edge weight x query similarity x DECAY ** hop``
-  times the score of the node it was reached from (an anchor's is its search relevance,
-  1.0 when none is given), so a path from the best hit outranks one from the tenth; its
-  best way in wins; the similarity is the cosine mapped onto
-  [``SIMILARITY_FLOOR``, 1] so that a cause worded unlike the question still counts;
+- a candidate reached over an edge scores ``edge weight x query similarity x DECAY`` times
+  the score of the node it was reached from, so the decay compounds with depth and a path
+  from the best hit outranks one from the tenth (an anchor's score is its search
+  relevance, 1.0 when none is given); its best way in wins; the similarity is the cosine
+  mapped onto [``SIMILARITY_FLOOR``, 1] so that a cause worded unlike the question counts;
 - each hop keeps the ``beam`` best candidates as the next frontier; the walk stops after
   ``depth`` hops or once ``budget`` nodes have been discovered;
 - only active, valid (not invalidated) documents are visited.
@@ -159,8 +159,8 @@ def adaptive_traversal(
             break
         reached: dict[int, tuple[float, int, str, str]] = {}  # doc -> strength, via, type, way
         for via, doc, kind, weight, way in _edges(connection, frontier, inbound_types or ("",)):
-            if doc in seen or doc == via:
-                continue
+            if doc in seen or doc == via or (hop > 1 and doc in anchor_set):
+                continue  # anchors are reached only from each other, at the first hop
             strength = max(0.0, min(1.0, weight)) * path_score[via]
             best = reached.get(doc)
             if best is None or strength > best[0]:
@@ -171,7 +171,7 @@ def adaptive_traversal(
         scored = sorted(
             (
                 (
-                    weight * _similarity(cosines, doc) * DECAY**hop,
+                    weight * _similarity(cosines, doc) * DECAY,
                     doc,
                     via,
                     kind,
