@@ -8,7 +8,10 @@ document's title is its first ``#`` heading. Names are compared normalised (lowe
 quotes, backticks, ``()``, ``/...``, a leading ``@``/``$``/``,``/``//`` dropped).
 Precision and recall are micro-averaged over every (document, entity) pair; the
 per-document figures and the misses are printed with ``--verbose``. Also times the
-extractor (documents per second, extraction and filters, no database).
+extractor on those documents (documents per second, extraction and filters, no database),
+and ``Vault.enrich_entities`` without an LLM over the generated corpus of ``--corpus``
+notes (default 1,000 of ~2 KB, ``corpus.py``): extraction, resolution, mentions,
+co-occurrences and entity edges, first run and re-run (``everything=True``).
 
 Run from the repository root::
 
@@ -81,6 +84,35 @@ def measure(folder: Path, labels: dict[str, list[str]]) -> dict[str, Any]:
     }
 
 
+def measure_vault(count: int) -> dict[str, Any]:
+    """``enrich_entities`` (no LLM) over ``count`` generated notes: documents per second."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from corpus import generate_corpus
+    from memtrove import Vault
+
+    with tempfile.TemporaryDirectory(prefix="bench-entities-") as folder:
+        root = Path(folder)
+        generate_corpus(root / "corpus", count)
+        with Vault.open(root / "vault.sqlite", config_dir=root / "config") as vault:
+            vault.add_collection(root / "corpus", name="corpus")
+            vault.update()
+            started = time.perf_counter()
+            first = vault.enrich_entities(use_llm=False)
+            first_seconds = time.perf_counter() - started
+            started = time.perf_counter()
+            vault.enrich_entities(everything=True, use_llm=False)
+            again_seconds = time.perf_counter() - started
+    return {
+        "notes": count,
+        "entities": first["entities"],
+        "entity_edges": first["entity_edges"],
+        "first_run_per_second": count / first_seconds,
+        "rerun_per_second": count / again_seconds,
+    }
+
+
 def load_labels() -> dict[str, list[str]]:
     data = json.loads(LABELS.read_text(encoding="utf-8"))
     return {key: value for key, value in data.items() if not key.startswith("_")}
@@ -91,11 +123,16 @@ def main() -> int:
     parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--corpus", type=int, default=1000, help="notes for the vault run (0: skip)"
+    )
     arguments = parser.parse_args()
     if not arguments.folder.is_dir():
         print(f"bench_entities: no folder {arguments.folder}", file=sys.stderr)
         return 1
     result = measure(arguments.folder, load_labels())
+    if arguments.corpus > 0:
+        result["vault"] = measure_vault(arguments.corpus)
     if arguments.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -105,6 +142,14 @@ def main() -> int:
         f"({result['found']} found, {result['expected']} expected), "
         f"{result['documents_per_second']:.0f} documents/s"
     )
+    if "vault" in result:
+        vault = result["vault"]
+        print(
+            f"enrich_entities without an LLM on {vault['notes']} generated notes: "
+            f"{vault['first_run_per_second']:.0f} documents/s first run, "
+            f"{vault['rerun_per_second']:.0f} documents/s re-run "
+            f"({vault['entities']} mentions, {vault['entity_edges']} entity links)"
+        )
     if arguments.verbose:
         for name, figures in result["per_document"].items():
             print(

@@ -192,3 +192,24 @@ def test_an_entity_no_longer_shared_takes_its_edge_with_it(tmp_path: Path) -> No
         vault.update()
         vault.extract_entities("notes/b.md")
         assert edges() == 0
+
+
+def test_extraction_joins_a_transaction_the_caller_holds(tmp_path: Path) -> None:
+    """Enrichment may record entities in the transaction it writes its own rows in."""
+    from memtrove.graph.entities import extract_entities
+
+    folder = tmp_path / "notes"
+    write(folder, "a.md", "# A\n\nCassandra tuning.\n")
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
+        vault.add_collection(folder, name="notes")
+        vault.update()
+        doc = vault.get("notes/a.md")
+        connection = vault._connection
+        with pytest.raises(RuntimeError, match="rolled back"), write_transaction(connection):
+            extract_entities(connection, doc.doc_id, doc.title, doc.body)
+            assert connection.execute("SELECT COUNT(*) FROM entity_mentions").fetchone() == (1,)
+            raise RuntimeError("rolled back")
+        assert connection.execute("SELECT COUNT(*) FROM entity_mentions").fetchone() == (0,)
+        with write_transaction(connection):
+            extract_entities(connection, doc.doc_id, doc.title, doc.body)
+        assert connection.execute("SELECT COUNT(*) FROM entity_mentions").fetchone() == (1,)

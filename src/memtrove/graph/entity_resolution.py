@@ -13,9 +13,10 @@ entity named nearly everywhere falls below :data:`ENTITY_EDGE_THRESHOLD` and lin
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -43,6 +44,7 @@ SIMILARITY = 0.75
 PERSON_SIMILARITY = 0.65
 ENTITY_EDGE_THRESHOLD = 0.3
 MAX_LINKED_DOCUMENTS = 50  # per entity and document: the most recent ones sharing it
+MAX_ENTITY_EDGES = 20  # per document: the strongest links (most specific, most shared)
 MAX_CANDIDATES = 50
 BUCKETS = {
     "person": "person",
@@ -55,6 +57,17 @@ BUCKETS = {
 }
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _DIGITS = re.compile(r"\d+")
+
+
+@contextlib.contextmanager
+def _transaction(connection: Connection) -> Iterator[None]:
+    """The caller's transaction when one is open (a bulk run, or enrichment writing more in
+    the same one), else a write transaction of its own."""
+    if connection.in_transaction:
+        yield
+        return
+    with write_transaction(connection):
+        yield
 
 
 class Entity(NamedTuple):
@@ -78,29 +91,34 @@ def _similarity(a: str, b: str) -> float:
 def _fts_query(name: str) -> str | None:
     tokens = [token for token in _NON_WORD.split(name.lower()) if token][:8]
     terms: list[str] = []
-    for token in tokens:
-        terms.append(f'"{token}"*')
-        if len(token) > 4:
-            terms.append(f'"{token[:4]}"*')
+    for token in tokens:  # a prefix short of the last letters: plurals, "Postgres"/"PostgreSQL"
+        terms.append(f'"{token[: max(4, len(token) - 3)]}"*')
     return " OR ".join(terms) or None
 
 
-def _candidates(connection: Connection, name: str, vault: str) -> list[Entity]:
+def _candidates(
+    connection: Connection, name: str, vault: str, bucket: str | None = None
+) -> list[Entity]:
+    """Entities of exactly this name (case aside) and FTS matches of its words; when
+    ``bucket`` holds an exact match, that is the answer and FTS is not asked."""
     rows = connection.execute(
         "SELECT entity_id, entity_type, name, mention_count FROM entity_nodes"
         " WHERE LOWER(name) = LOWER(?) AND vault = ?",
         (name, vault),
     ).fetchall()
-    query = _fts_query(name)
+    exact = bucket is not None and any(bucket_of(str(row[1])) == bucket for row in rows)
+    query = None if exact else _fts_query(name)
     if query is not None:
         rows += connection.execute(
             """
             SELECT n.entity_id, n.entity_type, n.name, n.mention_count
-            FROM entities_fts f JOIN entity_nodes n ON n.entity_id = f.entity_id
-            WHERE entities_fts MATCH ? AND n.vault = ?
-            ORDER BY f.rank LIMIT ?
+            FROM (SELECT entity_id, rank FROM entities_fts WHERE entities_fts MATCH ?
+                  ORDER BY rank LIMIT ?) AS f
+            CROSS JOIN entity_nodes n ON n.entity_id = f.entity_id
+            WHERE n.vault = ?
+            ORDER BY f.rank
             """,
-            (query, vault, MAX_CANDIDATES),
+            (query, MAX_CANDIDATES, vault),
         ).fetchall()
     unique = {
         str(row[0]): Entity(str(row[0]), str(row[1]), str(row[2]), int(row[3])) for row in rows
@@ -119,7 +137,7 @@ def resolve_entity(
     bucket = bucket_of(entity_type)
     candidates = [
         entity
-        for entity in _candidates(connection, name, vault)
+        for entity in _candidates(connection, name, vault, bucket)
         if bucket_of(entity.entity_type) == bucket and not _numbers_differ(name, entity.name)
     ]
     if not candidates:
@@ -255,26 +273,26 @@ def record_mentions(
     from memtrove.graph.relations import delete_relations
 
     moment = to_iso(datetime.now(UTC))
-    with write_transaction(connection):
+    with _transaction(connection):
         old = [
             str(row[0])
             for row in connection.execute(
                 "SELECT entity_id FROM entity_mentions WHERE doc_id = ?", (doc_id,)
             )
         ]
-        for identifier in old:
-            connection.execute(
-                "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0)"
-                " WHERE entity_id = ?",
-                (identifier,),
-            )
-        for a, b in _pairs(old):
-            connection.execute(
-                "UPDATE entity_cooccurrences SET count = count - 1"
-                " WHERE entity_a = ? AND entity_b = ?",
-                (a, b),
-            )
-        connection.execute("DELETE FROM entity_cooccurrences WHERE count <= 0")
+        connection.executemany(
+            "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0) WHERE entity_id = ?",
+            [(identifier,) for identifier in old],
+        )
+        old_pairs = _pairs(old)
+        connection.executemany(
+            "UPDATE entity_cooccurrences SET count = count - 1 WHERE entity_a = ? AND entity_b = ?",
+            old_pairs,
+        )
+        connection.executemany(
+            "DELETE FROM entity_cooccurrences WHERE entity_a = ? AND entity_b = ? AND count <= 0",
+            old_pairs,
+        )
         connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
         # Its entity edges go with its mentions; linking writes the ones still shared.
         delete_relations(connection, [doc_id], relation_type="entity")
@@ -294,16 +312,15 @@ def record_mentions(
                 "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?)",
                 (found.entity_id, doc_id, entity.name),
             )
-        for a, b in _pairs(list(resolved)):
-            connection.execute(
-                """
-                INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
-                VALUES (?, ?, 1, ?)
-                ON CONFLICT (entity_a, entity_b)
-                DO UPDATE SET count = count + 1, last_cooccurred = excluded.last_cooccurred
-                """,
-                (a, b, moment),
-            )
+        connection.executemany(
+            """
+            INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
+            VALUES (?, ?, 1, ?)
+            ON CONFLICT (entity_a, entity_b)
+            DO UPDATE SET count = count + 1, last_cooccurred = excluded.last_cooccurred
+            """,
+            [(a, b, moment) for a, b in _pairs(list(resolved))],
+        )
     return list(resolved.values())
 
 
@@ -321,10 +338,9 @@ def specificity(documents: int, naming: int) -> float:
 
 def link_shared_entities(connection: Connection, doc_id: int, entity_ids: Sequence[str]) -> int:
     """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
-    specific entities (weight: the most specific shared entity); returns how many
-    documents it was linked to."""
-    from memtrove.graph.relations import upsert_relation
-
+    specific entities (weight: the most specific shared entity), at most
+    :data:`MAX_ENTITY_EDGES` of them, strongest first; returns how many documents it was
+    linked to."""
     if not entity_ids:
         return 0
     documents = int(
@@ -350,17 +366,39 @@ def link_shared_entities(connection: Connection, doc_id: int, entity_ids: Sequen
         ).fetchall():
             best, shared = weights.get(int(other), (0.0, []))
             weights[int(other)] = (max(best, weight), [*shared, identifier])
-    for other, (weight, shared) in weights.items():
-        for source, target in ((doc_id, other), (other, doc_id)):  # sharing is symmetric
-            upsert_relation(
-                connection,
-                source,
-                target,
-                "entity",
-                round(min(weight, 1.0), 4),
-                {"entities": shared[:10]},
-            )
-    return len(weights)
+    strongest = sorted(weights.items(), key=lambda item: (-item[1][0], -len(item[1][1])))
+    chosen = strongest[:MAX_ENTITY_EDGES]
+    _write_entity_edges(connection, doc_id, [(other, w, shared) for other, (w, shared) in chosen])
+    return len(chosen)
+
+
+def _write_entity_edges(
+    connection: Connection, doc_id: int, links: Sequence[tuple[int, float, list[str]]]
+) -> None:
+    """Both directions of each link in one transaction (weight-monotonic, as
+    :func:`memtrove.graph.relations.upsert_relation` writes one edge: a bulk run would
+    otherwise pay a transaction per edge)."""
+    import json
+
+    if not links:
+        return
+    moment = to_iso(datetime.now(UTC))
+    rows = []
+    for other, weight, shared in links:
+        metadata = json.dumps({"entities": shared[:10]})
+        value = round(min(max(weight, 0.0), 1.0), 4)
+        rows += [(doc_id, other, value, metadata, moment), (other, doc_id, value, metadata, moment)]
+    with _transaction(connection):
+        connection.executemany(
+            """
+            INSERT INTO memory_relations
+                (source_id, target_id, relation_type, weight, metadata, created_at)
+            VALUES (?, ?, 'entity', ?, ?, ?)
+            ON CONFLICT (source_id, target_id, relation_type)
+            DO UPDATE SET weight = MAX(weight, excluded.weight)
+            """,
+            rows,
+        )
 
 
 def documents_to_extract(connection: Connection, *, everything: bool = False) -> list[int]:

@@ -3,6 +3,7 @@ subject-predicate-object facts about them."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +14,19 @@ if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.graph.triples import KnowledgeResult
     from memtrove.models.protocols import LLM
 
-__all__ = ["KnowledgeAccess"]
+__all__ = ["BULK_BATCH", "KnowledgeAccess"]
+
+BULK_BATCH = 200  # documents per write transaction in a run without an LLM
 
 
 class KnowledgeAccess(VaultState):
     """Entities (extraction, resolution, mentions, ``entity`` edges) and ``kg_query``."""
+
+    def _batch(self, size: int) -> contextlib.AbstractContextManager[Any]:
+        """One write transaction for a batch of documents (none for a batch of one)."""
+        from memtrove.db.connection import write_transaction
+
+        return write_transaction(self._connection) if size > 1 else contextlib.nullcontext()
 
     def _entity_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None
@@ -63,29 +72,35 @@ class KnowledgeAccess(VaultState):
             "heuristic": 0,
             "llm_failures": 0,
         }
+        # Without an LLM, documents are written in batches of one transaction each (a
+        # commit per document is most of the cost); with one, never across a model call.
+        batch = BULK_BATCH if llm is None else 1
         extracted: list[tuple[int, list[str]]] = []
-        for done, doc_id in enumerate(pending, 1):
-            with self._lock:
-                text = document_text(self._connection, doc_id)
-                if text is None:
-                    continue
-                extraction = extract_entities(
-                    self._connection, doc_id, text[0], text[1], llm, link=False
-                )
-            extracted.append((doc_id, [identifier for identifier, _, _ in extraction.entities]))
-            report["documents"] += 1
-            report["entities"] += len(extraction.entities)
-            report[extraction.source] += 1
-            report["llm_failures"] += extraction.error is not None
+        for start in range(0, len(pending), batch):
+            with self._lock, self._batch(batch):
+                for doc_id in pending[start : start + batch]:
+                    text = document_text(self._connection, doc_id)
+                    if text is None:
+                        continue
+                    extraction = extract_entities(
+                        self._connection, doc_id, text[0], text[1], llm, link=False
+                    )
+                    ids = [identifier for identifier, _, _ in extraction.entities]
+                    extracted.append((doc_id, ids))
+                    report["documents"] += 1
+                    report["entities"] += len(extraction.entities)
+                    report[extraction.source] += 1
+                    report["llm_failures"] += extraction.error is not None
             if progress is not None:
-                progress(done, len(pending))
+                progress(min(start + batch, len(pending)), len(pending))
         # Linked once every mention is in: document frequencies are then the vault's.
         report["entity_edges"] = 0
-        for doc_id, identifiers in extracted:
-            with self._lock:
-                report["entity_edges"] += link_shared_entities(
-                    self._connection, doc_id, identifiers
-                )
+        for start in range(0, len(extracted), BULK_BATCH):
+            with self._lock, self._batch(BULK_BATCH):
+                for doc_id, identifiers in extracted[start : start + BULK_BATCH]:
+                    report["entity_edges"] += link_shared_entities(
+                        self._connection, doc_id, identifiers
+                    )
         return report
 
     def kg_query(
