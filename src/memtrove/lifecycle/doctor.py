@@ -20,6 +20,7 @@ from memtrove.db.connection import Connection
 from memtrove.db.migrations import applied_migrations
 from memtrove.db.schema import MIGRATIONS
 from memtrove.errors import ConfigError, MemtroveError, SchemaTooNewError, VaultBusyError
+from memtrove.graph.amem_status import enrichment_check
 from memtrove.index.documents import collection_counts
 from memtrove.index.embedding import MAX_ATTEMPTS, pending_counts
 from memtrove.lifecycle.probes import (
@@ -68,6 +69,7 @@ def run_doctor(
         checks += _collection_checks(connection, collections)
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
+        checks.append(enrichment_check(connection, models.has_llm))
         space = stored_space(connection)
     if secrets is not None:
         checks.append(_secrets_check(secrets))

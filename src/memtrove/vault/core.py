@@ -45,6 +45,7 @@ from memtrove.results import (
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
+from memtrove.vault.enrichment import EnrichmentAccess
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
 from memtrove.vault.knowledge import KnowledgeAccess
@@ -69,7 +70,14 @@ MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
 class Vault(
-    IntentAccess, Reading, Tracking, GraphAccess, KnowledgeAccess, MemoryAccess, RulesAccess
+    IntentAccess,
+    Reading,
+    Tracking,
+    GraphAccess,
+    KnowledgeAccess,
+    MemoryAccess,
+    RulesAccess,
+    EnrichmentAccess,
 ):
     """One SQLite vault file plus the collections configured for it."""
 

@@ -1,0 +1,542 @@
+"""A-MEM enrichment: each new or changed document gets a note (keywords, tags, a one-line
+context) and typed links to its vector neighbours; a newer document may change a
+neighbour's note, recorded in ``memory_evolution``.
+
+- **Note.** With an LLM: ``{"keywords": [...], "tags": [...], "context": "..."}`` from the
+  title and the first :data:`LLM_BODY_CHARS` characters. Without one (or when its answer is
+  unreadable, fail-open): keywords are the document's most salient terms (TF-IDF of its own
+  words against the FTS5 vocabulary ``documents_vocab``, title words counting twice), tags
+  are its frontmatter ``tags`` and the context its frontmatter ``description``/``summary``.
+- **Links** (only when the vault has vectors): the :data:`NEIGHBOURS` documents whose
+  centroid (the normalised mean of their fragment vectors) is nearest. With an LLM, those
+  with cosine >= :data:`CANDIDATE_THRESHOLD` are classified ``semantic`` / ``supporting`` /
+  ``contradicts`` (or none) with a confidence (the edge weight, kept when >=
+  :data:`MIN_CONFIDENCE`) and a reason (edge metadata). Without one, neighbours with cosine
+  >= :data:`LINK_THRESHOLD` become ``semantic`` edges weighted by the cosine.
+- **Evolution.** The LLM may answer new keywords or a new context for an already enriched
+  neighbour; when they differ from its note, the note changes and a ``memory_evolution`` row
+  (numbered per document) keeps the old and new values and the reason.
+- **State.** ``entity_enrichment_state`` holds, per document, the hash of its title and body
+  (the body's content hash) it was enriched from: an unchanged document is never enriched
+  again unless forced. A document whose LLM call failed is written with the fallback note but
+  not marked, so the next run asks again.
+
+Every model call for a document happens before anything of it is written; its note, semantic
+links, evolutions and state are then written in one transaction (classified edges just
+before, weight-monotonic, so a retry after a crash changes nothing twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.errors import ModelError
+from memtrove.graph.amem_notes import (
+    LINK_TYPES,
+    MAX_KEYWORDS,
+    Note,
+    Vocabulary,
+    heuristic_note,
+    items,
+    links_prompt,
+    note_prompt,
+    parse_links_answer,
+    parse_note_answer,
+)
+from memtrove.graph.relations import insert_semantic_edges, upsert_relation
+from memtrove.text import to_iso
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memtrove.models.protocols import LLM
+
+__all__ = [
+    "CANDIDATE_THRESHOLD",
+    "LINK_THRESHOLD",
+    "NEIGHBOURS",
+    "EnrichmentReport",
+    "enrich_documents",
+    "input_hash",
+    "pending_documents",
+]
+
+LINK_THRESHOLD = 0.7  # cosine for a semantic link without an LLM (as build_graphs)
+CANDIDATE_THRESHOLD = 0.5  # least cosine of a neighbour offered to the LLM
+MIN_CONFIDENCE = 0.5
+NEIGHBOURS = 5
+_BATCH = 256
+
+
+@dataclass(frozen=True)
+class _Link:
+    target_id: int
+    relation_type: str
+    weight: float
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True)
+class _Evolution:
+    memory_id: int
+    keywords: tuple[str, ...] | None
+    context: str | None
+    reasoning: str | None
+
+
+@dataclass
+class EnrichmentReport:
+    """What one enrichment run did."""
+
+    documents: int = 0
+    unchanged: int = 0
+    llm_notes: int = 0
+    heuristic_notes: int = 0
+    llm_failures: int = 0
+    links: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LINK_TYPES, 0))
+    evolutions: int = 0
+    entities: int | None = None  # None: entity extraction is not available
+    vectors: bool = False
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        links = ", ".join(f"{kind} {count}" for kind, count in self.links.items())
+        line = (
+            f"enriched {self.documents} document(s) (llm {self.llm_notes}, heuristic "
+            f"{self.heuristic_notes}, llm failures {self.llm_failures}), {self.unchanged} "
+            f"unchanged; links: {links}; evolutions {self.evolutions}"
+        )
+        if self.entities is not None:
+            line += f"; entities {self.entities}"
+        if not self.vectors:
+            line += "\nno vectors yet: no links (`memtrove embed`, then `reindex --enrich`)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "unchanged": self.unchanged,
+            "llm_notes": self.llm_notes,
+            "heuristic_notes": self.heuristic_notes,
+            "llm_failures": self.llm_failures,
+            "links": dict(self.links),
+            "evolutions": self.evolutions,
+            "entities": self.entities,
+            "vectors": self.vectors,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+# -- state ------------------------------------------------------------------------------------
+
+
+def input_hash(title: str, content_hash: str) -> str:
+    """The hash a document is enriched from: its title and its body (by content hash)."""
+    return hashlib.sha256(f"{title}\x00{content_hash}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def pending_documents(
+    connection: Connection, *, force: bool = False, limit: int | None = None
+) -> tuple[list[int], int]:
+    """(active documents to enrich, newest first; how many are unchanged since their last
+    enrichment). ``force`` takes every active document."""
+    rows = connection.execute(
+        "SELECT d.id, d.title, d.hash, s.input_hash FROM documents d "
+        "LEFT JOIN entity_enrichment_state s ON s.doc_id = d.id WHERE d.active = 1 "
+        "ORDER BY COALESCE(d.authored_at, d.modified_at) DESC, d.id DESC"
+    ).fetchall()
+    pending: list[int] = []
+    unchanged = 0
+    for doc_id, title, body_hash, stored in rows:
+        if force or stored != input_hash(str(title), str(body_hash)):
+            pending.append(int(doc_id))
+        else:
+            unchanged += 1
+    if limit is not None:
+        pending = pending[:limit]
+    return pending, unchanged
+
+
+# -- vectors ----------------------------------------------------------------------------------
+
+
+class _Centroids:
+    """Each active document's normalised mean fragment vector, for nearest neighbours."""
+
+    def __init__(self, connection: Connection) -> None:
+        import numpy as np
+
+        self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+        self.row: dict[int, int] = {}
+        has_table = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
+        ).fetchone()
+        if has_table is None:
+            return
+        owners: dict[str, list[int]] = {}
+        for doc_id, body_hash in connection.execute(
+            "SELECT id, hash FROM documents WHERE active = 1"
+        ):
+            owners.setdefault(str(body_hash), []).append(int(doc_id))
+        sums: dict[str, Any] = {}
+        width = 0
+        cursor = connection.execute(
+            "SELECT cv.hash, v.embedding FROM content_vectors cv "
+            "JOIN vectors_vec v ON v.rowid = cv.id"
+        )
+        for body_hash, blob in cursor:
+            key = str(body_hash)
+            if key not in owners:
+                continue
+            vector = np.frombuffer(bytes(blob), dtype=np.float32)
+            width = width or len(vector)
+            if len(vector) != width:
+                continue
+            if key in sums:
+                sums[key] = sums[key] + vector
+            else:
+                sums[key] = vector.copy()
+        documents: list[int] = []
+        rows: list[Any] = []
+        for key, total in sums.items():
+            norm = float(np.linalg.norm(total))
+            if math.isfinite(norm) and norm > 0:
+                for doc_id in owners[key]:
+                    documents.append(doc_id)
+                    rows.append(total / norm)
+        if documents:
+            self.ids = np.asarray(documents, dtype=np.int64)
+            self.matrix = np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
+            self.row = {doc_id: n for n, doc_id in enumerate(documents)}
+
+    def neighbours(
+        self, doc_ids: Sequence[int], k: int, floor: float
+    ) -> dict[int, list[tuple[int, float]]]:
+        """Per document, up to ``k`` other documents with cosine >= ``floor``, best first."""
+        import numpy as np
+
+        known = [doc_id for doc_id in doc_ids if doc_id in self.row]
+        if not known or len(self.ids) < 2:
+            return {}
+        positions = [self.row[doc_id] for doc_id in known]
+        block = self.matrix[positions] @ self.matrix.T
+        block[np.arange(len(positions)), positions] = -np.inf
+        k = min(k, len(self.ids) - 1)
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
+        answer: dict[int, list[tuple[int, float]]] = {}
+        for n, doc_id in enumerate(known):
+            pairs = [
+                (int(self.ids[column]), float(block[n, column]))
+                for column in top[n]
+                if block[n, column] >= floor and int(self.ids[column]) != doc_id
+            ]
+            answer[doc_id] = sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
+        return answer
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    doc_id: int
+    title: str
+    body_hash: str
+    note: Note
+    links: list[_Link] = field(default_factory=list)
+    evolutions: list[_Evolution] = field(default_factory=list)
+    mark: bool = True  # record the enrichment state (not after a failed LLM call)
+
+
+def _texts(connection: Connection, doc_ids: Sequence[int]) -> dict[int, tuple[str, str, str, Any]]:
+    """id -> (title, text, content hash, frontmatter tags JSON) of active documents."""
+    found: dict[int, tuple[str, str, str, Any]] = {}
+    ids = list(doc_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for doc_id, title, text, body_hash, tags in connection.execute(
+            "SELECT d.id, d.title, c.doc, d.hash, d.tags FROM documents d "
+            f"JOIN content c ON c.hash = d.hash WHERE d.active = 1 "
+            f"AND d.id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            found[int(doc_id)] = (str(title), str(text), str(body_hash), tags)
+    return found
+
+
+def _stored_note(keywords: Any, context: Any) -> Note | None:
+    if keywords is None:
+        return None
+    try:
+        parsed = json.loads(keywords)
+    except ValueError:
+        return None
+    return Note(items(parsed, MAX_KEYWORDS) or (), (), context, "stored")
+
+
+def _notes(connection: Connection, doc_ids: Sequence[int]) -> dict[int, Note]:
+    """The stored notes of the documents that have one."""
+    ids = list(doc_ids)
+    notes: dict[int, Note] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for doc_id, keywords, context in connection.execute(
+            "SELECT id, amem_keywords, amem_context FROM documents "
+            f"WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            note = _stored_note(keywords, context)
+            if note is not None:
+                notes[int(doc_id)] = note
+    return notes
+
+
+def _llm_plan(
+    plan: _Plan,
+    text: str,
+    llm: LLM,
+    candidates: list[tuple[int, float]],
+    others: dict[int, tuple[str, str, str, Any]],
+    notes: dict[int, Note],
+    redact: Callable[[str], str],
+) -> bool:
+    """Ask the LLM for the note and the links; False when it failed (the heuristic note and
+    cosine links stand, fail-open)."""
+    try:
+        note = parse_note_answer(llm.complete(note_prompt(plan.title, text), max_tokens=300))
+    except ModelError:
+        note = None
+    if note is None:
+        return False
+    plan.note = Note(
+        tuple(redact(word) for word in note.keywords),
+        tuple(redact(tag) for tag in note.tags),
+        redact(note.context) if note.context else None,
+        "llm",
+    )
+    offered = [(target, cosine) for target, cosine in candidates if target in others]
+    if not offered:
+        plan.links = []
+        return True
+    shown = [(others[t][0], others[t][1], notes.get(t)) for t, _ in offered]
+    try:
+        answer = llm.complete(links_prompt(plan.title, text, plan.note, shown), max_tokens=800)
+        items = parse_links_answer(answer, len(offered))
+    except ModelError:
+        items = None
+    if items is None:
+        return False  # the cosine links of the plan stand
+    plan.links = []
+    for item in items:
+        target = offered[item["index"]][0]
+        reasoning = redact(item["reasoning"]) if item["reasoning"] else None
+        if item["relation"] and item["confidence"] >= MIN_CONFIDENCE:
+            plan.links.append(_Link(target, item["relation"], item["confidence"], reasoning))
+        keywords, context = item["keywords"], item["context"]
+        if target in notes and (keywords or context):
+            plan.evolutions.append(
+                _Evolution(
+                    target,
+                    tuple(redact(word) for word in keywords) if keywords else None,
+                    redact(context) if context else None,
+                    reasoning,
+                )
+            )
+    return True
+
+
+def _record_evolution(connection: Connection, plan: _Plan, evolution: _Evolution, now: str) -> bool:
+    row = connection.execute(
+        "SELECT amem_keywords, amem_context FROM documents WHERE id = ?", (evolution.memory_id,)
+    ).fetchone()
+    if row is None or row[0] is None:
+        return False
+    old_keywords, old_context = row[0], row[1]
+    new_keywords = (
+        json.dumps(list(evolution.keywords), ensure_ascii=False)
+        if evolution.keywords
+        else old_keywords
+    )
+    new_context = evolution.context or old_context
+    if new_keywords == old_keywords and new_context == old_context:
+        return False
+    version = connection.execute(
+        "SELECT COALESCE(MAX(version), 0) + 1 FROM memory_evolution WHERE memory_id = ?",
+        (evolution.memory_id,),
+    ).fetchone()[0]
+    connection.execute(
+        "INSERT INTO memory_evolution (memory_id, triggered_by, version, previous_keywords, "
+        "new_keywords, previous_context, new_context, reasoning, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            evolution.memory_id,
+            plan.doc_id,
+            int(version),
+            old_keywords,
+            new_keywords,
+            old_context,
+            new_context,
+            evolution.reasoning,
+            now,
+        ),
+    )
+    connection.execute(
+        "UPDATE documents SET amem_keywords = ?, amem_context = ? WHERE id = ?",
+        (new_keywords, new_context, evolution.memory_id),
+    )
+    return True
+
+
+def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentReport) -> None:
+    for plan in plans:  # weight-monotonic upserts, each its own transaction: safe to repeat
+        for link in plan.links:
+            if link.relation_type != "semantic":
+                metadata = {"by": "amem", "reasoning": link.reasoning}
+                upsert_relation(
+                    connection,
+                    plan.doc_id,
+                    link.target_id,
+                    link.relation_type,
+                    link.weight,
+                    metadata,
+                )
+                report.links[link.relation_type] += 1
+    now = to_iso(datetime.now(UTC))
+    with write_transaction(connection):
+        for plan in plans:
+            note = plan.note
+            connection.execute(
+                "UPDATE documents SET amem_keywords = ?, amem_tags = ?, amem_context = ? "
+                "WHERE id = ?",
+                (
+                    json.dumps(list(note.keywords), ensure_ascii=False),
+                    json.dumps(list(note.tags), ensure_ascii=False),
+                    note.context,
+                    plan.doc_id,
+                ),
+            )
+            for link in plan.links:
+                if link.relation_type == "semantic":
+                    metadata = (
+                        {"by": "amem", "reasoning": link.reasoning}
+                        if link.reasoning
+                        else {"by": "amem"}
+                    )
+                    report.links["semantic"] += insert_semantic_edges(
+                        connection, [(plan.doc_id, link.target_id, link.weight)], metadata=metadata
+                    )
+            for evolution in plan.evolutions:
+                report.evolutions += _record_evolution(connection, plan, evolution, now)
+            if plan.mark:
+                connection.execute(
+                    "INSERT INTO entity_enrichment_state (doc_id, input_hash, enriched_at) "
+                    "VALUES (?, ?, ?) ON CONFLICT (doc_id) DO UPDATE SET "
+                    "input_hash = excluded.input_hash, enriched_at = excluded.enriched_at",
+                    (plan.doc_id, input_hash(plan.title, plan.body_hash), now),
+                )
+            report.documents += 1
+            if note.source == "llm":
+                report.llm_notes += 1
+            else:
+                report.heuristic_notes += 1
+
+
+def _entity_functions() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    try:  # entity extraction lives in its own modules; enrichment skips it when absent
+        from memtrove.graph.entities import extract_entities
+        from memtrove.graph.entity_resolution import link_shared_entities
+    except ImportError:
+        return None
+    return extract_entities, link_shared_entities
+
+
+def enrich_documents(
+    connection: Connection,
+    doc_ids: Sequence[int],
+    *,
+    llm: LLM | None = None,
+    redact: Callable[[str], str] | None = None,
+    lock: AbstractContextManager[Any] | None = None,
+    entities: bool = True,
+    unchanged: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> EnrichmentReport:
+    """Enrich ``doc_ids`` (see the module doc). ``lock`` is held for database work, never
+    across a model call; ``redact`` is applied to what the LLM writes; ``entities``
+    extracts each document's entities too (when that module is installed)."""
+    import time
+
+    started = time.perf_counter()
+    guard: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+    scrub = redact or (lambda text: text)
+    report = EnrichmentReport(unchanged=unchanged)
+    with guard:
+        vocabulary = Vocabulary(connection)
+        centroids = _Centroids(connection)
+    report.vectors = len(centroids.ids) > 0
+    functions = _entity_functions() if entities else None
+    report.entities = 0 if functions is not None else None
+    extracted: list[tuple[int, list[str]]] = []
+    floor = CANDIDATE_THRESHOLD if llm is not None else LINK_THRESHOLD
+    done = 0
+    for start in range(0, len(doc_ids), _BATCH):
+        batch = list(doc_ids[start : start + _BATCH])
+        with guard:
+            texts = _texts(connection, batch)
+            near = centroids.neighbours(list(texts), NEIGHBOURS, floor)
+            others: dict[int, tuple[str, str, str, Any]] = {}
+            notes: dict[int, Note] = {}
+            if llm is not None:
+                wanted = {target for pairs in near.values() for target, _ in pairs}
+                others = _texts(connection, sorted(wanted))
+                notes = _notes(connection, sorted(wanted))
+        plans: list[_Plan] = []
+        for doc_id in batch:
+            done += 1
+            if doc_id not in texts:
+                continue
+            title, text, body_hash, tags = texts[doc_id]
+            with guard:
+                note = heuristic_note(title, text, tags, vocabulary)
+            plan = _Plan(doc_id, title, body_hash, note)
+            candidates = near.get(doc_id, [])
+            plan.links = [
+                _Link(target, "semantic", min(1.0, cosine))
+                for target, cosine in candidates
+                if cosine >= LINK_THRESHOLD
+            ]
+            if llm is not None:
+                plan.mark = _llm_plan(plan, text, llm, candidates, others, notes, scrub)
+                report.llm_failures += not plan.mark
+            if functions is not None:
+                with guard:
+                    found = functions[0](connection, doc_id, title, text, llm, link=False)
+                identifiers = [entity[0] for entity in found.entities]
+                extracted.append((doc_id, identifiers))
+                report.entities = (report.entities or 0) + len(identifiers)
+            if llm is not None:  # one by one: no lock is held across a model call
+                with guard:
+                    _write(connection, [plan], report)
+            else:
+                plans.append(plan)
+            if progress is not None:
+                progress(done, len(doc_ids))
+        if plans:
+            with guard:
+                _write(connection, plans, report)
+    if functions is not None:  # linked once every mention is in, as enrich_entities does
+        for doc_id, identifiers in extracted:
+            with guard:
+                functions[1](connection, doc_id, identifiers)
+    report.seconds = time.perf_counter() - started
+    return report
