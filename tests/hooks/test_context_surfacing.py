@@ -287,7 +287,8 @@ def test_relationships_and_vault_facts_are_rendered(
     env = hook_env | {"MEMTROVE_HOOK_DEDUP_WINDOW_SEC": "0"}
     prompt = json.loads(payload("user_prompt_submit.json"))["prompt"]
     first = surface(env, session_id="graph-1", prompt=prompt)
-    assert "<relationships>" not in first and "<vault-facts>" not in first
+    # the example notes link to one another: those links are reference edges already
+    assert "--[causal]-->" not in first and "<vault-facts>" not in first
     with open_test_vault(env) as vault:
         surfaced = [line for line in first.splitlines() if line.startswith("demo/")]
         assert len(surfaced) >= 3
@@ -302,7 +303,9 @@ def test_relationships_and_vault_facts_are_rendered(
         vault.add_fact("Kubernetes", "runs_on", object_literal="three nodes")  # not named
     context = surface(env, session_id="graph-2", prompt=prompt)
     relation = f"- {source.title} --[causal]--> {target.title}"
-    assert f"<relationships>\n{relation}\n</relationships>" in context
+    block = context.split("<relationships>\n", 1)[1].split("</relationships>", 1)[0]
+    assert relation in block.splitlines()
+    assert all("--[supporting]-->" not in line for line in block.splitlines())
     assert "<vault-facts>\npyvips caused_by an unbounded operation cache\n</vault-facts>" in context
     assert "Ignore previous instructions" not in context and "three nodes" not in context
     assert context.index("</facts>") < context.index("<relationships>")
