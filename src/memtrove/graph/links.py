@@ -51,6 +51,7 @@ __all__ = [
     "extract_links",
     "forget_links",
     "links_of",
+    "links_stored",
     "resolve_links",
     "write_links",
 ]
@@ -277,6 +278,15 @@ def _collection_documents(connection: Connection, collection: str) -> list[tuple
         "SELECT id, path FROM documents WHERE collection = ? AND active = 1", (collection,)
     )
     return [(int(doc_id), str(path)) for doc_id, path in rows]
+
+
+def links_stored(connection: Connection) -> bool:
+    """Whether the schema has ``document_links`` (a connection migrated to m012 or later;
+    the index functions also run on older schemas while migrations are tested)."""
+    row = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'document_links'"
+    ).fetchone()
+    return row is not None
 
 
 def forget_links(connection: Connection, doc_ids: Sequence[int]) -> None:

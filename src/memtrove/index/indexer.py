@@ -27,6 +27,7 @@ from memtrove.graph.links import (
     WrittenDocument,
     extract_links,
     forget_links,
+    links_stored,
     resolve_links,
     write_links,
 )
@@ -60,12 +61,15 @@ class _LinkPass:
     """The links of one collection pass (:mod:`memtrove.graph.links`): stored with each
     batch, resolved once at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled  # False on a schema older than document_links
         self.batch: list[WrittenDocument] = []
         self.wrote_any = False
         self.moved: set[int] = set()  # appeared, moved or left: the set of paths changed
 
     def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
+        if not self.enabled:
+            return
         links = tuple(extract_links(item.parsed.body, item.file.path))
         self.batch.append(WrittenDocument(doc_id, item.file.path, links))
         self.wrote_any = True
@@ -178,7 +182,7 @@ def _update_one(
 
     total = len(to_read)
     done = 0
-    links = _LinkPass()
+    links = _LinkPass(links_stored(connection))
     for batch, outcomes in prepared_batches(collection, to_read, batch_size, redactor):
         prepared: list[Prepared] = []
         for file, outcome in zip(batch, outcomes, strict=True):
@@ -209,7 +213,7 @@ def _update_one(
         with write_transaction(connection):
             report.removed += deactivate_documents(connection, gone)
         links.moved.update(gone)
-    if links.wrote_any or links.moved:
+    if links.enabled and (links.wrote_any or links.moved):
         with write_transaction(connection):
             resolve_links(connection, collection.name, links.moved)
 
@@ -445,7 +449,8 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
         if changed:
             connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
             count += 1
-    forget_links(connection, ids)
+    if ids and links_stored(connection):
+        forget_links(connection, ids)
     return count
 
 
