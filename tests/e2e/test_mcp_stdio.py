@@ -32,7 +32,7 @@ TOOLS = {
     "memory_remember", "memory_recall", "memory_forget_entry", "find_duplicates",
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
-    "kg_query", "build_graphs",
+    "kg_query", "build_graphs", "intent_search", "find_causal_links", "query_plan",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)
@@ -40,6 +40,12 @@ CALLS: list[tuple[str, dict[str, Any], str, dict[str, Any], str]] = [
     ("__IMPORTANT", {}, "memory_retrieve", {"extra": 1}, ""),
     ("memory_retrieve", {"query": "ADR-0004 JWT"}, "[routed: keyword]",
      {"query": "x", "mode": "psychic"}, "unknown mode 'psychic'"),
+    ("intent_search", {"query": "why do users get logged out?"}, "[intent: WHY",
+     {"query": "x", "force_intent": "HOW"}, "force_intent must be one of WHY, WHEN"),
+    ("find_causal_links", {"docid": JWT}, "Causal links of #e1745d",
+     {"docid": JWT, "depth": 99}, "depth must be a whole number from 1 to 10"),
+    ("query_plan", {"query": "refresh token rotation; thumbnail workers"}, "Plan:",
+     {"query": "x", "limit": 0}, "limit must be a positive integer"),
     ("query", {"query": "why do users get logged out?", "limit": 3}, "stages: ",
      {"query": "x", "minScore": 3}, "minScore must be between 0 and 1"),
     ("search", {"query": "refresh token", "limit": 2}, 'Found 2 results for "refresh token"',
