@@ -482,6 +482,8 @@ def enrich_documents(
     report = EnrichmentReport(unchanged=unchanged)
     with guard:
         vocabulary = Vocabulary(connection)
+        if len(doc_ids) > 100:  # one scan beats thousands of lookups
+            vocabulary.preload()
         centroids = _Centroids(connection)
     report.vectors = len(centroids.ids) > 0
     functions = _entity_functions() if entities else None

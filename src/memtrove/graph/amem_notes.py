@@ -43,7 +43,7 @@ NEIGHBOUR_BODY_CHARS = 300
 KEYWORD_TEXT_CHARS = 200_000  # of a huge body, the salient terms come from its start
 LINK_TYPES = ("semantic", "supporting", "contradicts")
 _BATCH = 256
-_WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]{3,}")
+_WORD = re.compile(r"[^\W_]+")  # the words FTS5's unicode61 tokenizer sees
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
 _STOPWORDS = frozenset(
     """
@@ -93,27 +93,39 @@ def items(value: object, count: int) -> tuple[str, ...] | None:
 
 
 class Vocabulary:
-    """Document frequencies of stems from the FTS5 vocabulary, looked up once each."""
+    """Document frequencies of stems from the FTS5 vocabulary: looked up once each, or all
+    read in one scan (:meth:`preload`) for a large run."""
 
     def __init__(self, connection: Connection) -> None:
         from memtrove.retrieval.stemming import porter_stemmer
 
         self._connection = connection
-        self._stemmer = porter_stemmer()
+        self._stem_word = porter_stemmer().stemWord
         self._stems: dict[str, str] = {}
         self._frequency: dict[str, int] = {}
+        self._complete = False
         row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
         self.total = max(1, int(row[0]))
+
+    def preload(self) -> None:
+        """Read the whole vocabulary (about 0.2 s for 75k terms)."""
+        self._frequency = {
+            str(term): int(doc)
+            for term, doc in self._connection.execute("SELECT term, doc FROM documents_vocab")
+        }
+        self._complete = True
 
     def stem(self, word: str) -> str:
         stem = self._stems.get(word)
         if stem is None:
-            stem = self._stems[word] = str(self._stemmer.stemWord(word))
+            stem = self._stems[word] = str(self._stem_word(word))
         return stem
 
     def frequency(self, stem: str) -> int:
         found = self._frequency.get(stem)
         if found is None:
+            if self._complete:
+                return 0
             row = self._connection.execute(
                 "SELECT doc FROM documents_vocab WHERE term = ?", (stem,)
             ).fetchone()
@@ -122,22 +134,31 @@ class Vocabulary:
 
 
 def _salient_terms(title: str, body: str, vocabulary: Vocabulary) -> tuple[str, ...]:
-    counts: Counter[str] = Counter()
-    surface: dict[str, Counter[str]] = {}
-    for weight, text in ((2, title), (1, body[:KEYWORD_TEXT_CHARS])):
-        for match in _WORD.finditer(text):
-            word = match.group().lower()
-            if len(word) < 3 or word in _STOPWORDS or len(word) > MAX_ITEM_CHARS:
-                continue
-            stem = vocabulary.stem(word)
-            counts[stem] += weight
-            surface.setdefault(stem, Counter())[word] += 1
-    scored = []
-    for stem, count in counts.items():
-        idf = math.log((vocabulary.total + 1) / (vocabulary.frequency(stem) + 1)) + 1.0
-        scored.append(((1.0 + math.log(count)) * idf, stem))
+    counts = Counter(_WORD.findall(body[:KEYWORD_TEXT_CHARS].lower()))
+    for word in _WORD.findall(title.lower()):
+        counts[word] += 2  # title words count twice
+    stems: dict[str, list[Any]] = {}  # stem -> [total count, commonest spelling, its count]
+    for word, count in counts.items():
+        if len(word) < 3 or len(word) > MAX_ITEM_CHARS or word in _STOPWORDS:
+            continue
+        if word[0].isdigit():
+            continue
+        stem = vocabulary.stem(word)
+        entry = stems.get(stem)
+        if entry is None:
+            stems[stem] = [count, word, count]
+        else:
+            entry[0] += count
+            if count > entry[2]:
+                entry[1], entry[2] = word, count
+    log_total = math.log(vocabulary.total + 1)
+    scored = [
+        ((1.0 + math.log(entry[0])) * (log_total - math.log(vocabulary.frequency(stem) + 1) + 1.0),
+         entry[1])
+        for stem, entry in stems.items()
+    ]  # fmt: skip
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return tuple(surface[stem].most_common(1)[0][0] for _, stem in scored[:MAX_KEYWORDS])
+    return tuple(word for _, word in scored[:MAX_KEYWORDS])
 
 
 def _split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
