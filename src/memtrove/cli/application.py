@@ -18,6 +18,7 @@ from memtrove.cli import (
     agents,
     collection,
     curate,
+    enrich_cli,
     evaluate,
     graph_build_cli,
     health,
@@ -80,6 +81,7 @@ serve.register(app)
 memory_cli.register(app)
 knowledge_cli.register(app)
 graph_build_cli.register(app)
+enrich_cli.register(app)
 rules_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 

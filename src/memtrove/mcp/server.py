@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 from memtrove import __version__
 from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.mcp import DEFAULT_HTTP_PORT, tools
+from memtrove.mcp.enrichment_server import register_enrichment_tools
 from memtrove.mcp.graph_build_server import register_graph_build_tools
 from memtrove.mcp.intent_server import register_intent_tools
 from memtrove.mcp.kg_server import register_kg_tools
@@ -367,6 +368,7 @@ def build_server(
     register_kg_tools(server, call, READ_ONLY)
     register_intent_tools(server, call, READ_ONLY, _vault_notes)
     register_graph_build_tools(server, call, WRITES)
+    register_enrichment_tools(server, call, READ_ONLY)
     return server
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from memtrove.api.routes import (
     documents,
+    enrichment,
     graph_build,
     intent,
     knowledge,
@@ -27,5 +28,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     knowledge.router,
     intent.router,
     graph_build.router,
+    enrichment.router,
     warm.router,
 )
