@@ -4,8 +4,7 @@ evolution of a document's note (``memory_evolution_status``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memtrove.vault.state import VaultState
 
@@ -17,8 +16,7 @@ if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
 __all__ = ["EnrichmentAccess", "ReindexReport"]
 
 
-@dataclass(frozen=True)
-class ReindexReport:
+class ReindexReport(NamedTuple):
     """``reindex``: the re-scan, then the enrichment (None when not asked for)."""
 
     update: UpdateReport
