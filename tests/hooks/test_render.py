@@ -100,7 +100,9 @@ def test_routing_hint_and_optional_parts() -> None:
         vault_facts=["worker uses pyvips"],
         facts_tokens=200,
     )
-    assert rendered.text.startswith("<vault-routing>If searching memory for this: use intent_search")
+    assert rendered.text.startswith(
+        "<vault-routing>If searching memory for this: use intent_search"
+    )
     assert "<relationships>\n- a --[causal]--> b\n</relationships>" in rendered.text
     assert "<vault-facts>\nworker uses pyvips\n</vault-facts>\n</vault-context>" in rendered.text
     no_facts = render_context(
