@@ -110,3 +110,12 @@ def test_entity_ids_keep_unicode() -> None:
     assert slug("Café Müller 2") == "café-müller-2"
     assert entity_id("Zürich office", "place") == "default:place:zürich-office"
     assert slug("!!!") == "entity"
+
+
+def test_fact_names_are_stored_redacted(vault: Vault) -> None:
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    vault.add_fact(f"token {key}", "uses", f"service {key}")
+    stored = vault._connection.execute(
+        "SELECT group_concat(name, ' ') || ' ' || group_concat(entity_id, ' ') FROM entity_nodes"
+    ).fetchone()[0]
+    assert key not in stored and "[REDACTED:" in stored

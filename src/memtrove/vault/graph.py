@@ -95,6 +95,9 @@ class GraphAccess(VaultState):
         """Record ``subject predicate object`` (entity ``object_name`` or a literal)."""
         from memtrove.graph.triples import add_fact
 
+        subject = self.redact(subject)  # names are stored and injected like any other text
+        if object_name is not None:
+            object_name = self.redact(object_name)
         if object_literal is not None:
             object_literal = self.redact(object_literal)
         with self._lock:
