@@ -38,6 +38,22 @@ def _legacy_vault(tmp_path: Path) -> Vault:
         "INSERT INTO llm_cache (hash, result, created_at) VALUES ('c1', ?, '2026-01-01')",
         (f"the key is {KEY}",),
     )
+    # Graph memory written before its writers redacted (A-MEM notes, evolution, links,
+    # the entity name index).
+    doc_id = vault._connection.execute("SELECT id FROM documents LIMIT 1").fetchone()[0]
+    sql = vault._connection.execute
+    sql("UPDATE documents SET amem_context = ? WHERE id = ?", (f"pushes with {KEY}", doc_id))
+    sql(
+        "INSERT INTO memory_evolution (memory_id, version, new_context, reasoning, created_at) "
+        "VALUES (?, 1, ?, 'newer note', '2026-01-01')",
+        (doc_id, f"uses {KEY}"),
+    )
+    sql(
+        "INSERT INTO document_links (source_id, target, kind, link_text) VALUES (?, 'x.md', "
+        "'markdown', ?)",
+        (doc_id, f"key {KEY}"),
+    )
+    sql("INSERT INTO entities_fts (entity_id, name, entity_type) VALUES ('e', ?, 'tool')", (KEY,))
     return vault
 
 
@@ -46,8 +62,15 @@ def test_stored_secrets_are_found_then_rewritten_and_wiped(tmp_path: Path) -> No
         assert KEY in vault.get("ops/deploy.md").body
         report = vault.stored_secrets()
         assert report.documents == 1 and report.refs == ["ops/deploy.md"]
-        assert report.kinds == {"github_token": 3, "password": 1}
-        assert report.rows == {"hook_dedupe": 1, "llm_cache": 1}
+        assert report.kinds == {"github_token": 7, "password": 1}
+        assert report.rows == {
+            "hook_dedupe": 1,
+            "llm_cache": 1,
+            "documents": 1,
+            "memory_evolution": 1,
+            "document_links": 1,
+            "entities_fts": 1,
+        }
         check = next(c for c in vault.doctor(timeout=0.5).checks if c.name == "secrets")
         assert check.status == "warn" and "memtrove redact --apply" in check.fix
         assert KEY not in check.detail and PASSWORD not in check.detail

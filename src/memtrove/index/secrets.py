@@ -52,6 +52,13 @@ TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entity_nodes", ("name", "description")),
     ("entity_triples", ("object_literal", "source_fact")),
     ("memory_relations", ("metadata",)),
+    ("documents", ("amem_keywords", "amem_tags", "amem_context")),
+    (
+        "memory_evolution",
+        ("previous_keywords", "new_keywords", "previous_context", "new_context", "reasoning"),
+    ),
+    ("document_links", ("link_text",)),
+    ("entities_fts", ("name",)),
 )
 CACHE_TABLE = ("llm_cache", "result")
 
