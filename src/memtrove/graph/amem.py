@@ -520,7 +520,7 @@ def enrich_documents(
             if llm is not None:
                 plan.mark = _llm_plan(plan, text, llm, candidates, others, notes, scrub)
                 report.llm_failures += not plan.mark
-            if functions is not None:
+            if functions is not None and llm is not None:
                 with guard:
                     found = functions[0](connection, doc_id, title, text, llm, link=False)
                 identifiers = [entity[0] for entity in found.entities]
@@ -533,12 +533,26 @@ def enrich_documents(
                 plans.append(plan)
             if progress is not None:
                 progress(done, len(doc_ids))
+        if functions is not None and llm is None:  # the batch's entities in one transaction
+            with guard, write_transaction(connection):
+                for doc_id in batch:
+                    if doc_id in texts:
+                        title, text = texts[doc_id][0], texts[doc_id][1]
+                        found = functions[0](connection, doc_id, title, text, None, link=False)
+                        identifiers = [entity[0] for entity in found.entities]
+                        extracted.append((doc_id, identifiers))
+                        report.entities = (report.entities or 0) + len(identifiers)
         if plans:
             with guard:
                 _write(connection, plans, report)
     if functions is not None:  # linked once every mention is in, as enrich_entities does
-        for doc_id, identifiers in extracted:
-            with guard:
-                functions[1](connection, doc_id, identifiers)
+        with guard:
+            active = int(
+                connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0]
+            )
+        for start in range(0, len(extracted), _BATCH):
+            with guard, write_transaction(connection):
+                for doc_id, identifiers in extracted[start : start + _BATCH]:
+                    functions[1](connection, doc_id, identifiers, documents=active)
     report.seconds = time.perf_counter() - started
     return report

@@ -32,6 +32,7 @@ __all__ = [
     "PERSON_SIMILARITY",
     "SIMILARITY",
     "Entity",
+    "active_documents",
     "bucket_of",
     "ensure_entity",
     "find_entity",
@@ -336,16 +337,25 @@ def specificity(documents: int, naming: int) -> float:
     return math.log(1 + documents / naming) / math.log(1 + documents)
 
 
-def link_shared_entities(connection: Connection, doc_id: int, entity_ids: Sequence[str]) -> int:
+def active_documents(connection: Connection) -> int:
+    return int(connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+
+
+def link_shared_entities(
+    connection: Connection,
+    doc_id: int,
+    entity_ids: Sequence[str],
+    *,
+    documents: int | None = None,
+) -> int:
     """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
     specific entities (weight: the most specific shared entity), at most
     :data:`MAX_ENTITY_EDGES` of them, strongest first; returns how many documents it was
-    linked to."""
+    linked to. A bulk run passes ``documents`` (the active count) once for all."""
     if not entity_ids:
         return 0
-    documents = int(
-        connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0]
-    )
+    if documents is None:
+        documents = active_documents(connection)
     weights: dict[int, tuple[float, list[str]]] = {}
     for identifier in dict.fromkeys(entity_ids):
         naming = int(

@@ -57,6 +57,7 @@ class KnowledgeAccess(VaultState):
         Returns counts: documents, entities, by source, LLM failures, edges written."""
         from memtrove.graph.entities import extract_entities
         from memtrove.graph.entity_resolution import (
+            active_documents,
             document_text,
             documents_to_extract,
             link_shared_entities,
@@ -95,11 +96,13 @@ class KnowledgeAccess(VaultState):
                 progress(min(start + batch, len(pending)), len(pending))
         # Linked once every mention is in: document frequencies are then the vault's.
         report["entity_edges"] = 0
+        with self._lock:
+            active = active_documents(self._connection)
         for start in range(0, len(extracted), BULK_BATCH):
             with self._lock, self._batch(BULK_BATCH):
                 for doc_id, identifiers in extracted[start : start + BULK_BATCH]:
                     report["entity_edges"] += link_shared_entities(
-                        self._connection, doc_id, identifiers
+                        self._connection, doc_id, identifiers, documents=active
                     )
         return report
 
