@@ -550,9 +550,10 @@ def enrich_documents(
             active = int(
                 connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0]
             )
+        seen: dict[str, tuple[int, list[int]]] = {}
         for start in range(0, len(extracted), _BATCH):
             with guard, write_transaction(connection):
                 for doc_id, identifiers in extracted[start : start + _BATCH]:
-                    functions[1](connection, doc_id, identifiers, documents=active)
+                    functions[1](connection, doc_id, identifiers, documents=active, cache=seen)
     report.seconds = time.perf_counter() - started
     return report

@@ -347,39 +347,61 @@ def link_shared_entities(
     entity_ids: Sequence[str],
     *,
     documents: int | None = None,
+    cache: dict[str, tuple[int, list[int]]] | None = None,
 ) -> int:
     """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
     specific entities (weight: the most specific shared entity), at most
     :data:`MAX_ENTITY_EDGES` of them, strongest first; returns how many documents it was
-    linked to. A bulk run passes ``documents`` (the active count) once for all."""
+    linked to. A bulk run, linking once every mention is in, passes ``documents`` (the
+    active count) and a ``cache`` (per entity: how many active documents name it, and the
+    most recent of them), so each entity is looked up once, not once per document."""
     if not entity_ids:
         return 0
     if documents is None:
         documents = active_documents(connection)
     weights: dict[int, tuple[float, list[str]]] = {}
     for identifier in dict.fromkeys(entity_ids):
-        naming = int(
-            connection.execute(
-                "SELECT COUNT(*) FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
-                " WHERE m.entity_id = ? AND d.active = 1",
-                (identifier,),
-            ).fetchone()[0]
-        )
+        known = cache.get(identifier) if cache is not None else None
+        if known is None:
+            known = _naming(connection, identifier)
+            if cache is not None:
+                cache[identifier] = known
+        naming, recent = known
         weight = specificity(documents, naming)
         if naming < 2 or weight < ENTITY_EDGE_THRESHOLD:
             continue
-        for (other,) in connection.execute(
-            "SELECT m.doc_id FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
-            " WHERE m.entity_id = ? AND d.active = 1 AND m.doc_id != ?"
-            " ORDER BY d.modified_at DESC LIMIT ?",
-            (identifier, doc_id, MAX_LINKED_DOCUMENTS),
-        ).fetchall():
+        others = [other for other in recent if other != doc_id][:MAX_LINKED_DOCUMENTS]
+        for other in others:
             best, shared = weights.get(int(other), (0.0, []))
             weights[int(other)] = (max(best, weight), [*shared, identifier])
     strongest = sorted(weights.items(), key=lambda item: (-item[1][0], -len(item[1][1])))
     chosen = strongest[:MAX_ENTITY_EDGES]
     _write_entity_edges(connection, doc_id, [(other, w, shared) for other, (w, shared) in chosen])
     return len(chosen)
+
+
+def _naming(connection: Connection, identifier: str) -> tuple[int, list[int]]:
+    """How many active documents name the entity, and the most recent of them (one more
+    than a document links to, so that leaving the document itself out still leaves
+    enough)."""
+    naming = int(
+        connection.execute(
+            "SELECT COUNT(*) FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
+            " WHERE m.entity_id = ? AND d.active = 1",
+            (identifier,),
+        ).fetchone()[0]
+    )
+    if naming < 2:
+        return naming, []
+    recent = [
+        int(row[0])
+        for row in connection.execute(
+            "SELECT m.doc_id FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
+            " WHERE m.entity_id = ? AND d.active = 1 ORDER BY d.modified_at DESC LIMIT ?",
+            (identifier, MAX_LINKED_DOCUMENTS + 1),
+        )
+    ]
+    return naming, recent
 
 
 def _write_entity_edges(

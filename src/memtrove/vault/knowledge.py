@@ -98,11 +98,12 @@ class KnowledgeAccess(VaultState):
         report["entity_edges"] = 0
         with self._lock:
             active = active_documents(self._connection)
+        seen: dict[str, tuple[int, list[int]]] = {}  # per entity, for the whole run
         for start in range(0, len(extracted), BULK_BATCH):
             with self._lock, self._batch(BULK_BATCH):
                 for doc_id, identifiers in extracted[start : start + BULK_BATCH]:
                     report["entity_edges"] += link_shared_entities(
-                        self._connection, doc_id, identifiers, documents=active
+                        self._connection, doc_id, identifiers, documents=active, cache=seen
                     )
         return report
 
