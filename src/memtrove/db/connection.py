@@ -13,7 +13,7 @@ import contextlib
 import importlib.util
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "is_locked_error",
     "open_connection",
     "write_transaction",
+    "write_unless_locked",
 ]
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -124,6 +125,28 @@ def _load_sqlite_vec(connection: Connection, path: Path) -> None:
     except Exception as error:
         connection.close()
         raise ExtensionError(f"cannot load sqlite-vec into vault {path}: {error}") from None
+
+
+def write_unless_locked(connection: Connection, action: Callable[[], object]) -> bool:
+    """Run ``action`` in one ``BEGIN IMMEDIATE`` transaction without waiting for the lock:
+    False, with nothing written, when the vault is locked. For writes that may be skipped
+    (caches: the answer is used all the same)."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except Exception as error:
+        if is_locked_error(error):
+            return False
+        raise
+    try:
+        action()
+        connection.execute("COMMIT")
+    except BaseException as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        if isinstance(error, Exception) and is_locked_error(error):
+            return False
+        raise
+    return True
 
 
 @contextlib.contextmanager

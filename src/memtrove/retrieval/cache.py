@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from memtrove.db.connection import Connection, is_locked_error
+from memtrove.db.connection import Connection, write_unless_locked
 from memtrove.text import now_iso
 
 __all__ = ["cache_get", "cache_key", "cache_put"]
@@ -40,23 +40,13 @@ def cache_put(connection: Connection, entries: dict[str, Any]) -> None:
     """Store answers in one short transaction; skipped if the vault stays locked."""
     if not entries:
         return
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except Exception as error:
-        if is_locked_error(error):
-            return
-        raise
-    try:
-        connection.executemany(
+    rows = [(key, json.dumps(value), now_iso()) for key, value in entries.items()]
+    write_unless_locked(
+        connection,
+        lambda: connection.executemany(
             "INSERT INTO llm_cache (hash, result, created_at) VALUES (?, ?, ?) "
             "ON CONFLICT (hash) DO UPDATE SET result = excluded.result, "
             "created_at = excluded.created_at",
-            [(key, json.dumps(value), now_iso()) for key, value in entries.items()],
-        )
-        connection.execute("COMMIT")
-    except BaseException as error:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        if isinstance(error, Exception) and is_locked_error(error):
-            return
-        raise
+            rows,
+        ),
+    )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from memtrove.db.connection import Connection, is_locked_error
+from memtrove.db.connection import Connection, write_unless_locked
 from memtrove.errors import InvalidQueryError, ModelError
 from memtrove.models.protocols import LLM
 from memtrove.text import to_iso
@@ -258,14 +258,9 @@ def _cached(connection: Connection, key: str, now: datetime) -> IntentClassifica
 
 def _store(connection: Connection, key: str, found: IntentClassification, now: datetime) -> None:
     """Cache one answer; a locked vault skips the write (the answer is still used)."""
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except Exception as error:
-        if is_locked_error(error):
-            return
-        raise
-    try:
-        connection.execute(
+    write_unless_locked(
+        connection,
+        lambda: connection.execute(
             "INSERT INTO intent_classifications "
             "(query_hash, intent, confidence, temporal_start, temporal_end, cached_at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (query_hash) DO UPDATE SET "
@@ -280,14 +275,8 @@ def _store(connection: Connection, key: str, found: IntentClassification, now: d
                 found.temporal_end,
                 to_iso(now),
             ),
-        )
-        connection.execute("COMMIT")
-    except BaseException as error:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        if isinstance(error, Exception) and is_locked_error(error):
-            return
-        raise
+        ),
+    )
 
 
 def classify_intent(
