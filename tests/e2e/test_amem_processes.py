@@ -10,15 +10,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.conftest import write
+from tests.e2e.mcp_calls import call_tools
 from tests.e2e.test_serve import Server, base_env, start
 from tests.fakes.model_server import ModelServer
 
@@ -113,29 +110,17 @@ def test_reindex_enrich_without_an_llm(tmp_path: Path) -> None:
 
 
 def test_the_mcp_tool(home: Path, tmp_path: Path) -> None:
-    parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "memtrove", "mcp"], env=base_env(home)
+    listed, answers = call_tools(
+        base_env(home),
+        {
+            "good": ("memory_evolution_status", {"docid": "notes/cache.md"}),
+            "limit": ("memory_evolution_status", {"docid": "notes/cache.md", "limit": 500}),
+            "unknown": ("memory_evolution_status", {"docid": "#abcdef"}),
+            "missing": ("memory_evolution_status", {}),
+        },
+        tmp_path / "stderr.txt",
     )
-    answers: dict[str, Any] = {}
-
-    async def main() -> None:
-        with (tmp_path / "stderr.txt").open("w") as errlog:
-            async with (
-                stdio_client(parameters, errlog=errlog) as (read, write_stream),
-                ClientSession(read, write_stream) as session,
-            ):
-                await session.initialize()
-                listed = await session.list_tools()
-                assert "memory_evolution_status" in {tool.name for tool in listed.tools}
-                call = session.call_tool
-                answers["good"] = await call("memory_evolution_status", {"docid": "notes/cache.md"})
-                answers["limit"] = await call(
-                    "memory_evolution_status", {"docid": "notes/cache.md", "limit": 500}
-                )
-                answers["unknown"] = await call("memory_evolution_status", {"docid": "#abcdef"})
-                answers["missing"] = await call("memory_evolution_status", {})
-
-    anyio.run(main)
+    assert "memory_evolution_status" in listed
     good = answers["good"]
     assert not good.is_error and good.structured_content["count"] >= 1
     assert good.structured_content["evolution"][0]["new_keywords"] == ["redis", "ttl", "superseded"]

@@ -10,16 +10,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from memtrove import Vault
 from tests.conftest import write
+from tests.e2e.mcp_calls import call_tools
 from tests.e2e.test_serve import Server, base_env, start
 
 TOKEN = "graphs-e2e-token-5c1e"
@@ -85,30 +82,17 @@ def test_the_cli(home: Path) -> None:
 
 
 def test_the_mcp_tool(home: Path, tmp_path: Path) -> None:
-    parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "memtrove", "mcp"], env=base_env(home)
+    listed, answers = call_tools(
+        base_env(home),
+        {
+            "all": ("build_graphs", {"graph_types": ["all"], "semantic_threshold": 0.0}),
+            "rerun": ("build_graphs", {}),
+            "bad": ("build_graphs", {"graph_types": ["nope"]}),
+            "wrong": ("build_graphs", {"semantic_threshold": "high"}),
+        },
+        tmp_path / "stderr.txt",
     )
-    answers: dict[str, Any] = {}
-
-    async def main() -> None:
-        with (tmp_path / "stderr.txt").open("w") as errlog:
-            async with (
-                stdio_client(parameters, errlog=errlog) as (read, write_stream),
-                ClientSession(read, write_stream) as session,
-            ):
-                await session.initialize()
-                listed = await session.list_tools()
-                assert "build_graphs" in {tool.name for tool in listed.tools}
-                answers["all"] = await session.call_tool(
-                    "build_graphs", {"graph_types": ["all"], "semantic_threshold": 0.0}
-                )
-                answers["rerun"] = await session.call_tool("build_graphs", {})
-                answers["bad"] = await session.call_tool("build_graphs", {"graph_types": ["nope"]})
-                answers["wrong"] = await session.call_tool(
-                    "build_graphs", {"semantic_threshold": "high"}
-                )
-
-    anyio.run(main)
+    assert "build_graphs" in listed
     built = answers["all"]
     assert not built.is_error, built.content
     assert built.structured_content["semantic"] >= 1

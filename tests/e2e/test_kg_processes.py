@@ -9,16 +9,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from memtrove import Vault
 from tests.conftest import write
+from tests.e2e.mcp_calls import call_tools
 from tests.e2e.test_serve import Server, base_env, start
 
 TOKEN = "kg-e2e-token-2b9d"
@@ -79,30 +76,17 @@ def test_the_cli(home: Path) -> None:
 
 
 def test_the_mcp_tool(home: Path, tmp_path: Path) -> None:
-    parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "memtrove", "mcp"], env=base_env(home)
+    listed, answers = call_tools(
+        base_env(home),
+        {
+            "now": ("kg_query", {"entity": "Catalog"}),
+            "then": ("kg_query", {"entity": "Catalog", "as_of": "2024-06-01"}),
+            "bad": ("kg_query", {"entity": "Catalog", "direction": "sideways"}),
+            "missing": ("kg_query", {}),
+        },
+        tmp_path / "stderr.txt",
     )
-    answers: dict[str, Any] = {}
-
-    async def main() -> None:
-        with (tmp_path / "stderr.txt").open("w") as errlog:
-            async with (
-                stdio_client(parameters, errlog=errlog) as (read, write_stream),
-                ClientSession(read, write_stream) as session,
-            ):
-                await session.initialize()
-                listed = await session.list_tools()
-                assert "kg_query" in {tool.name for tool in listed.tools}
-                answers["now"] = await session.call_tool("kg_query", {"entity": "Catalog"})
-                answers["then"] = await session.call_tool(
-                    "kg_query", {"entity": "Catalog", "as_of": "2024-06-01"}
-                )
-                answers["bad"] = await session.call_tool(
-                    "kg_query", {"entity": "Catalog", "direction": "sideways"}
-                )
-                answers["missing"] = await session.call_tool("kg_query", {})
-
-    anyio.run(main)
+    assert "kg_query" in listed
     now, then = answers["now"], answers["then"]
     assert not now.is_error and now.structured_content["count"] == 3
     current = {f["object"]: f["current"] for f in now.structured_content["facts"]}
