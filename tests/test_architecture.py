@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memtrove"
 
 INTERFACES = {"cli", "mcp", "api", "hooks", "eval", "__main__"}
 FACADE = {"vault", "__init__"}
-DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine"}
+DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine", "capture"}
 STORAGE = {"db", "models"}
 FOUNDATION = {"errors", "results", "text", "config", "paths", "warm", "files", "security"}
 LAYER = {
