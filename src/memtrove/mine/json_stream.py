@@ -1,0 +1,95 @@
+"""The items of a large JSON export, one at a time, without loading the whole file.
+
+ChatGPT's and Claude.ai's ``conversations.json`` are one JSON array of conversations (the
+192-conversation ChatGPT export is 2.8 MB on one line; real ones reach hundreds of MB).
+:func:`json_items` reads the file in chunks and decodes one array item at a time with the
+standard library's decoder, so memory holds the current conversation and one chunk, never the
+whole export; a file holding a single object yields that object. No third-party streaming
+parser is needed for this shape: the items are decoded by the C scanner of :mod:`json`.
+
+Bounds: one item may be at most :data:`MAX_ITEM_CHARS` characters (a conversation larger than
+that is skipped with a counted reason, and so is the rest of the file, which cannot be
+resynchronised). A syntax error inside an item stops the file at that item; the items before
+it were already yielded. Invalid UTF-8 is replaced, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memtrove.mine.exchanges import Skips
+
+__all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "json_items"]
+
+CHUNK_CHARS = 1 << 20
+MAX_ITEM_CHARS = 256 << 20
+_SPACE = " \t\r\n"
+
+
+def json_items(path: Path, skips: Skips) -> Iterator[Any]:
+    """Each item of the JSON array in ``path`` (or the one value the file holds)."""
+    decoder = json.JSONDecoder()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        buffer = handle.read(CHUNK_CHARS).lstrip(_SPACE + "\ufeff")
+        if not buffer.startswith("["):
+            yield from _whole(handle, buffer, decoder, skips)
+            return
+        position, ended, want = 1, False, CHUNK_CHARS
+        while True:
+            position = _skip_separators(buffer, position)
+            if position >= len(buffer) and not ended:
+                buffer, position = _more(handle, buffer, position, CHUNK_CHARS)
+                ended = position < 0
+                position = max(position, 0)
+                continue
+            if position >= len(buffer) or buffer[position] == "]":
+                if position >= len(buffer):
+                    skips.skip("truncated JSON")
+                return
+            try:
+                item, end = decoder.raw_decode(buffer, position)
+            except ValueError:
+                if ended:
+                    skips.skip("malformed JSON")
+                    return
+                if len(buffer) - position > MAX_ITEM_CHARS:
+                    skips.skip("conversation too large")
+                    return
+                buffer, position = _more(handle, buffer, position, want)
+                ended = position < 0
+                position = max(position, 0)
+                want = min(want * 2, MAX_ITEM_CHARS)  # a big item is re-decoded log(n) times
+                continue
+            want = CHUNK_CHARS
+            yield item
+            position = end
+
+
+def _whole(handle: Any, buffer: str, decoder: json.JSONDecoder, skips: Skips) -> Iterator[Any]:
+    rest = handle.read(MAX_ITEM_CHARS + 1 - len(buffer))
+    text = buffer + rest
+    if len(text) > MAX_ITEM_CHARS:
+        skips.skip("conversation too large")
+        return
+    try:
+        value, _ = decoder.raw_decode(text)
+    except ValueError:
+        skips.skip("malformed JSON")
+        return
+    yield value
+
+
+def _skip_separators(buffer: str, position: int) -> int:
+    while position < len(buffer) and buffer[position] in _SPACE + ",":
+        position += 1
+    return position
+
+
+def _more(handle: Any, buffer: str, position: int, size: int) -> tuple[str, int]:
+    """Drop what was consumed and read ``size`` more characters; position -1 at the end."""
+    chunk = handle.read(size)
+    buffer = buffer[position:] + chunk
+    return buffer, (0 if chunk else -1)
