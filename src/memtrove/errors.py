@@ -18,6 +18,8 @@ message fit to print as is, and an HTTP-style ``status`` for the REST interface:
     │   └── ModelResponseError (502)       answered, but not sanely (bad JSON, NaN, wrong size)
     ├── EmbeddingSpaceError (409)          vectors of another model or dimension are stored
     ├── LeaseHeldError (409)               another process runs the same job (e.g. embedding)
+    ├── PortableFormatError (400)          an export file (or ClawMem vault) that cannot be read
+    ├── VaultNotEmptyError (409)           an import into a vault that already holds data
     └── VaultError (500)
         ├── VaultOpenError (500)           the file cannot be opened as a vault
         ├── SchemaTooNewError (409)        written by a newer memtrove
@@ -47,9 +49,11 @@ __all__ = [
     "ModelError",
     "ModelResponseError",
     "ModelUnavailableError",
+    "PortableFormatError",
     "SchemaTooNewError",
     "VaultBusyError",
     "VaultError",
+    "VaultNotEmptyError",
     "VaultOpenError",
 ]
 
@@ -120,6 +124,14 @@ class EmbeddingSpaceError(MemtroveError):
 
 
 class LeaseHeldError(MemtroveError):
+    status = 409
+
+
+class PortableFormatError(MemtroveError):
+    status = 400
+
+
+class VaultNotEmptyError(MemtroveError):
     status = 409
 
 

@@ -273,8 +273,19 @@ def test_reindex_can_embed(client: TestClient) -> None:
     assert answer["embed"]["documents"] == 30 and answer["embed"]["errors"] == []
 
 
-def test_export_streams_every_document(client: TestClient, demo: Vault) -> None:
+def test_export_streams_the_vault_as_export_lines(client: TestClient, demo: Vault) -> None:
     with client.stream("GET", "/export") as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("application/x-ndjson")
+        lines = [json.loads(line) for line in answer.iter_lines() if line]
+    assert lines[0]["format"] == "memtrove-export" and lines[-1]["type"] == "end"
+    documents = [line for line in lines if line.get("type") == "documents"]
+    assert len(documents) == lines[0]["counts"]["documents"] == 30
+    assert lines[-1]["records"] == len(lines) - 2
+
+
+def test_export_documents_keeps_the_clawmem_shape(client: TestClient, demo: Vault) -> None:
+    with client.stream("GET", "/export?format=documents") as answer:
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("application/json")
         text = "".join(answer.iter_text())

@@ -27,6 +27,7 @@ from memtrove.cli import (
     intent_cli,
     knowledge_cli,
     memory_cli,
+    portable_cli,
     reading,
     retrieval,
     rules_cli,
@@ -83,6 +84,7 @@ knowledge_cli.register(app)
 graph_build_cli.register(app)
 enrich_cli.register(app)
 rules_cli.register(app)
+portable_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 
 

@@ -50,6 +50,7 @@ from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
 from memtrove.vault.knowledge import KnowledgeAccess
 from memtrove.vault.memory import MemoryAccess
+from memtrove.vault.portable import PortableAccess
 from memtrove.vault.reading import Reading
 from memtrove.vault.rules import RulesAccess
 from memtrove.vault.tracking import Tracking
@@ -78,6 +79,7 @@ class Vault(
     MemoryAccess,
     RulesAccess,
     EnrichmentAccess,
+    PortableAccess,
 ):
     """One SQLite vault file plus the collections configured for it."""
 

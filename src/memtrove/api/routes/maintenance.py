@@ -1,4 +1,10 @@
-"""Keeping the vault current and taking everything out: ``POST /reindex``, ``GET /export``."""
+"""Keeping the vault current and taking everything out: ``POST /reindex``, ``GET /export``.
+
+``GET /export`` streams the file ``memtrove export`` writes (JSON lines, see
+:mod:`memtrove.mine.portable`), which ``memtrove import`` reads back.
+``GET /export?format=documents`` keeps the shape ClawMem's ``/export`` answers (one JSON
+object listing every active document with its text), which its plugins read.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from memtrove.api.routes.common import ERRORS, VaultDependency
@@ -39,13 +45,24 @@ def reindex(vault: VaultDependency, body: ReindexRequest | None = None) -> dict[
 @router.get(
     "/export",
     response_class=StreamingResponse,
-    responses={200: {"content": {"application/json": {}}, "description": "Every document."}},
+    responses={
+        200: {
+            "content": {"application/x-ndjson": {}, "application/json": {}},
+            "description": "The whole vault as JSON lines (or, format=documents, every document).",
+        }
+    },
 )
-def export(vault: VaultDependency) -> StreamingResponse:
-    """Every active document with its metadata and whole text, streamed as one JSON
-    object: ``{version, exported_at, documents: [...], count, errors, truncated}`` (the
-    last two stay empty: nothing is cut, however large the vault)."""
-    return StreamingResponse(_export_chunks(vault), media_type="application/json")
+def export(
+    vault: VaultDependency,
+    format: str = Query("jsonl", pattern="^(jsonl|documents)$"),
+) -> StreamingResponse:
+    """The whole vault as ``memtrove export`` writes it (JSON lines: a header, one record per
+    row, an end record; ``memtrove import`` reads it). ``format=documents``: every active
+    document with its metadata and whole text as one JSON object, ``{version, exported_at,
+    documents: [...], count, errors, truncated}`` (the last two stay empty)."""
+    if format == "documents":
+        return StreamingResponse(_export_chunks(vault), media_type="application/json")
+    return StreamingResponse(vault.export_lines(), media_type="application/x-ndjson")
 
 
 def _export_chunks(vault: Vault) -> Iterator[str]:

@@ -1,0 +1,69 @@
+"""``memtrove export FILE``, ``memtrove import FILE`` and ``memtrove import clawmem PATH``:
+moving a vault out, back in, and over from ClawMem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)
+    app.command("import")(import_command)
+
+
+def export(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="The JSON-lines file to write (replaced if present)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Write the whole vault (documents, entries, graph, rules, sessions) as JSON lines."""
+    with open_vault(ctx) as vault, user_errors():
+        report = vault.export_to(file)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console.print(report.text(), markup=False)
+
+
+def import_command(
+    ctx: typer.Context,
+    source: str = typer.Argument(
+        ..., metavar="FILE | clawmem", help="An export file, or `clawmem` followed by its PATH."
+    ),
+    path: Path | None = typer.Argument(
+        None, metavar="[PATH]", help="With `clawmem`: its index.sqlite, or the folder holding it."
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", help="With `clawmem`: its collection config (index.yml / config.yaml)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check and count; write nothing."),
+    embed: bool = typer.Option(False, "--embed", help="Then embed what arrived."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Import an export file into a new vault, or (`import clawmem PATH`) a ClawMem vault
+    into this one: documents, metadata, graph, sessions (run again: nothing changes)."""
+    clawmem = source == "clawmem" and path is not None
+    if not clawmem and (path is not None or config is not None):
+        raise fail(
+            "usage: memtrove import FILE [--dry-run] [--embed] | memtrove import clawmem PATH "
+            "[--config FILE] [--dry-run] [--embed]",
+            2,
+        )
+    with open_vault(ctx) as vault, user_errors():
+        if clawmem:
+            assert path is not None
+            report = vault.import_clawmem(path, config=config, dry_run=dry_run, embed=embed)
+            data, text = report.to_dict(), report.text()
+        else:
+            imported = vault.import_from(Path(source), dry_run=dry_run, embed=embed)
+            data, text = imported.to_dict(), imported.text()
+    if as_json:
+        print_json(data)
+        return
+    console.print(text, markup=False)

@@ -1,0 +1,371 @@
+"""``memtrove import clawmem PATH``: a ClawMem vault (its ``index.sqlite`` and collection
+config) brought over into this vault.
+
+The source is opened read-only (``mode=ro``; nothing is ever written to it) and read row by
+row. Everything lands in one ``BEGIN IMMEDIATE`` transaction (a dry run rolls it back):
+
+- documents with their content (redacted like every write), title, type, confidence,
+  quality, pins, snoozes, access counters, dates (``created_at``, ``modified_at``,
+  ``authored_at``, normalised to memtrove's UTC seconds), tags, A-MEM notes, and their
+  forgotten/invalidated state (an inactive ClawMem document stays out of search, and
+  ``update`` keeps it out while its file holds that body); ``_clawmem`` becomes ``_memtrove``;
+- relations, A-MEM evolution, entities (nodes, mentions, co-occurrences, the name index),
+  triples, sessions (``session_log``, with a row made from ``context_usage`` for sessions
+  ClawMem logged only there), context usage, recall events and stats, co-activations (ClawMem
+  pairs paths; here they pair document ids) and the hook dedupe table.
+
+Documents keep their collection and path. A collection whose folder exists here is added to
+``config.yaml`` (so ``update`` keeps it current); one whose folder does not (ClawMem's mined
+conversations, a laptop's folders) is not registered: its documents arrive all the same,
+are found by every search, and no ``update`` touches them (``collection add FOLDER --name
+NAME`` later takes them over). Vectors are not copied (another model): ``--embed`` embeds.
+
+What cannot be mapped (caches, vectors, beads, consolidation and maintenance runs, columns
+memtrove has no place for) is counted and named in the report. A second run changes
+nothing: documents are matched by collection and path (same body: left as it is), and every
+other row by its key or its natural key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.errors import PortableFormatError
+from memtrove.index.classify import quality_score
+from memtrove.index.indexer import (
+    _insert_document,
+    _LinkPass,
+    _store_content,
+    _write_document,
+    deactivate_documents,
+)
+from memtrove.index.markdown import parse_markdown
+from memtrove.index.preparing import Prepared
+from memtrove.index.scanner import FileEntry
+from memtrove.index.types import CONTENT_TYPES
+from memtrove.mine.clawmem_tables import import_tables, not_mapped_tables, when
+
+__all__ = ["ClawmemReport", "import_clawmem", "open_clawmem", "read_clawmem_config"]
+
+INTERNAL = {"_clawmem": "_memtrove"}
+_CONFIG_NAMES = ("config.yaml", "index.yml", "config/config.yaml", "config/index.yml")
+# Document columns kept (the rest, when they hold a value, are counted as not mapped).
+_MAPPED = frozenset(
+    {
+        "id", "collection", "path", "title", "hash", "created_at", "modified_at", "active",
+        "tags", "content_type", "confidence", "access_count", "quality_score", "pinned",
+        "snoozed_until", "last_accessed_at", "duplicate_count", "revision_count",
+        "authored_at", "amem_keywords", "amem_tags", "amem_context", "invalidated_at",
+        "invalidated_by", "superseded_by",
+        # the vectors' state: re-embedded here
+        "embed_state", "embed_error", "embed_attempts",
+    }
+)  # fmt: skip
+_DEFAULTS: dict[str, object] = {"memory_type": "semantic", "duplicate_count": 1}
+
+
+class ClawmemReport(NamedTuple):
+    """What ``import clawmem`` brought over, what it left as it was, and what it could not
+    map (``not_mapped``: table or ``documents.column`` -> rows and the reason)."""
+
+    source: str
+    documents: dict[str, int]
+    records: dict[str, int]
+    not_mapped: dict[str, dict[str, Any]]
+    collections_added: list[str]
+    collections_missing: list[str]
+    redacted: int
+    dry_run: bool
+    embed: dict[str, Any] | None
+    elapsed_seconds: float
+
+    def text(self) -> str:
+        verb = "would import" if self.dry_run else "imported"
+        docs = self.documents
+        lines = [
+            f"{verb} from {self.source}: documents +{docs['added']} ~{docs['updated']} "
+            f"={docs['unchanged']} (of {docs['total']}) in {self.elapsed_seconds:.2f}s"
+        ]
+        lines += [f"  {table}: +{count}" for table, count in self.records.items() if count]
+        if self.collections_added:
+            lines.append("collections registered: " + ", ".join(self.collections_added))
+        if self.collections_missing:
+            lines.append(
+                "collections without a folder here (documents kept, not re-scanned): "
+                + ", ".join(self.collections_missing)
+            )
+        kept_out = {name: item for name, item in self.not_mapped.items() if item["rows"]}
+        if kept_out:
+            lines.append("not imported:")
+            lines += [
+                f"  {name}: {item['rows']} ({item['reason']})" for name, item in kept_out.items()
+            ]
+        if self.redacted:
+            lines.append(f"redacted {self.redacted} text(s) holding secrets")
+        if self.embed is not None:
+            lines.append(f"embedded {self.embed.get('fragments', 0)} fragment(s)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+def _database_file(path: Path) -> Path:
+    if path.is_dir():
+        path = path / "index.sqlite"
+    if not path.is_file():
+        raise PortableFormatError(f"no ClawMem vault at {path} (index.sqlite)")
+    return path
+
+
+def read_clawmem_config(path: Path, config: str | Path | None) -> dict[str, tuple[str, str]]:
+    """ClawMem's collections (name -> folder, pattern) from ``config`` or, without one, a
+    ``config.yaml``/``index.yml`` beside the database (or in ``config/``); {} when none."""
+    import yaml
+
+    if config is not None:
+        file = Path(config).expanduser()
+        if not file.is_file():
+            raise PortableFormatError(f"no ClawMem config at {file}")
+    else:
+        folder = path if path.is_dir() else path.parent
+        found = [folder / name for name in _CONFIG_NAMES if (folder / name).is_file()]
+        if not found:
+            return {}
+        file = found[0]
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise PortableFormatError(
+            f"{file}: not a readable ClawMem config ({type(error).__name__})"
+        ) from None
+    entries = data.get("collections") if isinstance(data, dict) else None
+    collections: dict[str, tuple[str, str]] = {}
+    for name, value in (entries or {}).items() if isinstance(entries, dict) else ():
+        if isinstance(value, str):
+            collections[str(name)] = (value, "**/*.md")
+        elif isinstance(value, dict) and isinstance(value.get("path"), str):
+            collections[str(name)] = (value["path"], str(value.get("pattern") or "**/*.md"))
+    return collections
+
+
+def open_clawmem(path: Path) -> Connection:
+    """The ClawMem database, read-only (``mode=ro``: SQLite refuses every write)."""
+    import sqlean
+
+    file = _database_file(path)
+    try:
+        source: Connection = sqlean.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        tables = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
+    except sqlean.DatabaseError as error:
+        raise PortableFormatError(f"{file}: not a SQLite database ({error})") from None
+    if not {"documents", "content"} <= tables:
+        source.close()
+        raise PortableFormatError(f"{file}: not a ClawMem vault (no documents and content tables)")
+    return source
+
+
+def import_clawmem(
+    connection: Connection, path: Path, *, redact: Callable[[str], str], dry_run: bool = False
+) -> ClawmemReport:
+    """Bring the ClawMem vault at ``path`` over into ``connection``'s vault (see the module
+    docstring); one transaction, rolled back for a dry run."""
+    started = time.monotonic()
+    source = open_clawmem(path)
+    try:
+        importer = _Documents(connection, source, redact)
+        try:
+            with write_transaction(connection):
+                importer.run()
+                records = import_tables(connection, source, importer.ids, importer.paths, redact)
+                if dry_run:
+                    raise _DryRun
+        except _DryRun:
+            pass
+        not_mapped = {**not_mapped_tables(source), **importer.unmapped_columns()}
+    finally:
+        source.close()
+    collections = sorted({c for c in importer.collections if not c.startswith("_")})
+    return ClawmemReport(
+        str(_database_file(path)),
+        importer.counts,
+        records,
+        not_mapped,
+        [],
+        collections,
+        importer.redacted,
+        dry_run,
+        None,
+        round(time.monotonic() - started, 3),
+    )
+
+
+class _DryRun(Exception):
+    pass
+
+
+def _number(row: dict[str, Any], name: str, default: float) -> float:
+    value = row.get(name)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _tags(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        items = json.loads(value)
+    except ValueError:
+        items = [part.strip() for part in value.split(",")]
+    tags = [str(item).strip()[:100] for item in items if isinstance(item, str | int | float)]
+    tags = [tag for tag in tags if tag][:50]
+    return json.dumps(tags, ensure_ascii=False) if tags else None
+
+
+class _Documents:
+    """The documents pass: ClawMem ids mapped to memtrove ids, and paths to ids."""
+
+    def __init__(
+        self, connection: Connection, source: Connection, redact: Callable[[str], str]
+    ) -> None:
+        self.connection = connection
+        self.source = source
+        self.redact = redact
+        self.ids: dict[int, int] = {}
+        self.paths: dict[str, int] = {}  # "collection/path" as ClawMem displays it -> id
+        self.counts = {"total": 0, "added": 0, "updated": 0, "unchanged": 0}
+        self.collections: set[str] = set()
+        self.redacted = 0
+        self.columns = [str(row[1]) for row in source.execute("PRAGMA table_info(documents)")]
+
+    def _clean(self, text: str) -> str:
+        cleaned = self.redact(text)
+        if cleaned != text:
+            self.redacted += 1
+        return cleaned
+
+    def run(self) -> None:
+        links = _LinkPass(True)
+        names = ", ".join(f"d.{c}" for c in self.columns)
+        rows = self.source.execute(
+            f"SELECT {names}, c.doc FROM documents d JOIN content c ON c.hash = d.hash ORDER BY d.id"
+        )
+        later: list[tuple[int, Any, Any]] = []
+        for values in rows:
+            row = dict(zip([*self.columns, "doc"], values, strict=True))
+            doc_id = self._document(row, links)
+            if row.get("invalidated_by") is not None or row.get("superseded_by") is not None:
+                later.append((doc_id, row.get("invalidated_by"), row.get("superseded_by")))
+        links.flush(self.connection)
+        for doc_id, invalidated_by, superseded_by in later:
+            self.connection.execute(
+                "UPDATE documents SET invalidated_by = ?, superseded_by = ? WHERE id = ?",
+                (self.ids.get(invalidated_by or -1), self.ids.get(superseded_by or -1), doc_id),
+            )
+
+    def _document(self, row: dict[str, Any], links: _LinkPass) -> int:
+        self.counts["total"] += 1
+        collection = INTERNAL.get(str(row["collection"]), str(row["collection"]))
+        path = str(row["path"])
+        self.collections.add(collection)
+        text = self._clean(str(row["doc"]))
+        data = text.encode("utf-8", "surrogatepass")
+        body_hash = hashlib.sha256(data).hexdigest()
+        existing = self.connection.execute(
+            "SELECT id, hash FROM documents WHERE collection = ? AND path = ?", (collection, path)
+        ).fetchone()
+        if existing is not None and str(existing[1]) == body_hash:
+            self.counts["unchanged"] += 1
+            return self._mapped(row, int(existing[0]))
+        parsed = parse_markdown(text)
+        content_type = str(row.get("content_type") or "note")
+        item = Prepared(
+            file=FileEntry(path=path, absolute="", size=len(data), mtime_ns=0),
+            text=text,
+            hash=body_hash,
+            parsed=parsed,
+            title=self._clean(str(row.get("title") or path)),
+            content_type=content_type if content_type in CONTENT_TYPES else "note",
+            quality=quality_score(parsed.body, bool(parsed.frontmatter_span)),
+            authored_at=when(row.get("authored_at")),
+            tags=_tags(row.get("tags")),
+        )
+        now = when(row.get("created_at")) or "1970-01-01T00:00:00Z"
+        _store_content(self.connection, item, now)
+        if existing is None:
+            doc_id = _insert_document(self.connection, collection, item, now)
+            self.counts["added"] += 1
+        else:
+            doc_id = int(existing[0])
+            _write_document(self.connection, doc_id, item, collection, now, revision=True)
+            self.counts["updated"] += 1
+        links.wrote(doc_id, item, moved=True)
+        self._metadata(doc_id, row, item)
+        return self._mapped(row, doc_id)
+
+    def _mapped(self, row: dict[str, Any], doc_id: int) -> int:
+        self.ids[int(row["id"])] = doc_id
+        self.paths[f"{row['collection']}/{row['path']}"] = doc_id
+        return doc_id
+
+    def _metadata(self, doc_id: int, row: dict[str, Any], item: Prepared) -> None:
+        self.connection.execute(
+            "UPDATE documents SET created_at = ?, modified_at = ?, confidence = ?, "
+            "quality_score = ?, pinned = ?, snoozed_until = ?, access_count = ?, "
+            "last_accessed_at = ?, duplicate_count = ?, revision_count = ?, "
+            "amem_keywords = ?, amem_tags = ?, amem_context = ?, invalidated_at = ?, "
+            "file_size = NULL, file_mtime_ns = NULL WHERE id = ?",
+            (
+                when(row.get("created_at")) or "1970-01-01T00:00:00Z",
+                when(row.get("modified_at"))
+                or when(row.get("created_at"))
+                or "1970-01-01T00:00:00Z",
+                float(_number(row, "confidence", 0.5)),
+                float(_number(row, "quality_score", item.quality)),
+                1 if row.get("pinned") else 0,
+                when(row.get("snoozed_until")),
+                int(_number(row, "access_count", 0)),
+                when(row.get("last_accessed_at")),
+                int(_number(row, "duplicate_count", 1)),
+                int(_number(row, "revision_count", 1)),
+                row.get("amem_keywords"),
+                row.get("amem_tags"),
+                row.get("amem_context"),
+                when(row.get("invalidated_at")),
+                doc_id,
+            ),
+        )
+        if not row.get("active", 1) or row.get("archived_at"):
+            deactivate_documents(self.connection, [doc_id])
+            self.connection.execute(
+                "UPDATE documents SET forgotten_hash = hash WHERE id = ?", (doc_id,)
+            )
+
+    def unmapped_columns(self) -> dict[str, dict[str, Any]]:
+        """Document columns memtrove has no place for that hold a value, with their counts."""
+        found: dict[str, dict[str, Any]] = {}
+        for column in self.columns:
+            if column in _MAPPED:
+                continue
+            default = _DEFAULTS.get(column)
+            where = f'"{column}" IS NOT NULL AND "{column}" != \'\''
+            arguments: tuple[object, ...] = ()
+            if default is not None:
+                where += f' AND "{column}" != ?'
+                arguments = (default,)
+            count = int(
+                self.source.execute(
+                    f"SELECT COUNT(*) FROM documents WHERE {where}", arguments
+                ).fetchone()[0]
+            )
+            if count:
+                found[f"documents.{column}"] = {
+                    "rows": count,
+                    "reason": "no such document field here",
+                }
+        return found

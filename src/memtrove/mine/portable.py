@@ -1,0 +1,238 @@
+"""memtrove's own vault as JSON lines: ``memtrove export FILE`` and ``GET /export``.
+
+The file is one JSON object per line::
+
+    {"format": "memtrove-export", "version": 1, "memtrove": "0.x", "exported_at": "...",
+     "schema": ["m001_core", ...], "embedding_space": {...} | null,
+     "collections": [{name, path, pattern, exclude, surface, stale_after_days, redact}],
+     "counts": {"content": 42, "documents": 40, ...}}
+    {"type": "content", "hash": "...", "doc": "...", "created_at": "...",
+     "fragments": [[seq, type, label, start, end], ...]}
+    {"type": "documents", "id": 1, "collection": "notes", "path": "a.md", "docid": "...", ...}
+    {"type": "memory_entries", ...}   ... one line per row of every stored table ...
+    {"type": "end", "records": 1234}
+
+Every table of the vault is written, row by row, parents before the tables that refer to
+them (by their foreign keys), with every column as stored: documents keep their id, docid,
+hash, dates, pins, snoozes, confidence, counters and forgotten/invalidated state, and every
+other row keeps the ids that point at them. Blobs (entry and rule vectors) are
+``{"$b64": "..."}``. What is left out is what belongs to one machine or is rebuilt on import:
+the full-text indexes (rebuilt from the rows), fragment vectors and the embedding space
+(``import --embed`` re-embeds; see the README for why), model caches, leases and the
+migration record (the header names the migrations instead). ``end`` carries the number of
+records, so a cut file is told from a whole one.
+
+The export reads one snapshot on its own connection (a read transaction in WAL mode), so it
+streams a vault of any size in constant memory while other callers keep writing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from memtrove.db.connection import Connection, open_connection
+
+__all__ = [
+    "FORMAT",
+    "LEFT_OUT",
+    "VERSION",
+    "decode_value",
+    "export_lines",
+    "stored_tables",
+    "table_columns",
+]
+
+FORMAT = "memtrove-export"
+VERSION = 1
+
+# Tables never written: machine-local state, caches, vectors and the indexes import rebuilds.
+LEFT_OUT = frozenset(
+    {
+        "schema_migrations",
+        "vector_version",
+        "embedding_space",
+        "content_vectors",
+        "worker_leases",
+        "llm_cache",
+        "intent_classifications",
+        "fragments",  # written inside their body's ``content`` record
+    }
+)
+# Virtual tables whose rows are written (the others are indexes rebuilt from rows).
+_VIRTUAL_KEPT = ("entities_fts",)
+# Columns describing this vault's vectors, which do not travel (re-embedded on import).
+_COLUMNS_LEFT_OUT: Mapping[str, frozenset[str]] = {
+    "documents": frozenset({"embed_state", "embed_attempts", "embed_error"}),
+}
+_FIRST = ("content", "documents")  # then every other table, parents first
+
+
+def table_columns(connection: Connection, table: str) -> list[str]:
+    """The columns of ``table`` (empty when there is no such table)."""
+    return [str(row[1]) for row in connection.execute(f'PRAGMA table_info("{table}")')]
+
+
+def stored_tables(connection: Connection) -> list[str]:
+    """Every table an export writes, parents before the tables that refer to them."""
+    rows = connection.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    virtual = [
+        str(name) for name, sql in rows if str(sql or "").upper().startswith("CREATE VIRTUAL")
+    ]
+    plain = []
+    for raw_name, _sql in rows:
+        name = str(raw_name)
+        if name in LEFT_OUT or name in virtual:
+            continue
+        if any(name.startswith(f"{table}_") for table in virtual):  # a virtual table's shadow
+            continue
+        plain.append(name)
+    parents: dict[str, set[str]] = {
+        table: {
+            str(row[2])
+            for row in connection.execute(f'PRAGMA foreign_key_list("{table}")')
+            if str(row[2]) != table and str(row[2]) in plain
+        }
+        for table in plain
+    }
+    ordered: list[str] = []
+    placed: set[str] = set()
+    pending = [t for t in _FIRST if t in parents] + sorted(t for t in plain if t not in _FIRST)
+    while pending:  # a topological order, stable: each table once all its parents are out
+        for table in pending:
+            if parents[table] <= placed:
+                ordered.append(table)
+                placed.add(table)
+                pending.remove(table)
+                break
+        else:  # a cycle (none in the schema today): keep the remaining order
+            ordered.extend(pending)
+            break
+    return ordered + [t for t in _VIRTUAL_KEPT if t in virtual]
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"$b64": base64.b64encode(bytes(value)).decode("ascii")}
+    return value
+
+
+def decode_value(value: Any) -> Any:
+    """A JSON value back as SQLite stores it (``{"$b64": ...}`` -> bytes); ValueError when
+    it is neither a scalar nor an encoded blob."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    if isinstance(value, dict) and set(value) == {"$b64"} and isinstance(value["$b64"], str):
+        try:
+            return base64.b64decode(value["$b64"], validate=True)
+        except ValueError:
+            raise ValueError("a blob that is not base64") from None
+    raise ValueError(f"a value that is not a column value ({type(value).__name__})")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _line(record: Mapping[str, Any]) -> str:
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    if not line.isascii() and _SURROGATE.search(line):  # not encodable as UTF-8: escape it
+        line = json.dumps(record, separators=(",", ":"))
+    return line + "\n"
+
+
+def _header(
+    connection: Connection,
+    tables: list[str],
+    collections: Iterable[Mapping[str, Any]],
+    version: str,
+    exported_at: str,
+) -> dict[str, Any]:
+    space = connection.execute("SELECT identity, dimensions FROM embedding_space").fetchone()
+    schema = [
+        str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations ORDER BY 1")
+    ]
+    counts = {
+        table: int(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+        for table in tables
+    }
+    averages = connection.execute("SELECT block FROM documents_fts_data WHERE id = 1").fetchone()
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "memtrove": version,
+        "exported_at": exported_at,
+        "schema": schema,
+        "embedding_space": None
+        if space is None
+        else {"identity": str(space[0]), "dimensions": int(space[1])},
+        "collections": list(collections),
+        "counts": counts,
+        # The full-text index's row and token totals, which BM25 reads. Rebuilt from the rows
+        # they can differ (a deleted row is not subtracted from them in a contentless
+        # index); the import puts the source's back, so that scores come out the same.
+        "fts_averages": None if averages is None else _encode(averages[0]),
+    }
+
+
+def _rows(connection: Connection, table: str) -> Iterator[dict[str, Any]]:
+    left_out = _COLUMNS_LEFT_OUT.get(table, frozenset())
+    if table == "entities_fts":
+        columns = ["rowid", *table_columns(connection, table)]
+    else:
+        columns = [c for c in table_columns(connection, table) if c not in left_out]
+    names = ", ".join(f'"{c}"' for c in columns)
+    order = "rowid" if table == "entities_fts" else "1"
+    if table == "content":
+        order = "hash"
+    cursor = connection.execute(f'SELECT {names} FROM "{table}" ORDER BY {order}')
+    for row in cursor:
+        yield {"type": table, **{c: _encode(v) for c, v in zip(columns, row, strict=True)}}
+
+
+def _content(connection: Connection) -> Iterator[dict[str, Any]]:
+    fragments = connection.cursor()
+    for record in _rows(connection, "content"):
+        record["fragments"] = [
+            list(row)
+            for row in fragments.execute(
+                "SELECT seq, fragment_type, label, start_offset, end_offset FROM fragments "
+                "WHERE hash = ? ORDER BY seq",
+                (record["hash"],),
+            )
+        ]
+        yield record
+
+
+def export_lines(
+    vault_path: Path,
+    collections: Iterable[Mapping[str, Any]],
+    *,
+    version: str,
+    exported_at: str,
+    busy_timeout_ms: int = 5000,
+) -> Iterator[str]:
+    """The export of the vault file at ``vault_path``, line by line (each ends in a newline).
+
+    Reads one consistent snapshot on a connection of its own, closed when the iterator is
+    exhausted or closed."""
+    connection = open_connection(vault_path, busy_timeout_ms)
+    try:
+        connection.execute("BEGIN")  # one snapshot for the header's counts and every row
+        tables = stored_tables(connection)
+        yield _line(_header(connection, tables, collections, version, exported_at))
+        records = 0
+        for table in tables:
+            rows = _content(connection) if table == "content" else _rows(connection, table)
+            for record in rows:
+                records += 1
+                yield _line(record)
+        yield _line({"type": "end", "records": records})
+        connection.execute("COMMIT")
+    finally:
+        connection.close()

@@ -1,0 +1,353 @@
+"""``memtrove import FILE``: an export (:mod:`memtrove.mine.portable`) back into a vault.
+
+The rule for the target: it must be empty (a new vault file, or one with nothing stored
+yet), because every row keeps the ids of the source. Merging is refused rather than guessed
+(:class:`~memtrove.errors.VaultNotEmptyError`); import into a new file instead.
+
+Everything goes in one ``BEGIN IMMEDIATE`` transaction, read line by line (bounded memory:
+one record at a time, at most :data:`MAX_LINE_BYTES` each), so a file that is cut short,
+edited or malformed fails with one line naming its line number and leaves nothing written.
+Checks: the header (format, version, migrations this memtrove knows), each line's JSON,
+record type and columns, each body against its content hash, the foreign keys as each row
+lands, and at the end the ``end`` record and the header's count of every table.
+
+Text that came from outside passes the vault's redactor before it is stored: a body the
+redactor changes is stored redacted under its new hash (its documents follow it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.errors import PortableFormatError, VaultNotEmptyError
+from memtrove.index.markdown import parse_markdown
+from memtrove.index.preparing import fragment_rows
+from memtrove.mine.portable import FORMAT, VERSION, decode_value, stored_tables, table_columns
+from memtrove.text import segment_cjk
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "ImportedFile",
+    "import_lines",
+    "open_export",
+    "read_lines",
+    "vault_contents",
+]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a body is at most 5 MB; escaped JSON at most ~6x that
+_SEEDED = {"memory_stores": "name != 'global'"}  # rows every new vault starts with
+# Free text from outside, redacted before it is stored (bodies are handled on their own).
+_FREE_TEXT: dict[str, tuple[str, ...]] = {
+    "documents": ("title",),
+    "memory_entry_versions": ("content", "label"),
+    "memory_entries": ("label",),
+    "session_log": ("summary",),
+    "context_usage": ("query_text",),
+    "hook_dedupe": ("prompt_preview",),
+    "predictions": ("statement", "rationale"),
+    "behaviors": ("statement", "rationale"),
+    "prediction_matchers": ("description",),
+    "behavior_matchers": ("description",),
+    "prediction_provenance": ("detail",),
+    "behavior_provenance": ("detail",),
+    "entity_triples": ("object_literal", "source_fact"),
+    "entity_nodes": ("description",),
+    "memory_evolution": ("previous_context", "new_context", "reasoning"),
+}
+
+
+class ImportedFile(NamedTuple):
+    """What an import read: the header and each table's row count."""
+
+    header: dict[str, Any]
+    records: dict[str, int]
+    redacted: int
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction so that a dry run leaves nothing behind."""
+
+
+def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The file's lines, each at most :data:`MAX_LINE_BYTES` (a longer one is refused)."""
+    number = 0
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise PortableFormatError(f"line {number}: longer than {MAX_LINE_BYTES} bytes")
+        yield line
+
+
+def vault_contents(connection: Connection) -> dict[str, int]:
+    """The tables an export writes that already hold rows here, with their counts."""
+    counts: dict[str, int] = {}
+    for table in stored_tables(connection):
+        where = _SEEDED.get(table, "1")
+        count = int(
+            connection.execute(f'SELECT COUNT(*) FROM "{table}" WHERE {where}').fetchone()[0]
+        )
+        if count:
+            counts[table] = count
+    return counts
+
+
+def _fail(number: int, message: str) -> PortableFormatError:
+    return PortableFormatError(f"line {number}: {message}")
+
+
+def _parse(number: int, line: bytes | str) -> dict[str, Any]:
+    try:
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+    except UnicodeDecodeError:
+        raise _fail(number, "not UTF-8 text") from None
+    if not text.strip():
+        raise _fail(number, "an empty line (the file was edited?)")
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise _fail(number, f"not valid JSON ({error.args[0].split(':')[0]}; cut short?)") from None
+    if not isinstance(record, dict):
+        raise _fail(number, "not a JSON object")
+    return record
+
+
+def _check_header(connection: Connection, record: dict[str, Any]) -> dict[str, Any]:
+    if record.get("format") != FORMAT:
+        raise _fail(1, f'not a memtrove export (no "format": "{FORMAT}" header)')
+    version = record.get("version")
+    if not isinstance(version, int) or version < 1 or version > VERSION:
+        raise _fail(1, f"export version {version!r} is not one this memtrove reads ({VERSION})")
+    known = {str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")}
+    schema = record.get("schema")
+    if not isinstance(schema, list) or not all(isinstance(name, str) for name in schema):
+        raise _fail(1, "the header's schema is not a list of migration names")
+    unknown = [name for name in schema if name not in known]
+    if unknown:
+        raise _fail(1, f"written by a newer memtrove (migration {unknown[0]} is unknown here)")
+    counts = record.get("counts")
+    if not isinstance(counts, dict) or not all(
+        isinstance(value, int) and not isinstance(value, bool) for value in counts.values()
+    ):
+        raise _fail(1, "the header's counts are not a table -> number object")
+    return record
+
+
+class _Importer:
+    def __init__(self, connection: Connection, redact: Callable[[str], str]) -> None:
+        self.connection = connection
+        self.redact = redact
+        self.tables = set(stored_tables(connection))
+        self.columns: dict[str, set[str]] = {}
+        self.statements: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.renamed: dict[str, str] = {}  # content hash -> hash of its redacted body
+        self.redacted = 0
+        self.records: dict[str, int] = {}
+
+    def add(self, number: int, record: dict[str, Any]) -> None:
+        table = record.pop("type")
+        if table not in self.tables:
+            raise _fail(number, f"unknown record type {table!r}")
+        fragments = record.pop("fragments", None) if table == "content" else None
+        known = self.columns.get(table)
+        if known is None:
+            known = set(table_columns(self.connection, table))
+            if table == "entities_fts":
+                known.add("rowid")
+            self.columns[table] = known
+        for column in record:
+            if column not in known:
+                raise _fail(number, f"{table} has no column {column!r} (a newer memtrove?)")
+        try:
+            values = {column: decode_value(value) for column, value in record.items()}
+        except ValueError as error:
+            raise _fail(number, f"{table}: {error}") from None
+        for column in _FREE_TEXT.get(table, ()):
+            if isinstance(values.get(column), str):
+                values[column] = self._redacted(values[column])
+        if table == "content":
+            fragments = self._content(number, values, fragments)
+        elif table == "documents" and isinstance(values.get("hash"), str):
+            values["hash"] = self.renamed.get(values["hash"], values["hash"])
+        self._insert(number, table, values)
+        if table == "content":
+            self._fragments(number, str(values["hash"]), len(values["doc"]), fragments or [])
+        elif table == "documents" and values.get("active") == 1:
+            self._index_text(number, values)
+        self.records[table] = self.records.get(table, 0) + 1
+
+    def _redacted(self, text: str) -> str:
+        cleaned = self.redact(text)
+        if cleaned != text:
+            self.redacted += 1
+        return cleaned
+
+    def _content(self, number: int, values: dict[str, Any], fragments: Any) -> list[Any]:
+        body, stated = values.get("doc"), values.get("hash")
+        if not isinstance(body, str) or not isinstance(stated, str):
+            raise _fail(number, "content without its text or hash")
+        if hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest() != stated:
+            raise _fail(
+                number, f"content {stated[:12]}: the text does not match its hash (edited?)"
+            )
+        cleaned = self._redacted(body)
+        if cleaned == body:
+            if not isinstance(fragments, list):
+                raise _fail(number, "content without its fragments")
+            return fragments
+        renamed = hashlib.sha256(cleaned.encode("utf-8", "surrogatepass")).hexdigest()
+        self.renamed[stated] = renamed
+        values["doc"], values["hash"] = cleaned, renamed
+        return [list(row) for row in fragment_rows(parse_markdown(cleaned), "")]
+
+    def _fragments(self, number: int, body_hash: str, length: int, fragments: list[Any]) -> None:
+        rows = []
+        for fragment in fragments:
+            if not (
+                isinstance(fragment, list)
+                and len(fragment) == 5
+                and all(isinstance(value, int) for value in (fragment[0], fragment[3], fragment[4]))
+                and 0 <= fragment[3] <= fragment[4] <= length
+            ):
+                raise _fail(number, f"content {body_hash[:12]}: a fragment out of its text")
+            rows.append((body_hash, *fragment))
+        try:
+            self.connection.executemany(
+                "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, "
+                "end_offset) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        except Exception as error:
+            raise _fail(number, f"content {body_hash[:12]}: fragments: {error}") from None
+
+    def _insert(self, number: int, table: str, values: dict[str, Any]) -> None:
+        columns = tuple(values)
+        statement = self.statements.get((table, columns))
+        if statement is None:
+            verb = "INSERT OR REPLACE" if table in _SEEDED else "INSERT"
+            names = ", ".join(f'"{c}"' for c in columns)
+            marks = ", ".join("?" for _ in columns)
+            statement = f'{verb} INTO "{table}" ({names}) VALUES ({marks})'
+            self.statements[(table, columns)] = statement
+        try:
+            self.connection.execute(statement, tuple(values.values()))
+        except Exception as error:  # constraint failures, wrong types: the line is at fault
+            message = " ".join(str(error).split()) or type(error).__name__
+            raise _fail(number, f"{table}: {message}") from None
+
+    def _index_text(self, number: int, values: dict[str, Any]) -> None:
+        row = self.connection.execute(
+            "SELECT doc FROM content WHERE hash = ?", (values["hash"],)
+        ).fetchone()
+        if row is None:
+            raise _fail(number, "a document whose content is not in the file")
+        self.connection.execute(
+            "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+            (
+                values["id"],
+                f"{values['collection']}/{values['path']}",
+                segment_cjk(str(values["title"])),
+                segment_cjk(parse_markdown(str(row[0])).body),
+            ),
+        )
+
+
+def import_lines(
+    connection: Connection,
+    lines: Iterable[bytes | str],
+    *,
+    redact: Callable[[str], str],
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportedFile:
+    """Import an export's lines into the (empty) vault of ``connection``, in one
+    transaction; with ``dry_run`` everything is checked and then rolled back."""
+    iterator = iter(lines)
+    first = next(iterator, None)
+    if first is None:
+        raise PortableFormatError("line 1: the file is empty")
+    header = _check_header(connection, _parse(1, first))
+    present = vault_contents(connection)
+    if present:
+        held = ", ".join(f"{count} {table}" for table, count in sorted(present.items())[:3])
+        raise VaultNotEmptyError(
+            f"the vault already holds data ({held}): import into a new vault file "
+            "(--vault NEW.sqlite); merging into a vault in use is not supported"
+        )
+    importer = _Importer(connection, redact)
+    total = sum(header["counts"].values())
+    try:
+        with write_transaction(connection):
+            _import_records(importer, iterator, header, total, progress)
+            if not importer.renamed:  # same bodies: the source's BM25 totals hold here too
+                _restore_averages(connection, header.get("fts_averages"))
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return ImportedFile(header, importer.records, importer.redacted)
+
+
+def _import_records(
+    importer: _Importer,
+    iterator: Iterator[bytes | str],
+    header: dict[str, Any],
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    number, ended = 1, False
+    for line in iterator:
+        number += 1
+        if ended:
+            raise _fail(number, "a record after the end record (the file was edited?)")
+        record = _parse(number, line)
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            raise _fail(number, 'a record without its "type"')
+        if kind == "end":
+            seen = sum(importer.records.values())
+            if record.get("records") != seen:
+                raise _fail(
+                    number,
+                    f"the end record counts {record.get('records')!r}, the file holds {seen}",
+                )
+            ended = True
+            continue
+        importer.add(number, record)
+        if progress is not None and number % 1000 == 0:
+            progress(number - 1, total)
+    if not ended:
+        raise _fail(number + 1, "the file ends before its end record (cut short?)")
+    for table, expected in header["counts"].items():
+        if importer.records.get(table, 0) != expected and table in importer.tables:
+            raise _fail(
+                number,
+                f"the file holds {importer.records.get(table, 0)} {table} records, its header "
+                f"says {expected} (the file was edited?)",
+            )
+
+
+def _restore_averages(connection: Connection, value: Any) -> None:
+    """The source's full-text totals (a short record of varints), when the header has them."""
+    try:
+        block = decode_value(value)
+    except ValueError:
+        raise _fail(1, "the header's fts_averages is not a blob") from None
+    if not isinstance(block, bytes) or not 0 < len(block) <= 256:
+        return
+    connection.execute("UPDATE documents_fts_data SET block = ? WHERE id = 1", (block,))
+
+
+def open_export(path: Path) -> IO[bytes]:
+    """The export file, opened for reading (a missing or unreadable one is a user error)."""
+    try:
+        return path.open("rb")
+    except OSError as error:
+        raise PortableFormatError(f"cannot read {path}: {error.strerror or error}") from None

@@ -1,0 +1,224 @@
+"""The Vault's moving methods: ``export`` to memtrove's JSON-lines file and ``import`` it
+back (:mod:`memtrove.mine.portable`), and ``import clawmem`` (:mod:`memtrove.mine.clawmem_import`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memtrove.errors import CollectionError, PortableFormatError
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:
+    from memtrove.mine.clawmem_import import ClawmemReport
+    from memtrove.results import EmbedReport
+
+__all__ = ["ExportReport", "ImportReport", "PortableAccess"]
+
+
+class ExportReport(NamedTuple):
+    """``export``: where it went, how many records (header and end aside) and bytes."""
+
+    path: str
+    records: int
+    bytes: int
+    elapsed_seconds: float
+
+    def text(self) -> str:
+        return (
+            f"exported {self.records} records ({self.bytes:,} bytes) to {self.path} "
+            f"in {self.elapsed_seconds:.2f}s"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+class ImportReport(NamedTuple):
+    """``import``: the records per table, the collections registered in ``config.yaml``
+    and those whose folder is not on this machine (their documents arrive all the same)."""
+
+    path: str
+    records: dict[str, int]
+    collections_added: list[str]
+    collections_missing: list[str]
+    redacted: int
+    dry_run: bool
+    embed: dict[str, Any] | None
+    elapsed_seconds: float
+
+    def text(self) -> str:
+        verb = "would import" if self.dry_run else "imported"
+        total = sum(self.records.values())
+        lines = [f"{verb} {total} records from {self.path} in {self.elapsed_seconds:.2f}s"]
+        for table, count in self.records.items():
+            lines.append(f"  {table}: {count}")
+        if self.collections_added:
+            lines.append("collections registered: " + ", ".join(self.collections_added))
+        if self.collections_missing:
+            lines.append(
+                "collections whose folder is not here (documents kept, not re-scanned): "
+                + ", ".join(self.collections_missing)
+            )
+        if self.redacted:
+            lines.append(f"redacted {self.redacted} text(s) holding secrets")
+        if self.embed is not None:
+            lines.append(f"embedded {self.embed.get('fragments', 0)} fragment(s)")
+        elif not self.dry_run:
+            lines.append("vectors are not in the file: run `memtrove embed` (or import --embed)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+class PortableAccess(VaultState):
+    """Export, import and moving in from ClawMem."""
+
+    if TYPE_CHECKING:
+
+        def add_collection(
+            self, path: str | Path, name: str | None = None, *a: Any, **k: Any
+        ) -> Any: ...
+
+        def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
+
+    def export_lines(self) -> Iterator[str]:
+        """The whole vault as export lines (see :mod:`memtrove.mine.portable`), read from
+        one snapshot on a connection of its own: other callers are never held up."""
+        from memtrove import __version__
+        from memtrove.mine.portable import export_lines
+        from memtrove.text import now_iso
+
+        collections = [collection.to_dict() for collection in self.collections()]
+        return export_lines(self.path, collections, version=__version__, exported_at=now_iso())
+
+    def export_to(self, path: str | Path) -> ExportReport:
+        """Write the export to ``path`` (through a temporary file beside it, renamed when
+        complete, so a failed export never leaves a partial file under that name)."""
+        started = time.monotonic()
+        target = Path(path).expanduser()
+        partial = target.with_name(target.name + ".partial")
+        records, size = -2, 0  # the header and the end line are not records
+        try:
+            with partial.open("w", encoding="utf-8") as stream:
+                for line in self.export_lines():
+                    stream.write(line)
+                    records += 1
+                    size += len(line.encode("utf-8"))
+            os.replace(partial, target)
+        except OSError as error:
+            partial.unlink(missing_ok=True)
+            raise PortableFormatError(f"cannot write {target}: {error.strerror or error}") from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        return ExportReport(str(target), records, size, round(time.monotonic() - started, 3))
+
+    def import_from(
+        self,
+        path: str | Path,
+        *,
+        dry_run: bool = False,
+        embed: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportReport:
+        """Import an export file into this (empty) vault in one transaction; register its
+        collections whose folders exist here; ``embed`` then embeds every fragment."""
+        from memtrove.mine.portable_import import import_lines, open_export, read_lines
+
+        started = time.monotonic()
+        source = Path(path).expanduser()
+        with open_export(source) as stream, self._lock:
+            imported = import_lines(
+                self._connection,
+                read_lines(stream),
+                redact=self.redact,
+                dry_run=dry_run,
+                progress=progress,
+            )
+        added, missing = self._register(imported.header.get("collections"), dry_run)
+        report = self.embed().to_dict() if embed and not dry_run else None
+        return ImportReport(
+            str(source),
+            imported.records,
+            added,
+            missing,
+            imported.redacted,
+            dry_run,
+            report,
+            round(time.monotonic() - started, 3),
+        )
+
+    def import_clawmem(
+        self,
+        path: str | Path,
+        *,
+        config: str | Path | None = None,
+        dry_run: bool = False,
+        embed: bool = False,
+    ) -> ClawmemReport:
+        """Bring a ClawMem vault over (see :mod:`memtrove.mine.clawmem_import`); safe to
+        run again: what already arrived is left as it is."""
+        from memtrove.mine.clawmem_import import import_clawmem, read_clawmem_config
+
+        started = time.monotonic()
+        collections = read_clawmem_config(Path(path).expanduser(), config)
+        with self._lock:
+            report = import_clawmem(
+                self._connection, Path(path).expanduser(), redact=self.redact, dry_run=dry_run
+            )
+        added, missing = self._register(
+            [
+                {"name": name, "path": folder, "pattern": pattern}
+                for name, (folder, pattern) in collections.items()
+            ],
+            dry_run,
+        )
+        embedded = self.embed().to_dict() if embed and not dry_run else None
+        return report._replace(
+            collections_added=added,
+            collections_missing=sorted({*missing, *report.collections_missing} - set(added)),
+            embed=embedded,
+            elapsed_seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _register(self, collections: Any, dry_run: bool) -> tuple[list[str], list[str]]:
+        """Add to ``config.yaml`` the collections whose folder exists here (and whose name is
+        free); the names of the others. A dry run only says which."""
+        added: list[str] = []
+        missing: list[str] = []
+        if not isinstance(collections, list):
+            return added, missing
+        configured = {collection.name for collection in self.collections()}
+        for entry in collections:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+                continue
+            name = str(entry["name"])
+            if name in configured or name.startswith("_"):
+                continue
+            folder = Path(str(entry.get("path", ""))).expanduser()
+            if not folder.is_dir():
+                missing.append(name)
+                continue
+            if dry_run:
+                added.append(name)
+                continue
+            try:
+                self.add_collection(
+                    folder,
+                    name=name,
+                    pattern=str(entry.get("pattern") or "**/*.md"),
+                    exclude=tuple(entry.get("exclude") or ()),
+                    surface=bool(entry.get("surface", True)),
+                    stale_after_days=entry.get("stale_after_days", "auto"),
+                    redact=bool(entry.get("redact", True)),
+                )
+            except CollectionError:
+                missing.append(name)
+                continue
+            added.append(name)
+        return added, missing

@@ -1,0 +1,228 @@
+"""``Vault.export_to`` / ``Vault.import_from``: memtrove's own vault out and back in,
+lossless, and refused (with nothing written) when the file or the target is wrong."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from memtrove import Vault
+from memtrove.errors import PortableFormatError, VaultNotEmptyError
+from tests.conftest import write
+
+QUERIES = (
+    "refresh token race",
+    "why did we choose PostgreSQL",
+    "image uploads failing",
+    "deploy on wednesdays",
+    "heron caching queues retries",
+    "handoff follow-ups",
+    "EXIF GPS coordinates",
+    "note 17 topic",
+)
+
+
+def _populated(tmp_path: Path, example_copy: Path) -> Vault:
+    """The example vault plus generated notes, entries (with versions), edges, facts,
+    rules, a session, a pin, a snooze and a forgotten document."""
+    notes = tmp_path / "generated"
+    for index in range(40):
+        write(
+            notes,
+            f"part{index % 4}/note-{index:03}.md",
+            f"---\ndate: 2026-0{1 + index % 9}-1{index % 10}\ntags: [gen, n{index % 3}]\n---\n"
+            f"# Note {index}\n\n## Topic\n\nHeron {index} about caching, queues and retries.\n\n"
+            f"- item one {index}\n- see [the next](note-{index + 1:03}.md)\n",
+        )
+    vault = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    vault.add_collection(example_copy, name="demo")
+    vault.add_collection(notes, name="generated")
+    vault.update()
+    vault.remember("deploy rule", "Deploy on Tuesdays after the freeze.", store="global")
+    vault.remember("deploy rule", "Deploy on Wednesdays.", store="global", overwrite=True)
+    vault.remember("cache choice", "Redis for sessions, memcached never.", store="global")
+    vault.forget_entry("cache choice", store="global")
+    listed = vault.list(40)
+    vault.relate(f"#{listed[0].docid}", f"#{listed[1].docid}", "causal", 0.8)
+    vault.add_fact("catalog", "runs_on", "PostgreSQL")
+    vault.add_fact("team", "prefers", object_literal="small pull requests")
+    rule = vault.add_rule(
+        "prediction", "The user wants tests first", when=["writing code"], store="global"
+    )
+    vault.signal_rule("prediction", rule.id, "confirm", "asked for tests")
+    vault.pin(f"#{listed[2].docid}")
+    vault.snooze(f"#{listed[3].docid}", "2099-01-01")
+    vault.forget(f"#{listed[4].docid}")
+    vault.log_context_usage(
+        "session-1",
+        "context-surfacing",
+        injected=[(doc.doc_id, 0.7) for doc in vault.search("heron caching", limit=3)],
+        estimated_tokens=120,
+        query_text="heron caching?",
+    )
+    return vault
+
+
+def _records(path: Path) -> list[str]:
+    """The export's lines but the header's time (what two exports of one vault share)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    del header["exported_at"]
+    return [json.dumps(header, sort_keys=True), *lines[1:]]
+
+
+def _top(vault: Vault) -> list[list[str]]:
+    return [[result.docid for result in vault.search(query)] for query in QUERIES]
+
+
+def test_an_import_into_an_empty_vault_reproduces_the_source(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    source = _populated(tmp_path, example_copy)
+    exported = source.export_to(tmp_path / "vault.jsonl")
+    assert exported.records > 100
+    target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+    report = target.import_from(tmp_path / "vault.jsonl")
+    rows = source._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    assert report.records["documents"] == rows > source.status().documents  # forgotten ones too
+    assert sorted(report.collections_added) == ["demo", "generated"]
+    target.export_to(tmp_path / "again.jsonl")
+    # Every row of every table, as stored: ids, docids, hashes, dates, pins, snoozes,
+    # forgotten state, entry versions, edges, facts, rules, sessions.
+    assert _records(tmp_path / "again.jsonl") == _records(tmp_path / "vault.jsonl")
+    assert _top(target) == _top(source)
+    assert target.entry_versions("deploy rule", "global")[0].content.startswith(
+        "Deploy on Tuesdays"
+    )
+    assert [c.name for c in target.collections()] == ["demo", "generated"]
+    assert target.update().added == 0  # the files are those documents: nothing new
+
+
+def test_an_import_then_embed_gives_the_same_vector_results(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    source.add_collection(example_copy, name="demo")
+    source.update()
+    source.embed()
+    source.export_to(tmp_path / "vault.jsonl")
+    target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+    report = target.import_from(tmp_path / "vault.jsonl", embed=True)
+    assert report.embed is not None and report.embed["failed_documents"] == 0
+    for query in QUERIES[:4]:
+        assert [r.docid for r in target.vsearch(query)] == [r.docid for r in source.vsearch(query)]
+
+
+def test_an_import_into_a_vault_holding_data_is_refused(tmp_path: Path, vault: Vault) -> None:
+    source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    source.remember("one", "the first entry", store="global")
+    source.export_to(tmp_path / "vault.jsonl")
+    vault.remember("mine", "already here", store="global")
+    with pytest.raises(VaultNotEmptyError, match="already holds data"):
+        vault.import_from(tmp_path / "vault.jsonl")
+    assert [entry.label for entry in vault.entries("global")] == ["mine"]
+
+
+@pytest.fixture
+def exported(tmp_path: Path, example_copy: Path) -> Path:
+    source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    source.add_collection(example_copy, name="demo")
+    source.update()
+    source.remember("deploy rule", "Deploy on Wednesdays.", store="global")
+    return source.export_to(tmp_path / "vault.jsonl").path and tmp_path / "vault.jsonl"
+
+
+def _refused(vault: Vault, path: Path, message: str) -> None:
+    with pytest.raises(PortableFormatError, match=message):
+        vault.import_from(path)
+    assert vault.status().documents == 0
+    assert vault._connection.execute("SELECT COUNT(*) FROM content").fetchone()[0] == 0
+
+
+def _rewrite(path: Path, lines: list[str]) -> Path:
+    edited = path.with_name("edited.jsonl")
+    edited.write_text("".join(lines), encoding="utf-8")
+    return edited
+
+
+def test_a_cut_file_names_its_line_and_writes_nothing(exported: Path, vault: Vault) -> None:
+    data = exported.read_bytes()
+    cut = exported.with_name("cut.jsonl")
+    cut.write_bytes(data[: len(data) // 2])
+    lines = data[: len(data) // 2].count(b"\n")
+    _refused(vault, cut, rf"line {lines + 1}: not valid JSON")
+    whole_lines = data.split(b"\n")
+    cut.write_bytes(b"\n".join(whole_lines[:-2]) + b"\n")  # every line whole, the end missing
+    _refused(vault, cut, rf"line {len(whole_lines) - 1}: the file ends before its end record")
+
+
+def test_an_edited_file_is_refused(exported: Path, vault: Vault) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if '"type":"content"' in line)
+    record = json.loads(lines[number])
+    record["doc"] += "\nAn added line."
+    edited = [*lines[:number], json.dumps(record) + "\n", *lines[number + 1 :]]
+    _refused(vault, _rewrite(exported, edited), rf"line {number + 1}: .*does not match its hash")
+
+    dropped = [line for i, line in enumerate(lines) if i != number + 3]  # a body
+    _refused(vault, _rewrite(exported, dropped), r"line \d+: documents: FOREIGN KEY")
+    dropped = [*lines[:-2], lines[-1]]  # the last row
+    _refused(vault, _rewrite(exported, dropped), rf"line {len(lines) - 1}: the end record counts")
+
+    record = json.loads(lines[-2])
+    record["extra_column"] = 1
+    unknown = [*lines[:-2], json.dumps(record) + "\n", lines[-1]]
+    _refused(
+        vault, _rewrite(exported, unknown), rf"line {len(lines) - 1}: .*no column 'extra_column'"
+    )
+
+    header = json.loads(lines[0])
+    header["schema"].append("m999_from_the_future")
+    newer = [json.dumps(header) + "\n", *lines[1:]]
+    _refused(vault, _rewrite(exported, newer), "line 1: written by a newer memtrove")
+
+    _refused(vault, _rewrite(exported, ["just text\n"]), "line 1: not valid JSON")
+    _refused(vault, _rewrite(exported, ['{"a": 1}\n']), "line 1: not a memtrove export")
+    doubled = [*lines[:-1], lines[2], lines[-1]]
+    _refused(vault, _rewrite(exported, doubled), rf"line {len(lines)}: ")
+
+
+def test_a_dry_run_checks_everything_and_writes_nothing(exported: Path, vault: Vault) -> None:
+    report = vault.import_from(exported, dry_run=True)
+    assert report.dry_run and report.records["documents"] == 31
+    assert vault.status().documents == 0 and vault.collections() == []
+
+
+def test_secrets_in_an_imported_body_are_redacted(exported: Path, vault: Vault) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if '"type":"content"' in line)
+    record = json.loads(lines[number])
+    record["doc"] += "\nDB_PASSWORD=hunter2-Very-Secret-9f8e7d\n"
+    record["hash"] = hashlib.sha256(record["doc"].encode()).hexdigest()
+    old = json.loads(lines[number])["hash"]
+    edited = [*lines[:number], json.dumps(record) + "\n", *lines[number + 1 :]]
+    edited = [line.replace(old, record["hash"]) for line in edited]
+    report = vault.import_from(_rewrite(exported, edited))
+    assert report.redacted >= 1
+    bodies = [str(row[0]) for row in vault._connection.execute("SELECT doc FROM content")]
+    assert not any("hunter2" in body for body in bodies)
+    assert any("[REDACTED:" in body for body in bodies)
+    assert vault.search("hunter2") == []
+    for body_hash, body in vault._connection.execute("SELECT hash, doc FROM content"):
+        assert hashlib.sha256(str(body).encode()).hexdigest() == body_hash
+
+
+def test_an_unreadable_file_is_one_error(tmp_path: Path, vault: Vault) -> None:
+    with pytest.raises(PortableFormatError, match="cannot read"):
+        vault.import_from(tmp_path / "missing.jsonl")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(PortableFormatError, match="line 1: the file is empty"):
+        vault.import_from(empty)
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage\n")
+    with pytest.raises(PortableFormatError, match="line 1: not UTF-8"):
+        vault.import_from(binary)
