@@ -252,6 +252,11 @@ class CollectionConfig:
         except ValueError as error:
             raise ConfigError(f"{self.config_file}: redaction: {error}") from None
 
+    def section(self, key: str) -> object:
+        """The raw top-level ``key`` of the file (None when absent), for the parts that
+        validate their own section (``lifecycle:``, see :mod:`memtrove.lifecycle.policy`)."""
+        return self._read().get(key)
+
     def _parse(self, data: dict[str, Any]) -> list[Collection]:
         raw = data.get("collections") or {}
         if not isinstance(raw, dict):

@@ -33,7 +33,7 @@ TOOLS = {
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "kg_query", "build_graphs", "intent_search", "find_causal_links", "query_plan",
-    "memory_evolution_status",
+    "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)
@@ -65,6 +65,9 @@ CALLS: list[tuple[str, dict[str, Any], str, dict[str, Any], str]] = [
     ("index_stats", {}, "embedded 30", {"vault": []}, "invalid arguments for index_stats"),
     ("session_log", {"limit": 5}, "No sessions recorded yet", {"limit": -1}, "limit must be"),
     ("lifecycle_status", {}, "active 30", {"vault": {}}, "invalid arguments"),
+    ("lifecycle_sweep", {}, "dry run: 0 documents would be archived", {"dry_run": "perhaps"},
+     "invalid arguments for lifecycle_sweep"),
+    ("lifecycle_restore", {"all": True}, "restored 0 documents", {}, "say what to restore"),
     ("reindex", {}, "reindexed +0 ~0 =30 -0", {"vault": 1.5}, "invalid arguments"),
     ("memory_pin", {"query": JWT}, "Pinned: #e1745d", {"query": JWT, "unpin": "maybe"},
      "invalid arguments for memory_pin: unpin"),

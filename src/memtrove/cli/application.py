@@ -26,6 +26,7 @@ from memtrove.cli import (
     indexing,
     intent_cli,
     knowledge_cli,
+    lifecycle_cli,
     memory_cli,
     portable_cli,
     reading,
@@ -86,6 +87,7 @@ enrich_cli.register(app)
 rules_cli.register(app)
 portable_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
+app.add_typer(lifecycle_cli.app, name="lifecycle")
 
 
 def main() -> None:

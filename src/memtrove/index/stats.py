@@ -100,12 +100,18 @@ def index_stats(
 
 
 def lifecycle_status(connection: Connection, now: datetime) -> LifecycleStatus:
-    """Documents by state; ``pinned`` and ``snoozed`` count active documents only."""
+    """Documents by state; ``pinned``, ``snoozed`` and ``never_accessed`` count active
+    documents only; ``inactive`` leaves out the archived ones, ``forgotten`` counts the
+    inactive ones whose body was forgotten (not archived)."""
     row = connection.execute(
-        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), "
+        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(active = 0 AND archived_at IS NULL), 0), "
         "COALESCE(SUM(active AND pinned), 0), "
         "COALESCE(SUM(active AND snoozed_until > ?), 0), "
-        "COALESCE(SUM(invalidated_at IS NOT NULL), 0) FROM documents",
+        "COALESCE(SUM(invalidated_at IS NOT NULL), 0), "
+        "COALESCE(SUM(active = 0 AND archived_at IS NOT NULL), 0), "
+        "COALESCE(SUM(active = 0 AND archived_at IS NULL AND forgotten_hash IS NOT NULL), 0), "
+        "COALESCE(SUM(active AND access_count = 0 AND last_accessed_at IS NULL), 0) "
+        "FROM documents",
         (to_iso(now),),
     ).fetchone()
     return LifecycleStatus(
@@ -114,4 +120,7 @@ def lifecycle_status(connection: Connection, now: datetime) -> LifecycleStatus:
         pinned=int(row[2]),
         snoozed=int(row[3]),
         invalidated=int(row[4]),
+        archived=int(row[5]),
+        forgotten=int(row[6]),
+        never_accessed=int(row[7]),
     )

@@ -32,6 +32,7 @@ from memtrove.mcp.enrichment_server import register_enrichment_tools
 from memtrove.mcp.graph_build_server import register_graph_build_tools
 from memtrove.mcp.intent_server import register_intent_tools
 from memtrove.mcp.kg_server import register_kg_tools
+from memtrove.mcp.lifecycle_server import register_lifecycle_tools
 from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
@@ -345,7 +346,8 @@ def build_server(
 
     @server.tool(annotations=READ_ONLY)
     def lifecycle_status(vault: VaultName = None) -> CallToolResult:
-        """Counts of active, inactive, pinned, snoozed and invalidated documents."""
+        """Lifecycle counts (active, archived, forgotten, pinned, snoozed, ...), the documents
+        recall telemetry suggests pinning or snoozing, and the archive policy."""
         return call(tools.lifecycle_status, notes=_vault_notes(vault))
 
     @server.resource(
@@ -369,6 +371,7 @@ def build_server(
     register_intent_tools(server, call, READ_ONLY, _vault_notes)
     register_graph_build_tools(server, call, WRITES)
     register_enrichment_tools(server, call, READ_ONLY)
+    register_lifecycle_tools(server, call, WRITES)
     return server
 
 

@@ -294,9 +294,8 @@ def index_stats(vault: Vault) -> ToolResult:
 
 
 def lifecycle_status(vault: Vault) -> ToolResult:
-    counts = vault.lifecycle_status()
-    data = counts.to_dict()
-    return ", ".join(f"{name} {value}" for name, value in data.items()), data
+    status = vault.lifecycle_status()
+    return status.text(), status.to_dict()
 
 
 def reindex(vault: Vault) -> ToolResult:

@@ -314,13 +314,51 @@ class IndexStats:
 
 @dataclass(frozen=True)
 class LifecycleStatus:
-    """Document counts by lifecycle state (``snoozed``: active and snoozed until later)."""
+    """Document counts by lifecycle state (``snoozed``: active and snoozed until later;
+    ``inactive``: neither active nor archived, e.g. forgotten or gone from their folder),
+    the documents recall telemetry suggests pinning or snoozing, and the lifecycle policy."""
 
     active: int
     inactive: int
     pinned: int
     snoozed: int
     invalidated: int
+    archived: int = 0
+    forgotten: int = 0
+    never_accessed: int = 0
+    pin_candidates: list[Any] = field(default_factory=list)
+    snooze_candidates: list[Any] = field(default_factory=list)
+    policy: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        lines = [
+            f"active {self.active}, inactive {self.inactive}, archived {self.archived}, "
+            f"forgotten {self.forgotten}, pinned {self.pinned}, snoozed {self.snoozed}, "
+            f"invalidated {self.invalidated}, never accessed {self.never_accessed}"
+        ]
+        for label, found in (("pin", self.pin_candidates), ("snooze", self.snooze_candidates)):
+            for item in found:
+                lines.append(
+                    f"{label}? #{item.docid} {item.collection}/{item.path} "
+                    f"(recalled {item.recall_count}, used {item.referenced}, "
+                    f"unused {item.negative_count})"
+                )
+        if self.policy:
+            lines.append(
+                f"policy: archive after {self.policy.get('archive_after_days') or 'never'} "
+                f"days unused, purge after {self.policy.get('purge_after_days') or 'never'}"
+            )
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = {
+            name: getattr(self, name)
+            for name in (
+                "active", "inactive", "pinned", "snoozed", "invalidated",
+                "archived", "forgotten", "never_accessed",
+            )
+        }  # fmt: skip
+        data["pin_candidates"] = [item.to_dict() for item in self.pin_candidates]
+        data["snooze_candidates"] = [item.to_dict() for item in self.snooze_candidates]
+        data["policy"] = dict(self.policy)
+        return data

@@ -49,6 +49,7 @@ from memtrove.vault.enrichment import EnrichmentAccess
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
 from memtrove.vault.knowledge import KnowledgeAccess
+from memtrove.vault.lifecycle import LifecycleAccess
 from memtrove.vault.memory import MemoryAccess
 from memtrove.vault.portable import PortableAccess
 from memtrove.vault.reading import Reading
@@ -80,6 +81,7 @@ class Vault(
     RulesAccess,
     EnrichmentAccess,
     PortableAccess,
+    LifecycleAccess,
 ):
     """One SQLite vault file plus the collections configured for it."""
 

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from memtrove.index.embedding import EmbedProgress, EmbedReport
     from memtrove.results import (
         IndexStats,
-        LifecycleStatus,
         MultiGet,
         Timeline,
         VaultStatus,
@@ -420,13 +419,6 @@ class Reading(VaultState):
         collections = self.collections()
         with self._lock:
             return index_stats(self._connection, self._clock(), collections)
-
-    def lifecycle_status(self) -> LifecycleStatus:
-        """Documents by state: active, inactive, pinned, snoozed, invalidated."""
-        from memtrove.index.stats import lifecycle_status
-
-        with self._lock:
-            return lifecycle_status(self._connection, self._clock())
 
 
 def _first_of_each_body(

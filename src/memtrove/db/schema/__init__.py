@@ -19,6 +19,7 @@ from memtrove.db.schema import (
     m010_unique_docids,
     m011_lease_holders,
     m012_graph_memory,
+    m013_lifecycle,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -36,4 +37,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m010_unique_docids.NAME, m010_unique_docids.STATEMENTS),
     (m011_lease_holders.NAME, m011_lease_holders.STATEMENTS),
     (m012_graph_memory.NAME, m012_graph_memory.STATEMENTS),
+    (m013_lifecycle.NAME, m013_lifecycle.STATEMENTS),
 )

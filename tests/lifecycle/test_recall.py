@@ -1,0 +1,116 @@
+"""recall_stats rebuilt from recall_events (diversity, spacing, negatives), pin and snooze
+candidates in the lifecycle status, and the attention decay scoring applies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memtrove import Vault
+from memtrove.index.types import CONTENT_TYPES
+from memtrove.lifecycle.policy import DURABLE_TYPES
+from memtrove.lifecycle.recall import diversity_score, spacing_score
+from memtrove.retrieval.scoring import ATTENTION_DECAY_TYPES, confidence_score
+from tests.conftest import write
+
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def recalled(tmp_path: Path, notes: Path) -> Iterator[Vault]:
+    for name in ("useful", "noise", "quiet"):
+        write(notes, f"{name}.md", f"# {name.title()}\n\nThe {name} note about brokers.\n")
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+        vault.add_collection(notes, name="notes")
+        vault.update()
+        ids = {name: vault.get(f"notes/{name}.md").doc_id for name in ("useful", "noise")}
+        for day in range(6):  # one session a day, two turns each
+            vault._clock = lambda day=day: START + timedelta(days=day * 3)
+            session = f"session-{day}"
+            for turn in range(2):
+                vault.log_context_usage(
+                    session,
+                    "context-surfacing",
+                    injected=[(ids["useful"], 0.8), (ids["noise"], 0.4)],
+                    turn_index=turn,
+                    query_text=f"question {day} {turn}",
+                )
+        # The feedback loop found "useful" used in every turn but the last of each session.
+        vault._connection.execute(
+            "UPDATE recall_events SET was_referenced = 1 WHERE doc_id = ? AND turn_index = 0",
+            (ids["useful"],),
+        )
+        vault._clock = lambda: START + timedelta(days=20)
+        yield vault
+
+
+def stats(vault: Vault, name: str) -> tuple[object, ...]:
+    row = vault._connection.execute(
+        "SELECT recall_count, unique_queries, recall_days, diversity_score, spacing_score, "
+        "negative_count, first_recalled_at, last_recalled_at FROM recall_stats r "
+        "JOIN documents d ON d.id = r.doc_id WHERE d.path = ?",
+        (f"{name}.md",),
+    ).fetchone()
+    return () if row is None else tuple(row)
+
+
+def test_recompute_matches_the_events(recalled: Vault) -> None:
+    running = stats(recalled, "noise")
+    assert recalled.recompute_recall_stats() == 2
+    # The same counts and scores as the hooks folded in as they went ...
+    assert stats(recalled, "noise")[:5] == running[:5]
+    count, queries, days, diversity, spacing, negatives, first, last = stats(recalled, "noise")
+    assert (count, queries, days) == (12, 12, 6)
+    assert diversity == diversity_score(12, 6) == 1.0
+    assert spacing == pytest.approx(spacing_score(6, 15.0))
+    # ... plus negatives: surfaced, not used, in a turn that is over (turn 1 of each session
+    # is the last: its reply is not judged yet).
+    assert negatives == 6
+    assert stats(recalled, "useful")[5] == 0
+    assert (first, last) == ("2026-03-02T09:00:00Z", "2026-03-17T09:00:00Z")
+
+
+def test_an_ended_session_judges_its_last_turn(recalled: Vault) -> None:
+    recalled._connection.execute("UPDATE session_log SET ended_at = '2026-03-20T00:00:00Z'")
+    recalled.recompute_recall_stats()
+    assert stats(recalled, "noise")[5] == 12
+    assert stats(recalled, "useful")[5] == 6
+
+
+def test_rows_without_events_go(recalled: Vault) -> None:
+    recalled._connection.execute(
+        "DELETE FROM recall_events WHERE doc_id = (SELECT id FROM documents WHERE path = ?)",
+        ("noise.md",),
+    )
+    assert recalled.recompute_recall_stats() == 1
+    assert stats(recalled, "noise") == ()
+
+
+def test_status_suggests_pins_and_snoozes(recalled: Vault) -> None:
+    recalled.recompute_recall_stats()
+    status = recalled.lifecycle_status()
+    assert [item.path for item in status.pin_candidates] == ["useful.md"]
+    assert [item.path for item in status.snooze_candidates] == ["noise.md"]
+    assert status.snooze_candidates[0].negative_count == 6
+    assert "pin? #" in status.text() and "snooze? #" in status.text()
+    recalled.pin("notes/useful.md")
+    recalled.snooze("notes/noise.md", "2026-06-01")
+    status = recalled.lifecycle_status()
+    assert status.pin_candidates == [] and status.snooze_candidates == []
+
+
+def test_attention_decay_spares_durable_types() -> None:
+    assert DURABLE_TYPES.isdisjoint(ATTENTION_DECAY_TYPES)
+    assert DURABLE_TYPES.issubset(CONTENT_TYPES)
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    four_weeks = now - timedelta(weeks=4)
+    for content_type in ATTENTION_DECAY_TYPES:  # 5 % a week unseen
+        decayed = confidence_score(0.8, content_type, four_weeks, None, now)
+        assert decayed == pytest.approx(0.8 * 0.95**4)
+    long_ago = now - timedelta(weeks=100)
+    assert confidence_score(0.8, "note", long_ago, None, now) == pytest.approx(0.4)  # floor
+    for content_type in DURABLE_TYPES:
+        assert confidence_score(0.8, content_type, long_ago, None, now) == 0.8
