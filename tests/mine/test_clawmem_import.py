@@ -1,0 +1,162 @@
+"""``Vault.import_clawmem`` on a vault written by ClawMem 0.28 itself (read in place,
+read-only): every document, diary entry and mined conversation arrives with its metadata,
+search finds them, and a second run changes nothing.
+
+The counts were read from the source with sqlite3: 38 documents (28 in ``goprop``, 7 mined
+conversations in ``chats``, 3 in ``_clawmem``: the profile and two diary entries), 2
+``context_usage`` rows of session ``fx1``, 3 ``recall_events``, 3 ``co_activations`` (by
+path), 2 ``hook_dedupe`` rows, no relations, entities or vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memtrove import Vault
+from memtrove.errors import PortableFormatError
+
+BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench"
+SOURCE = BENCH / "clawmem-vault"
+PROSE = BENCH / "prose" / "go-proposals"
+
+pytestmark = pytest.mark.skipif(
+    not (SOURCE / "index.sqlite").is_file(), reason="the ClawMem vault is not here"
+)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _source_rows(query: str) -> list[tuple[object, ...]]:
+    uri = f"{(SOURCE / 'index.sqlite').resolve().as_uri()}?mode=ro"
+    with sqlite3.connect(uri, uri=True) as connection:
+        return connection.execute(query).fetchall()
+
+
+def _export(vault: Vault, path: Path) -> list[str]:
+    vault.export_to(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    del header["exported_at"]
+    return [json.dumps(header, sort_keys=True), *lines[1:]]
+
+
+def test_every_document_arrives_with_its_metadata(vault: Vault, tmp_path: Path) -> None:
+    before = _digest(SOURCE / "index.sqlite")
+    report = vault.import_clawmem(SOURCE)
+    assert _digest(SOURCE / "index.sqlite") == before  # read-only: never written
+    assert report.documents == {"total": 38, "added": 38, "updated": 0, "unchanged": 0}
+    counts = dict(
+        vault._connection.execute(
+            "SELECT collection, COUNT(*) FROM documents WHERE active = 1 GROUP BY collection"
+        ).fetchall()
+    )
+    assert counts == {"goprop": 28, "chats": 7, "_memtrove": 3}
+    # No secrets in these bodies: every content hash is ClawMem's own.
+    hashes = {str(row[0]) for row in vault._connection.execute("SELECT hash FROM documents")}
+    assert hashes == {str(row[0]) for row in _source_rows("SELECT hash FROM documents")}
+
+    chat = vault.get("chats/aucontraire-echomine__golden_master-002_with_images-raw_0001.md")
+    assert chat.content_type == "conversation"
+    assert chat.authored_at == "2025-06-12T00:24:58Z"
+    assert chat.created_at == "2026-12-01T19:00:51Z"
+    assert chat.confidence == pytest.approx(0.549999999411681)
+    assert chat.title == "Could there also be erotic connotations?"
+    diary = vault.get("_memtrove/diary/2026-12-01-190051988-release.md")
+    assert diary.confidence == pytest.approx(0.7) and diary.docid == diary.hash[:6]
+    profile = vault.get("_memtrove/profile.md")
+    assert profile.content_type == "hub"
+    proposal = vault.get("goprop/19308-number-literals.md")
+    assert proposal.quality_score == pytest.approx(0.85)
+    assert proposal.modified_at == "2026-12-01T19:00:43Z"
+
+    assert report.records["context_usage"] == 2 and report.records["recall_events"] == 3
+    assert report.records["co_activations"] == 3 and report.records["hook_dedupe"] == 2
+    sessions = vault.session_log(5)
+    assert [s.session_id for s in sessions] == ["fx1"]
+    injected = vault._connection.execute(
+        "SELECT injected_paths FROM context_usage ORDER BY id"
+    ).fetchone()[0]
+    assert json.loads(injected)[0] == "goprop/17280-profile-labels.md"
+    gc = vault.get("goprop/11970-decentralized-gc.md")
+    assert vault.co_activation_count(gc.doc_id) == 2
+    assert report.collections_missing == ["chats", "goprop"]  # no such folders here
+    assert report.not_mapped["content_vectors"]["rows"] == 0
+    assert report.not_mapped["consolidated_observations"]["rows"] == 0
+    assert report.not_mapped["documents.normalized_hash"]["rows"] == 2
+
+
+def test_search_finds_documents_diary_entries_and_conversations(vault: Vault) -> None:
+    vault.import_clawmem(SOURCE)
+    found = {
+        query: f"{hit.collection}/{hit.path}"
+        for query in (
+            "release branch frozen GC regression",
+            "Spring Initializr dependencies",
+            "binary integer literals",
+            "review proposals Thursday meeting",
+        )
+        for hit in vault.search(query, limit=1)
+    }
+    assert found == {
+        "release branch frozen GC regression": "_memtrove/diary/2026-12-01-190051988-release.md",
+        "Spring Initializr dependencies": (
+            "chats/aucontraire-echomine__golden_master-003_with_code-raw_0002.md"
+        ),
+        "binary integer literals": "goprop/19308-number-literals.md",
+        "review proposals Thursday meeting": "_memtrove/diary/2026-12-01-190052184-process.md",
+    }
+
+
+def test_a_second_run_changes_nothing(vault: Vault, tmp_path: Path) -> None:
+    vault.import_clawmem(SOURCE)
+    first = _export(vault, tmp_path / "first.jsonl")
+    again = vault.import_clawmem(SOURCE)
+    assert again.documents == {"total": 38, "added": 0, "updated": 0, "unchanged": 38}
+    assert not any(again.records.values())
+    assert _export(vault, tmp_path / "second.jsonl") == first
+
+
+def test_a_dry_run_writes_nothing(vault: Vault) -> None:
+    report = vault.import_clawmem(SOURCE, dry_run=True)
+    assert report.dry_run and report.documents["added"] == 38
+    assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+
+
+@pytest.mark.skipif(not PROSE.is_dir(), reason="the Go design documents are not here")
+def test_a_collection_whose_folder_exists_is_registered_and_kept_current(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = tmp_path / "go-proposals"
+    folder.mkdir()
+    for file in PROSE.glob("1*.md"):
+        shutil.copy(file, folder / file.name)
+    config = tmp_path / "index.yml"
+    config.write_text(f'collections:\n  goprop:\n    path: {folder}\n    pattern: "**/*.md"\n')
+    report = vault.import_clawmem(SOURCE / "index.sqlite", config=config)
+    assert report.collections_added == ["goprop"]
+    assert report.collections_missing == ["chats"]
+    update = vault.update()
+    assert (update.added, update.updated, update.removed) == (0, 0, 0)
+    assert update.unchanged == 28
+
+
+def test_what_is_not_a_clawmem_vault_is_one_error(vault: Vault, tmp_path: Path) -> None:
+    with pytest.raises(PortableFormatError, match="no ClawMem vault"):
+        vault.import_clawmem(tmp_path)
+    (tmp_path / "index.sqlite").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(PortableFormatError, match="not a SQLite database"):
+        vault.import_clawmem(tmp_path)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(PortableFormatError, match="not a ClawMem vault"):
+        vault.import_clawmem(other)
+    with pytest.raises(PortableFormatError, match="no ClawMem config"):
+        vault.import_clawmem(SOURCE, config=tmp_path / "missing.yml")
