@@ -58,8 +58,15 @@ def mcp(
     def open_vault() -> Vault:
         return Vault.open(settings.vault_path, config_dir=settings.config_dir)
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server stops
-        run(open_vault, http=http, port=port)
+    from memtrove.cli.consolidate_cli import host_lanes
+
+    lanes = host_lanes(settings, short_lived=not http)  # MEMTROVE_ENABLE_CONSOLIDATION etc.
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server stops
+            run(open_vault, http=http, port=port)
+    finally:
+        if lanes is not None:
+            lanes.stop()
 
 
 def _check_port(port: int) -> None:

@@ -17,6 +17,7 @@ from memtrove import __version__
 from memtrove.cli import (
     agents,
     collection,
+    consolidate_cli,
     curate,
     enrich_cli,
     evaluate,
@@ -28,6 +29,7 @@ from memtrove.cli import (
     knowledge_cli,
     lifecycle_cli,
     memory_cli,
+    mine_cli,
     portable_cli,
     reading,
     retrieval,
@@ -84,8 +86,10 @@ memory_cli.register(app)
 knowledge_cli.register(app)
 graph_build_cli.register(app)
 enrich_cli.register(app)
+consolidate_cli.register(app)
 rules_cli.register(app)
 portable_cli.register(app)
+mine_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 app.add_typer(lifecycle_cli.app, name="lifecycle")
 

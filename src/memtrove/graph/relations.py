@@ -33,6 +33,7 @@ __all__ = [
     "Relation",
     "count_relations",
     "delete_relations",
+    "insert_edges",
     "insert_references",
     "insert_semantic_edges",
     "insert_temporal_edges",
@@ -182,6 +183,32 @@ def insert_temporal_edges(
         [(a, b, w) for a, b, w, _ in rows],
     )
     return added
+
+
+def insert_edges(
+    connection: Connection,
+    relation_type: str,
+    edges: Sequence[tuple[int, int, float]],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    contradict_confidence: float | None = None,
+) -> None:
+    """Write classified edges (not ``semantic``) weight-monotonically; self-edges are
+    skipped. Call inside a write transaction."""
+    if relation_type not in RELATION_TYPES or relation_type == "semantic":
+        raise InvalidQueryError(f"insert_edges cannot write {relation_type!r} edges")
+    text = json.dumps(dict(metadata)) if metadata else None
+    connection.executemany(
+        "INSERT INTO memory_relations (source_id, target_id, relation_type, weight, metadata, "
+        "created_at, contradict_confidence) VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, relation_type) "
+        "DO UPDATE SET weight = MAX(weight, excluded.weight)",
+        [
+            (a, b, relation_type, min(1.0, max(0.0, w)), text, _now(), contradict_confidence)
+            for a, b, w in edges
+            if a != b
+        ],
+    )
 
 
 def insert_references(connection: Connection, edges: Sequence[tuple[int, int]]) -> None:

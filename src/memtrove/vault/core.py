@@ -45,15 +45,19 @@ from memtrove.results import (
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
+from memtrove.vault.capture import CaptureAccess
+from memtrove.vault.consolidation import ConsolidationAccess
 from memtrove.vault.enrichment import EnrichmentAccess
 from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
 from memtrove.vault.knowledge import KnowledgeAccess
 from memtrove.vault.lifecycle import LifecycleAccess
 from memtrove.vault.memory import MemoryAccess
+from memtrove.vault.mine import MineAccess
 from memtrove.vault.portable import PortableAccess
 from memtrove.vault.reading import Reading
 from memtrove.vault.rules import RulesAccess
+from memtrove.vault.synthesis import SynthesisAccess
 from memtrove.vault.tracking import Tracking
 
 if TYPE_CHECKING:
@@ -80,8 +84,12 @@ class Vault(
     MemoryAccess,
     RulesAccess,
     EnrichmentAccess,
+    MineAccess,
     PortableAccess,
     LifecycleAccess,
+    ConsolidationAccess,
+    CaptureAccess,
+    SynthesisAccess,
 ):
     """One SQLite vault file plus the collections configured for it."""
 

@@ -20,6 +20,9 @@ from memtrove.db.schema import (
     m011_lease_holders,
     m012_graph_memory,
     m013_lifecycle,
+    m014_consolidation,
+    m015_capture,
+    m016_mine,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -38,4 +41,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m011_lease_holders.NAME, m011_lease_holders.STATEMENTS),
     (m012_graph_memory.NAME, m012_graph_memory.STATEMENTS),
     (m013_lifecycle.NAME, m013_lifecycle.STATEMENTS),
+    (m014_consolidation.NAME, m014_consolidation.STATEMENTS),
+    (m015_capture.NAME, m015_capture.STATEMENTS),
+    (m016_mine.NAME, m016_mine.STATEMENTS),
 )

@@ -1,0 +1,130 @@
+"""``memtrove consolidate``: one pass of the light consolidation lane now (or, with
+``--loop``, host the lanes until stopped); ``memtrove reflect``: what recent decisions keep
+saying."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+import typer
+
+from memtrove.cli.common import console, fail, open_vault, print_json, state, user_errors
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("consolidate")(consolidate)
+    app.command("reflect")(reflect)
+
+
+def _lanes() -> Any:
+    from memtrove.lifecycle.maintenance import LaneSettings
+
+    with user_errors():
+        return LaneSettings.from_env(os.environ)
+
+
+def consolidate(
+    ctx: typer.Context,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="The heuristics even with an LLM."),
+    loop: bool = typer.Option(
+        False,
+        "--loop",
+        help="Host the light lane (and the heavy lane with MEMTROVE_HEAVY_LANE=true) until "
+        "SIGINT/SIGTERM.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Run the light lane's phases once: A-MEM backfill of the 3 newest unenriched
+    documents, Phase 2 (observations merged behind the merge gates) and Phase 3 (deductive
+    synthesis, with an LLM only)."""
+    lanes = _lanes()
+    if loop:
+        if dry_run or as_json:
+            raise typer.BadParameter("--loop takes neither --dry-run nor --json")
+        _host(ctx, lanes)
+        return
+    with open_vault(ctx) as vault, user_errors():
+        report = vault.consolidate(dry_run=dry_run, use_llm=not no_llm, lanes=lanes)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console.print(report.text(), markup=False)
+
+
+def _host(ctx: typer.Context, lanes: Any) -> None:
+    from memtrove.vault.lanes import LaneHost
+
+    settings = state(ctx).settings
+    stopping = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stopping.set()
+
+    # Handlers first: a SIGTERM while the lanes start must still drain them.
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    host = LaneHost(settings.vault_path, settings, light=True, heavy=lanes.heavy, lanes=lanes)
+    which = "light and heavy lanes" if lanes.heavy else "light lane"
+    print(
+        f"memtrove consolidate: hosting the {which} on {settings.vault_path} "
+        f"(every {lanes.light_interval:g}s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    host.start()
+    while not stopping.wait(0.5):
+        pass
+    if not host.stop():
+        print("memtrove consolidate: a tick was abandoned at stop", file=sys.stderr)
+
+
+def reflect(
+    ctx: typer.Context,
+    days: int = typer.Argument(14, help="How many days back (1-3650)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Repeated 2-/3-word phrases (3+ times) across recent decisions, recent antipatterns,
+    and documents surfaced together 3+ times."""
+    if not 1 <= days <= 3650:
+        raise fail("days must be from 1 to 3650", code=2)
+    with open_vault(ctx) as vault, user_errors():
+        reflection = vault.reflect(days)
+    if as_json:
+        print_json(reflection.to_dict())
+        return
+    console.print(reflection.text(), markup=False)
+
+
+def host_lanes(settings: Any, *, short_lived: bool) -> Any:
+    """For ``memtrove mcp``: a started LaneHost when MEMTROVE_ENABLE_CONSOLIDATION or
+    MEMTROVE_HEAVY_LANE is set (else None), with a warning on stderr when the heavy lane runs
+    in a short-lived stdio host. SIGTERM then ends the server so the lanes drain."""
+    from memtrove.vault.lanes import LaneHost
+
+    lanes = _lanes()
+    if not (lanes.light or lanes.heavy):
+        return None
+    if lanes.heavy and short_lived:
+        print(
+            "memtrove mcp: warning: the heavy lane runs in a per-session stdio host that may "
+            "never see its quiet window; host it in `memtrove watch` instead",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    host = LaneHost(
+        settings.vault_path, settings, light=lanes.light, heavy=lanes.heavy, lanes=lanes
+    )
+    host.start()
+    return host

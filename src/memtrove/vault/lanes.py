@@ -1,0 +1,134 @@
+"""Hosting the consolidation lanes in a long-lived process (``memtrove watch``,
+``memtrove mcp``, ``memtrove consolidate --loop``).
+
+::
+
+    host = LaneHost(settings.vault_path, settings, light=True, heavy=False)
+    host.start()            # daemon threads, each with its own vault connection
+    ...
+    host.stop()             # bounded drain: 15 s light, 30 s heavy
+
+Each lane ticks every interval (``MEMTROVE_CONSOLIDATION_INTERVAL``,
+``MEMTROVE_HEAVY_LANE_INTERVAL``); the first tick comes one interval after start. A tick in
+progress when :meth:`LaneHost.stop` is called finishes (its lease is released) or, past the
+drain bound, is abandoned: its thread is a daemon, its open transaction dies with the
+process, and its lease is reclaimed by the next host (at once when this host has exited,
+else after the TTL). Every tick's outcome is logged on the ``memtrove.lanes`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memtrove.config import Settings
+
+if TYPE_CHECKING:
+    from memtrove.lifecycle.maintenance import LaneSettings
+    from memtrove.models.registry import Models
+    from memtrove.vault.consolidation import LaneTick
+    from memtrove.vault.core import Vault
+
+__all__ = ["HEAVY_DRAIN_SECONDS", "LIGHT_DRAIN_SECONDS", "LaneHost"]
+
+LIGHT_DRAIN_SECONDS = 15.0
+HEAVY_DRAIN_SECONDS = 30.0
+log = logging.getLogger("memtrove.lanes")
+
+
+class LaneHost:
+    """The light and/or heavy lane on daemon threads over ``vault_path``.
+
+    ``lanes`` defaults to the ``MEMTROVE_*`` lane variables of this process (a bad value is
+    a ConfigError, raised here, before any thread starts); ``models`` to the ``MEMTROVE_*``
+    model variables.
+    """
+
+    def __init__(
+        self,
+        vault_path: Path,
+        settings: Settings,
+        *,
+        light: bool,
+        heavy: bool,
+        lanes: LaneSettings | None = None,
+        models: Models | None = None,
+        on_tick: Callable[[LaneTick], None] | None = None,
+    ) -> None:
+        from memtrove.lifecycle.maintenance import LaneSettings
+
+        self.vault_path = Path(vault_path)
+        self.settings = settings
+        self.light = light
+        self.heavy = heavy
+        self.lanes = lanes if lanes is not None else LaneSettings.from_env(os.environ)
+        self._models = models
+        self._on_tick = on_tick
+        self._stop = threading.Event()
+        self._threads: dict[str, threading.Thread] = {}
+
+    @property
+    def running(self) -> bool:
+        return any(thread.is_alive() for thread in self._threads.values())
+
+    def start(self) -> None:
+        """Start the enabled lanes (again after :meth:`stop` is not supported)."""
+        if self._threads:
+            raise RuntimeError("this LaneHost has already been started")
+        for lane, enabled, interval in (
+            ("light", self.light, self.lanes.light_interval),
+            ("heavy", self.heavy, self.lanes.heavy_interval),
+        ):
+            if enabled:
+                thread = threading.Thread(
+                    target=self._run,
+                    args=(lane, interval),
+                    name=f"memtrove-{lane}-lane",
+                    daemon=True,
+                )
+                self._threads[lane] = thread
+                thread.start()
+
+    def stop(self) -> bool:
+        """Ask the lanes to stop and wait for a tick in progress (15 s light, 30 s heavy, in
+        parallel); True when every lane drained in time."""
+        self._stop.set()
+        drained = True
+        for lane, thread in self._threads.items():
+            thread.join(HEAVY_DRAIN_SECONDS if lane == "heavy" else LIGHT_DRAIN_SECONDS)
+            if thread.is_alive():
+                drained = False
+                log.warning("%s lane: a tick is still running; abandoning it", lane)
+        return drained
+
+    def _open(self) -> Vault:
+        from memtrove.vault.core import Vault
+
+        return Vault.open(self.vault_path, config_dir=self.settings.config_dir, models=self._models)
+
+    def _run(self, lane: str, interval: float) -> None:
+        vault = None
+        try:
+            while not self._stop.wait(interval):
+                if vault is None:
+                    try:
+                        vault = self._open()
+                    except Exception as error:  # a vault that cannot open now may later
+                        log.warning("%s lane: cannot open the vault: %s", lane, error)
+                        continue
+                if lane == "heavy":
+                    outcome = vault.heavy_lane_tick(self.lanes)
+                else:
+                    outcome = vault.light_lane_tick(self.lanes)
+                log.info("%s lane: %s %s", lane, outcome.status, outcome.reason or "")
+                if self._on_tick is not None:
+                    self._on_tick(outcome)
+        except Exception as error:  # never let a lane thread die with a traceback
+            log.warning("%s lane stopped: %s", lane, error)
+        finally:
+            if vault is not None:
+                vault.close()
