@@ -1,0 +1,40 @@
+"""The Vault's post-import conversation synthesis (``memtrove mine --synthesize``): the
+decisions, preferences, milestones and problems of mined conversations as linked documents
+(see :mod:`memtrove.mine.synthesize`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memtrove.errors import InvalidQueryError
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:  # the synthesis module loads on first use: a search never needs it
+    from memtrove.mine.synthesize import SynthesisReport
+
+__all__ = ["SynthesisAccess"]
+
+MAX_SYNTHESIS_DOCS = 10_000
+
+
+class SynthesisAccess(VaultState):
+    """Facts and links from imported conversations, by the configured LLM."""
+
+    def synthesize_conversations(
+        self, document_ids: Sequence[int], *, max_docs: int = 20, use_llm: bool = True
+    ) -> SynthesisReport:
+        """Extract the facts of the conversation documents ``document_ids`` (the first
+        ``max_docs`` by id, 0-10000), save them under ``_memtrove/synthesized/`` and link them.
+        Without a configured LLM (or with ``use_llm=False``) nothing is asked or written and
+        the report's ``llm`` is False. Failures are counted, never raised: the import the
+        documents came from is never undone."""
+        from memtrove.mine.synthesize import synthesize
+
+        if isinstance(max_docs, bool) or not isinstance(max_docs, int):
+            raise InvalidQueryError("max_docs must be an integer")
+        if not 0 <= max_docs <= MAX_SYNTHESIS_DOCS:
+            raise InvalidQueryError(f"max_docs must be between 0 and {MAX_SYNTHESIS_DOCS}")
+        ids = [int(doc_id) for doc_id in document_ids if not isinstance(doc_id, bool)]
+        llm = self.models.llm if use_llm and self.models.has_llm else None
+        return synthesize(self._connection, ids, llm, max_docs, lock=self._lock, clock=self._clock)
