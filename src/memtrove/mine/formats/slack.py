@@ -134,7 +134,9 @@ class _Export:
 
 def sniff(path: Path, head: bytes) -> bool:
     """A folder or ``.zip`` with Slack's list files and day files of at least one channel."""
-    if not (path.is_dir() or (path.suffix.lower() == ".zip" and head.startswith(b"PK"))):
+    if path.is_dir():
+        return _looks_like_export(path)
+    if not (path.suffix.lower() == ".zip" and head.startswith(b"PK")):
         return False
     try:
         export = _Export(path)
@@ -145,6 +147,21 @@ def sniff(path: Path, head: bytes) -> bool:
         return known and bool(export.days())
     finally:
         export.close()
+
+
+def _looks_like_export(path: Path) -> bool:
+    """A folder's quick test (a scan asks it of every folder): a list file at the top and
+    one sub-folder holding a day file, stopping at the first found."""
+    try:
+        if not any((path / name).is_file() for name in (*_LISTS, "users.json")):
+            return False
+        for folder in path.iterdir():
+            if folder.is_dir() and not folder.is_symlink():
+                if any(_DAY.match(item.name) for item in folder.iterdir()):
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def read(path: Path, skips: Skips) -> Iterator[Conversation]:
