@@ -156,9 +156,9 @@ def _looks_like_export(path: Path) -> bool:
         if not any((path / name).is_file() for name in (*_LISTS, "users.json")):
             return False
         for folder in path.iterdir():
-            if folder.is_dir() and not folder.is_symlink():
-                if any(_DAY.match(item.name) for item in folder.iterdir()):
-                    return True
+            days = folder.is_dir() and not folder.is_symlink()
+            if days and any(_DAY.match(item.name) for item in folder.iterdir()):
+                return True
     except OSError:
         return False
     return False
