@@ -21,6 +21,7 @@ OURS = {
     "SessionStart": [("postcompact-inject", 5), ("curator-nudge", 5), ("session-start", 5)],
     "PreCompact": [("precompact-extract", 5)],
     "PostToolBatch": [("buffer-batch", 5)],
+    "Stop": [("decision-extractor", 30), ("handoff-generator", 30), ("feedback-loop", 30)],
 }
 UNRELATED: dict[str, Any] = {
     "model": "opus",
@@ -81,11 +82,11 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     path.write_text(json.dumps(UNRELATED))
 
     out = run("setup", "hooks")
-    assert out.startswith(f"installed 6 memtrove hooks in {path} (backup: ")
+    assert out.startswith(f"installed 9 memtrove hooks in {path} (backup: ")
     data = settings(home)
     assert our_hooks(data) == OURS
     assert data["model"] == "opus" and data["permissions"] == UNRELATED["permissions"]
-    assert data["hooks"]["Stop"] == UNRELATED["hooks"]["Stop"]
+    assert data["hooks"]["Stop"][0] == UNRELATED["hooks"]["Stop"][0]
     assert data["hooks"]["SessionStart"][0] == UNRELATED["hooks"]["SessionStart"][0]
     (backup,) = backups(path.parent, "settings.json")
     assert json.loads(backup.read_text()) == UNRELATED
@@ -94,14 +95,14 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     assert settings(home) == data and len(backups(path.parent, "settings.json")) == 1
 
     out = run("setup", "hooks", "--remove")
-    assert out.startswith(f"removed 6 memtrove hooks from {path} (backup: ")
+    assert out.startswith(f"removed 9 memtrove hooks from {path} (backup: ")
     assert settings(home) == UNRELATED
     assert run("setup", "hooks", "--remove") == f"no memtrove hooks in {path}\n"
 
 
 def test_setup_hooks_replaces_stale_entries_and_creates_the_file(home: Path) -> None:
     path = home / ".claude" / "settings.json"
-    assert run("setup", "hooks").startswith(f"installed 6 memtrove hooks in {path}\n")
+    assert run("setup", "hooks").startswith(f"installed 9 memtrove hooks in {path}\n")
     assert our_hooks(settings(home)) == OURS and backups(path.parent, "settings.json") == []
 
     stale = settings(home)
@@ -118,10 +119,11 @@ def test_setup_hooks_replaces_stale_entries_and_creates_the_file(home: Path) -> 
     run("setup", "hooks")
     data = settings(home)
     assert our_hooks(data) == OURS
-    assert data["hooks"]["Stop"] == [
-        {"matcher": "", "hooks": [{"type": "command", "command": "keep-me"}]}
-    ]
-    assert all(len(data["hooks"][event]) == 1 for event in OURS)
+    assert data["hooks"]["Stop"][0] == {
+        "matcher": "",
+        "hooks": [{"type": "command", "command": "keep-me"}],
+    }
+    assert all(len(data["hooks"][event]) == 1 for event in OURS if event != "Stop")
 
 
 def test_setup_mcp_edits_claude_json(home: Path) -> None:
@@ -222,7 +224,7 @@ def test_bootstrap_setup_claude_does_everything(home: Path, tmp_path: Path) -> N
         "--setup-claude",
     )
     assert "+30 ~0 =0 -0" in out
-    assert "installed 6 memtrove hooks" in out and "added MCP server memtrove" in out
+    assert "installed 9 memtrove hooks" in out and "added MCP server memtrove" in out
     placement = claude_settings.placement_env(vault, home / ".config" / "memtrove")
     assert f"the hooks and the MCP server will open vault {vault} (config " in out
     assert our_hooks(settings(home), placement) == OURS
@@ -242,7 +244,7 @@ def test_a_chosen_vault_travels_with_the_hooks(home: Path, tmp_path: Path) -> No
     path = home / ".claude" / "settings.json"
     out = run("--vault", str(vault), "setup", "hooks")
     assert out == (
-        f"installed 6 memtrove hooks in {path}\n"
+        f"installed 9 memtrove hooks in {path}\n"
         f"the hooks will open vault {vault} (config {config})\n"
     )
     placement = {"MEMTROVE_VAULT": str(vault), "MEMTROVE_CONFIG_DIR": str(config)}
@@ -262,7 +264,7 @@ def test_a_chosen_vault_travels_with_the_hooks(home: Path, tmp_path: Path) -> No
     assert our_hooks(settings(home)) == OURS
 
     run("--vault", str(vault), "setup", "hooks")
-    assert run("setup", "hooks", "--remove").startswith(f"removed 6 memtrove hooks from {path}")
+    assert run("setup", "hooks", "--remove").startswith(f"removed 9 memtrove hooks from {path}")
     assert settings(home) == {}
 
 

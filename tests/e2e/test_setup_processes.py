@@ -230,7 +230,7 @@ def test_rerun_updates_in_place_and_remove_takes_any_vault(tmp_path: Path) -> No
     memtrove("--vault", str(second), "setup", "hooks", env=env)
     memtrove("--vault", str(second), "setup", "mcp", "--no-prime", env=env)
     out = memtrove("setup", "hooks", "--remove", env=env).stdout
-    assert out.startswith("removed 6 memtrove hooks")
+    assert out.startswith("removed 9 memtrove hooks")
     out = memtrove("setup", "mcp", "--remove", env=env).stdout
     assert out.startswith("removed MCP server memtrove")
     assert json.loads((home / ".claude.json").read_text())["mcpServers"] == {}

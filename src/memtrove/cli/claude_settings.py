@@ -63,6 +63,10 @@ HOOKS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
     ),
     ("PreCompact", (("precompact-extract", 5),)),
     ("PostToolBatch", (("buffer-batch", 5),)),
+    (
+        "Stop",
+        (("decision-extractor", 30), ("handoff-generator", 30), ("feedback-loop", 30)),
+    ),
 )
 COMMANDS = frozenset({"buffer-batch"})
 SERVER_NAME = "memtrove"

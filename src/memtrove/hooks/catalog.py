@@ -98,5 +98,37 @@ HOOKS: dict[str, HookSpec] = {
             "memtrove.hooks.precompact",
             "save the session's state before compaction",
         ),
+        HookSpec(
+            "decision-extractor",
+            "Stop",
+            False,
+            30,
+            "memtrove.hooks.decision_extractor",
+            "write the turn's observations, decisions and antipatterns",
+        ),
+        HookSpec(
+            "handoff-generator",
+            "Stop",
+            False,
+            30,
+            "memtrove.hooks.handoff_generator",
+            "write the session's handoff and session_log row",
+        ),
+        HookSpec(
+            "feedback-loop",
+            "Stop",
+            False,
+            30,
+            "memtrove.hooks.feedback_loop",
+            "mark which injected documents the reply used",
+        ),
+        HookSpec(
+            "session-bootstrap",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.session_bootstrap",
+            "inject the last handoff, recent decisions and stale notes (opt-in)",
+        ),
     )
 }

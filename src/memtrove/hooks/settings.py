@@ -12,6 +12,10 @@ Environment (all optional):
                                               context-surfacing adds <vault-nudge> (15; 0 = off)
     MEMTROVE_HOOK_TIMEOUT                     seconds before a hook gives up (default: a
                                               margin under Claude Code's timeout)
+    MEMTROVE_CONTRADICTION_INVALIDATE         true = decision-extractor also invalidates a
+                                              decision a newer one contradicts (default:
+                                              only lowers its confidence, logs "would
+                                              invalidate")
     XDG_CACHE_HOME                            hooks.log and curator-report.json live in
                                               ``$XDG_CACHE_HOME/memtrove``
     CLAUDE_CONFIG_DIR                         Claude Code's folder (default ``~/.claude``),
@@ -52,6 +56,7 @@ class HookSettings:
     timeout_seconds: float | None = None
     nudge_interval: int = 15
     gates: bool = True  # False only for evaluations: every prompt goes on to retrieval
+    contradiction_invalidate: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -96,6 +101,10 @@ class HookSettings:
             vectors=vectors,
             timeout_seconds=timeout if timeout > 0 else None,
             nudge_interval=max(0, int(nudge)),
+            contradiction_invalidate=env.get("MEMTROVE_CONTRADICTION_INVALIDATE", "")
+            .strip()
+            .lower()
+            in _TRUE,
             warnings=tuple(warnings),
         )
 

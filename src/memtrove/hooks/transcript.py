@@ -1,4 +1,4 @@
-"""Reading Claude Code's session transcript (JSONL) for the compaction hooks.
+"""Reading Claude Code's session transcript (JSONL) for the compaction and Stop hooks.
 
 Rules (clawmem inventory section 4): a transcript path must be absolute, end in
 ``.jsonl``, name a regular file and be under 1 GB. Each line is a JSON object, either
@@ -16,7 +16,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtrove.capture.turns import Turn
 
 __all__ = [
     "CHUNK_BYTES",
@@ -25,6 +28,7 @@ __all__ = [
     "Message",
     "memory_dirs",
     "read_transcript",
+    "read_turns",
     "validate_transcript_path",
 ]
 
@@ -152,3 +156,11 @@ def memory_dirs(transcript_path: str, cwd: str, claude_dir: Path) -> list[Path]:
             if variant:
                 candidates.append(claude_dir / "projects" / variant / "memory")
     return candidates
+
+
+def read_turns(path: str, last: int = 200) -> list[Turn]:
+    """The turns of a transcript's last ``last`` messages (see
+    :func:`memtrove.capture.turns.split_turns`); [] when it cannot be read."""
+    from memtrove.capture.turns import split_turns
+
+    return split_turns(read_transcript(path, last))

@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import combinations
+from typing import NamedTuple
 
 from memtrove.db.connection import Connection, OperationalError, is_locked_error, write_transaction
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
@@ -32,15 +33,21 @@ from memtrove.text import to_iso
 
 __all__ = [
     "CONTEXT_SURFACING",
+    "Handoff",
+    "capture_cursor",
     "co_activation_count",
     "co_activation_pairs",
+    "end_session",
+    "latest_handoffs",
     "log_context_usage",
     "log_curation",
     "prompt_hash",
     "prompts_since_curation",
     "recent_queries",
     "record_prompt",
+    "register_session",
     "session_records",
+    "set_capture_cursor",
     "turn_index",
 ]
 
@@ -343,3 +350,102 @@ def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
         )
         for r in rows
     ]
+
+
+# -- Stop-hook capture (migration m015) -------------------------------------------------------
+
+
+def capture_cursor(connection: Connection, session_id: str) -> str | None:
+    """The fingerprint of the last turn ``decision-extractor`` read in the session."""
+    row = connection.execute(
+        "SELECT capture_cursor FROM session_log WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
+def set_capture_cursor(connection: Connection, session_id: str, cursor: str, stamp: str) -> None:
+    """Record the last turn read (creating the session's row); call inside a write
+    transaction."""
+    connection.execute(
+        "INSERT INTO session_log (session_id, started_at, last_seen_at, capture_cursor) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+        "capture_cursor = excluded.capture_cursor, last_seen_at = excluded.last_seen_at",
+        (session_id, stamp, stamp, cursor),
+    )
+
+
+def register_session(connection: Connection, session_id: str, now: datetime) -> None:
+    """The session's ``session_log`` row, created when it is new (SessionStart)."""
+    stamp = to_iso(now)
+    with write_transaction(connection, retry_seconds=0):
+        connection.execute(
+            "INSERT INTO session_log (session_id, started_at, last_seen_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+            (session_id, stamp, stamp),
+        )
+
+
+def end_session(
+    connection: Connection,
+    session_id: str,
+    *,
+    handoff_path: str,
+    summary: str,
+    files_changed: Sequence[str],
+    stamp: str,
+    machine: str | None = None,
+) -> None:
+    """Record the session's handoff: path, summary, changed files (JSON list) and
+    ``ended_at``; call inside a write transaction (the handoff document's)."""
+    import json
+
+    connection.execute(
+        "INSERT INTO session_log (session_id, started_at, last_seen_at, ended_at, handoff_path, "
+        "summary, files_changed, machine) VALUES (?1, ?2, ?2, ?2, ?3, ?4, ?5, ?6) "
+        "ON CONFLICT (session_id) DO UPDATE SET ended_at = excluded.ended_at, "
+        "last_seen_at = excluded.last_seen_at, handoff_path = excluded.handoff_path, "
+        "summary = excluded.summary, files_changed = excluded.files_changed, "
+        "machine = COALESCE(excluded.machine, machine)",
+        (
+            session_id,
+            stamp,
+            handoff_path,
+            summary,
+            json.dumps(list(files_changed), ensure_ascii=False),
+            machine,
+        ),
+    )
+
+
+class Handoff(NamedTuple):
+    """A session's handoff as ``session_log`` records it."""
+
+    session_id: str
+    handoff_path: str
+    summary: str
+    files_changed: tuple[str, ...]
+    ended_at: str
+
+
+def latest_handoffs(
+    connection: Connection, limit: int = 1, *, exclude_session: str = ""
+) -> list[Handoff]:
+    """The most recently ended sessions with a handoff, newest first (``exclude_session``
+    left out: the session asking)."""
+    import json
+
+    rows = connection.execute(
+        "SELECT session_id, handoff_path, COALESCE(summary, ''), files_changed, ended_at "
+        "FROM session_log WHERE handoff_path IS NOT NULL AND ended_at IS NOT NULL "
+        "AND session_id != ? ORDER BY ended_at DESC, rowid DESC LIMIT ?",
+        (exclude_session, max(0, limit)),
+    ).fetchall()
+    found = []
+    for session_id, path, summary, files, ended in rows:
+        try:
+            changed = json.loads(files) if files else []
+        except ValueError:
+            changed = []
+        names = tuple(str(name) for name in changed) if isinstance(changed, list) else ()
+        found.append(Handoff(str(session_id), str(path), str(summary), names, str(ended)))
+    return found

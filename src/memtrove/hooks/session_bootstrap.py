@@ -1,0 +1,122 @@
+"""``session-bootstrap`` (SessionStart, opt-in): where the last session left off.
+
+Registers the session in ``session_log``, then injects ``<vault-session>`` with, within the
+inventory's budgets (estimated tokens, ``ceil(characters / 4)``; 2000 in all):
+
+- the latest handoff of another session (600): its document, frontmatter left out;
+- decisions of the last 7 days (400): titles and dates;
+- stale notes to review (200): titles and paths, oldest first.
+
+The inventory's first part, the user profile (800), is not written by memtrove yet and is
+left out. Every line passes the prompt-injection filter (a line that fails is dropped) and
+is escaped; secrets are redacted. Not installed by ``setup hooks``: add it to the
+SessionStart hooks by hand (``memtrove hook session-bootstrap``, timeout 5). Unlike the
+reference product, whose bootstrap reaches the model only through ``surface --bootstrap``,
+the context goes out as SessionStart's ``additionalContext``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
+from memtrove.hooks.hooklog import HookLog
+from memtrove.hooks.render import truncate
+from memtrove.hooks.settings import HookSettings
+from memtrove.security.guard import escape, find_injection, normalize, sanitize
+from memtrove.security.redaction import redact_text
+from memtrove.vault import Vault
+
+__all__ = ["HOOK_NAME", "TOTAL_BUDGET", "build_context", "run"]
+
+HOOK_NAME = "session-bootstrap"
+TOTAL_BUDGET, HANDOFF_BUDGET, DECISIONS_BUDGET, STALE_BUDGET = 2000, 600, 400, 200
+RECENT_DAYS = 7
+_FRONTMATTER = re.compile(r"\A---\n[\s\S]*?\n---\n")
+
+
+def _safe_lines(text: str) -> list[str]:
+    return [
+        escape(line)
+        for line in redact_text(normalize(text)).splitlines()
+        if find_injection(line, limit=None) is None
+    ]
+
+
+def _within(heading: str, lines: Sequence[str], budget: int) -> str | None:
+    kept = [f"## {heading}"]
+    used = estimate_tokens(kept[0])
+    for line in lines:
+        cost = estimate_tokens(line) + 1
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(kept) if len(kept) > 1 else None
+
+
+def _handoff(vault: Vault, session_id: str) -> str | None:
+    for handoff in vault.latest_handoffs(3, exclude_session=session_id):
+        try:
+            body = vault.get(handoff.handoff_path).body
+        except Exception:  # deleted, forgotten or archived since: try the one before
+            continue
+        text = _FRONTMATTER.sub("", body).strip()
+        lines = [line for line in _safe_lines(text) if line.strip()]
+        heading = f"Last session ({handoff.ended_at[:10]}, {handoff.handoff_path})"
+        section = _within(escape(heading), lines, HANDOFF_BUDGET)
+        if section:
+            return truncate(section, HANDOFF_BUDGET * 4)
+    return None
+
+
+def build_context(vault: Vault, session_id: str) -> str:
+    """The ``<vault-session>`` block, or "" when there is nothing to say."""
+    sections = []
+    handoff = _handoff(vault, session_id)
+    if handoff:
+        sections.append(handoff)
+    decisions = []
+    for document in vault.recent_decisions(RECENT_DAYS, 10):
+        title = sanitize(document.title)
+        if title is not None and "_PRIVATE/" not in document.path:
+            decisions.append(f"- **{title}** ({document.modified_at[:10]})")
+    section = _within(f"Decisions of the last {RECENT_DAYS} days", decisions, DECISIONS_BUDGET)
+    if section:
+        sections.append(section)
+    stale = []
+    for document in vault.stale_documents(5):
+        title, key = sanitize(document.title), sanitize(f"{document.collection}/{document.path}")
+        if title is not None and key is not None and "_PRIVATE/" not in key:
+            stale.append(f"- {title} ({key}, {document.modified_at[:10]})")
+    section = _within("Stale notes (review, then pin or snooze)", stale, STALE_BUDGET)
+    if section:
+        sections.append(section)
+    if not sections:
+        return ""
+    context = "<vault-session>\n" + "\n\n".join(sections) + "\n</vault-session>"
+    while estimate_tokens(context) > TOTAL_BUDGET and len(sections) > 1:
+        sections.pop()
+        context = "<vault-session>\n" + "\n\n".join(sections) + "\n</vault-session>"
+    return context if estimate_tokens(context) <= TOTAL_BUDGET else ""
+
+
+def run(
+    event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
+) -> HookResult:
+    vault = open_vault()
+    if event.session_id:
+        try:
+            vault.register_session(event.session_id)
+        except Exception as error:  # best-effort: the context still goes out
+            log.warning(f"session not registered: {type(error).__name__}: {error}")
+    context = build_context(vault, event.session_id)
+    result = HookResult(context=context)
+    if context:
+        result.after.append(
+            lambda: vault.log_context_usage(
+                event.session_id or "unknown", HOOK_NAME, estimated_tokens=estimate_tokens(context)
+            )
+        )
+    return result

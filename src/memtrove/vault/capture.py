@@ -1,0 +1,127 @@
+"""The Vault's Stop-hook capture: observations, handoffs, feedback and the session bootstrap.
+
+The hooks read the transcript (bounded) and pass its turns here; see :mod:`memtrove.capture`
+for the documents written and :mod:`memtrove.lifecycle.feedback` for the recall
+bookkeeping. Every method fails open in what it writes: a model that fails or times out
+means the heuristic path, never a half-written capture.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:
+    from memtrove.capture.extractor import CaptureReport
+    from memtrove.capture.handoff import HandoffReport
+    from memtrove.capture.turns import Turn
+    from memtrove.lifecycle.feedback import FeedbackReport
+    from memtrove.lifecycle.sessions import Handoff
+    from memtrove.models.protocols import LLM
+    from memtrove.results import DocumentSummary
+
+__all__ = ["CaptureAccess"]
+
+
+class CaptureAccess(VaultState):
+    """Writing what a session leaves behind."""
+
+    def _capture_llm(self, use_llm: bool) -> LLM | None:
+        return self.models.llm if use_llm and self.models.has_llm else None
+
+    def capture_observations(
+        self,
+        session_id: str,
+        turns: Sequence[Turn],
+        *,
+        use_llm: bool = True,
+        invalidate: bool = False,
+        time_budget: float = 20.0,
+        retry_seconds: float = 5.0,
+    ) -> CaptureReport:
+        """``decision-extractor``: the session's new turns as observation, decision and
+        antipattern documents, triples, causal links and contradiction penalties (see
+        :mod:`memtrove.capture.extractor`). The LLM is asked within ``time_budget``
+        seconds; ``invalidate`` also marks contradicted decisions invalidated."""
+        from memtrove.capture.extractor import capture_turns
+
+        llm = self._capture_llm(use_llm)
+        with self._lock:
+            return capture_turns(
+                self._connection,
+                session_id,
+                turns,
+                self._clock(),
+                llm=llm,
+                redact=self.redact,
+                invalidate=invalidate,
+                time_budget=time_budget,
+                retry_seconds=retry_seconds,
+            )
+
+    def write_handoff(
+        self,
+        session_id: str,
+        turns: Sequence[Turn],
+        *,
+        use_llm: bool = True,
+        time_budget: float = 20.0,
+        retry_seconds: float = 5.0,
+    ) -> HandoffReport:
+        """``handoff-generator``: the session's handoff document and its session_log row."""
+        from memtrove.capture.handoff import write_handoff
+
+        llm = self._capture_llm(use_llm)
+        with self._lock:
+            return write_handoff(
+                self._connection,
+                session_id,
+                turns,
+                self._clock(),
+                llm=llm,
+                redact=self.redact,
+                time_budget=time_budget,
+                retry_seconds=retry_seconds,
+            )
+
+    def apply_feedback(
+        self, session_id: str, turns: Sequence[Turn], *, retry_seconds: float = 5.0
+    ) -> FeedbackReport:
+        """``feedback-loop``: which surfaced documents the replies used, per turn, and the
+        recall bookkeeping that follows (see :mod:`memtrove.lifecycle.feedback`)."""
+        from memtrove.lifecycle.feedback import apply_feedback
+
+        with self._lock:
+            return apply_feedback(
+                self._connection, session_id, turns, self._clock(), retry_seconds=retry_seconds
+            )
+
+    def register_session(self, session_id: str) -> None:
+        """Create the session's session_log row if it is new (best-effort callers)."""
+        from memtrove.lifecycle.sessions import register_session
+
+        with self._lock:
+            register_session(self._connection, session_id, self._clock())
+
+    def latest_handoffs(
+        self, limit: int = 1, *, exclude_session: str = ""
+    ) -> builtins.list[Handoff]:
+        """The newest session handoffs (session_log), ``exclude_session`` left out."""
+        from memtrove.lifecycle.sessions import latest_handoffs
+
+        with self._lock:
+            return latest_handoffs(self._connection, limit, exclude_session=exclude_session)
+
+    def recent_decisions(self, days: int = 7, limit: int = 10) -> builtins.list[DocumentSummary]:
+        """Active, valid decision documents modified in the last ``days`` days, newest
+        first."""
+        from datetime import timedelta
+
+        from memtrove.capture.store import recent_documents
+
+        since = self._clock() - timedelta(days=max(0, days))
+        with self._lock:
+            return recent_documents(self._connection, "decision", since, limit)

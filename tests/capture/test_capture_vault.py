@@ -1,0 +1,225 @@
+"""decision-extractor's capture through the Vault: documents, triples, causal links and
+contradictions, with the loopback fake model server and without any LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from memtrove import Vault
+from memtrove.capture.contradictions import FLOOR, PENALTY
+from memtrove.hooks.transcript import read_turns
+from memtrove.models.registry import ModelSettings
+from tests.capture.transcripts import (
+    OTHER_SESSION,
+    SESSION,
+    SESSION_ONE,
+    SESSION_TWO,
+    write_transcript,
+)
+from tests.fakes.model_server import ModelServer
+
+OBSERVED = """```xml
+<observations>
+<observation><type>problem</type><title>Session cache times out under load</title>
+<narrative>Redis timeouts after 2000 ms when the connection pool is exhausted.</narrative>
+<facts><fact>The pool was exhausted under load</fact></facts><confidence>0.8</confidence>
+</observation>
+<observation><type>decision</type><title>Use Redis with a bigger connection pool</title>
+<narrative>The session cache keeps Redis; the connection pool grows to 50 under load.</narrative>
+<facts><fact>Redis pool size is 50</fact></facts>
+<triples><triple><subject>session cache</subject><predicate>uses</predicate><object>Redis</object></triple>
+<triple><subject>session cache</subject><predicate>likes</predicate><object>Redis</object></triple></triples>
+<confidence>0.9</confidence></observation>
+<observation><type>preference</type><title>Avoid long cache timeouts</title>
+<narrative>Don't use cache timeouts over 500 ms.</narrative>
+<triples><triple><subject>user</subject><predicate>avoids</predicate><object>long cache timeouts</object></triple></triples>
+</observation>
+</observations>
+```"""
+
+
+def rows(vault: Vault, sql: str, *args: object) -> list[tuple[object, ...]]:
+    return [tuple(row) for row in vault._connection.execute(sql, args).fetchall()]
+
+
+def snapshot(vault: Vault) -> list[list[tuple[object, ...]]]:
+    tables = ("documents", "entity_triples", "memory_relations", "session_log")
+    return [rows(vault, f"SELECT * FROM {table} ORDER BY 1") for table in tables]
+
+
+@pytest.fixture
+def transcripts(tmp_path: Path) -> tuple[str, str]:
+    one = write_transcript(tmp_path / "one.jsonl", SESSION_ONE)
+    two = write_transcript(tmp_path / "two.jsonl", SESSION_TWO)
+    return str(one), str(two)
+
+
+@pytest.fixture
+def smart(tmp_path: Path, model_server: ModelServer) -> Iterator[Vault]:
+    settings = ModelSettings(llm_url=model_server.url)
+    vault = Vault.open(tmp_path / "smart.sqlite", config_dir=tmp_path / "config", models=settings)
+    yield vault
+    vault.close()
+
+
+def replying(
+    observer: str, verdict: str = '{"contradicts": true, "confidence": 0.9}'
+) -> Callable[[str], str]:
+    def reply(prompt: str) -> str:
+        return verdict if "Does the NEW decision contradict" in prompt else observer
+
+    return reply
+
+
+def test_without_an_llm_the_heuristic_writes_marked_observations(
+    vault: Vault, transcripts: tuple[str, str]
+) -> None:
+    report = vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    assert report.source == "heuristic" and report.observations >= 3 and report.triples == 0
+    paths = [str(p) for (p,) in rows(vault, "SELECT path FROM documents ORDER BY id")]
+    observations = [p for p in paths if p.startswith("agent/observations/")]
+    day = vault._clock().strftime("%Y-%m-%d")
+    assert all(p.startswith(f"agent/observations/{day}-9f1e2d3c-") for p in observations)
+    assert f"agent/decisions/{day}-9f1e2d3c.md" in paths
+    body = vault.get(f"_memtrove/{observations[0]}").body
+    head = body.split("\n---\n")[0]
+    for key in ("title:", 'type: "observation"', "observation_type:", "session_id:",
+                "authored_at:", "facts:", 'source: "heuristic"', "confidence:"):  # fmt: skip
+        assert key in head, key
+    # The cursor: the same turns again write nothing.
+    before = snapshot(vault)
+    again = vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    assert again.turns == 0 and snapshot(vault)[:3] == before[:3]
+
+
+def test_the_observer_writes_observations_triples_and_causal_links(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
+) -> None:
+    model_server.set_chat_reply(replying(OBSERVED))
+    report = smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    assert report.source == "observer" and report.observations == 3 and report.llm_error is None
+    # Canonical predicates only: "likes" is skipped; the problem's type is not eligible.
+    facts = rows(smart, "SELECT predicate, object_literal FROM entity_triples ORDER BY id")
+    assert facts == [("uses", None), ("avoids", "long cache timeouts")]
+    assert report.triples == 2
+    causal = rows(
+        smart, "SELECT source_id, target_id FROM memory_relations WHERE relation_type = 'causal'"
+    )
+    titles = {int(str(i)): str(t) for i, t in rows(smart, "SELECT id, title FROM documents")}
+    assert [(titles[int(str(a))], titles[int(str(b))]) for a, b in causal] == [
+        ("Session cache times out under load", "Use Redis with a bigger connection pool")
+    ]
+    paths = [str(p) for (p,) in rows(smart, "SELECT path FROM documents")]
+    assert any(p.startswith("agent/antipatterns/") for p in paths)
+    prompt = model_server.requests_to("chat")[0].body["messages"][0]["content"]
+    assert "<transcript>" in prompt and "connection pool" in prompt
+
+
+@pytest.mark.parametrize(
+    "fault",
+    ["garbage", "http500", "slow", "degenerate", "truncated-nothing"],
+)
+def test_every_observer_failure_falls_back_to_the_heuristic(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str], fault: str
+) -> None:
+    if fault == "garbage":
+        model_server.set_chat_reply("I cannot help with that.")
+    elif fault == "truncated-nothing":
+        model_server.set_chat_reply("<observations><observation><type>decision</type><title>Cut")
+    else:
+        model_server.set_mode("chat", fault)
+    report = smart.capture_observations(SESSION, read_turns(transcripts[0]), time_budget=1.0)
+    assert report.source == "heuristic" and report.llm_error
+    sources = {str(s) for (s,) in rows(smart, "SELECT path FROM documents")}
+    assert sources and all("observer" not in smart.get(f"_memtrove/{p}").body.split("---")[1]
+                           for p in sources)  # fmt: skip
+
+
+def test_a_failed_write_leaves_nothing_half_done(
+    vault: Vault, transcripts: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memtrove.capture.store as store
+
+    real = store.write_internal  # type: ignore[attr-defined]
+    calls = []
+
+    def failing(*args: object, **kwargs: object) -> int:
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "write_internal", failing)
+    with pytest.raises(RuntimeError):
+        vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    assert rows(vault, "SELECT COUNT(*) FROM documents") == [(0,)]
+    assert rows(vault, "SELECT COUNT(*) FROM session_log") == [(0,)]
+
+
+def decision_confidence(vault: Vault) -> dict[str, tuple[float, object]]:
+    return {
+        str(path): (float(conf), invalidated)  # type: ignore[arg-type]
+        for path, conf, invalidated in rows(
+            vault,
+            "SELECT path, confidence, invalidated_at FROM documents WHERE path LIKE 'agent/decisions/%'",
+        )
+    }
+
+
+@pytest.mark.parametrize("invalidate", [False, True])
+def test_a_contradicting_decision_lowers_the_old_one(
+    vault: Vault, transcripts: tuple[str, str], invalidate: bool
+) -> None:
+    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    (old_path,) = decision_confidence(vault)
+    old_confidence = decision_confidence(vault)[old_path][0]
+    assert old_confidence == 0.85
+    report = vault.capture_observations(
+        OTHER_SESSION, read_turns(transcripts[1]), invalidate=invalidate
+    )
+    assert len(report.contradictions) == 1
+    after = decision_confidence(vault)
+    assert after[old_path][0] == pytest.approx(old_confidence - PENALTY)
+    assert (after[old_path][1] is not None) == invalidate
+    assert report.would_invalidate == (() if invalidate else (old_path,))
+    edge = rows(
+        vault, "SELECT relation_type FROM memory_relations WHERE relation_type = 'contradicts'"
+    )
+    assert edge == [("contradicts",)]
+    # The new session's own decision is untouched.
+    new = [p for p in after if p != old_path]
+    assert after[new[0]] == (0.85, None)
+
+
+def test_the_confidence_floor(vault: Vault, transcripts: tuple[str, str]) -> None:
+    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault._connection.execute(
+        "UPDATE documents SET confidence = 0.3 WHERE path LIKE 'agent/decisions/%'"
+    )
+    vault.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    lowest = min(conf for conf, _ in decision_confidence(vault).values())
+    assert lowest == FLOOR
+
+
+def test_the_llm_verdict_overrides_the_heuristic(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
+) -> None:
+    model_server.set_chat_reply("garbage")  # first session: heuristic decisions
+    smart.capture_observations(SESSION, read_turns(transcripts[1].replace("two", "one")))
+    second = (
+        "<observations><observation><type>decision</type><title>Stop using Redis for the "
+        "session cache</title><narrative>We switch the session cache to Memcached instead of "
+        "Redis.</narrative></observation></observations>"
+    )
+    model_server.set_chat_reply(replying(second, '{"contradicts": false, "confidence": 0.9}'))
+    report = smart.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    assert report.source == "observer" and report.contradictions == ()
+    assert {conf for conf, _ in decision_confidence(smart).values()} == {0.85}
+    third_answer = second.replace("Stop using Redis", "Drop Redis")
+    fenced = '```json\n{"contradicts": true, "confidence": 0.7}\n```'
+    model_server.set_chat_reply(replying(third_answer, fenced))
+    third = smart.capture_observations("third-session", read_turns(transcripts[1]))
+    assert len(third.contradictions) >= 1 and "llm" in third.contradictions[0]

@@ -1,0 +1,140 @@
+"""Reading the observer's XML, the heuristic extractor and turn splitting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memtrove.capture.observations import (
+    MAX_OBSERVATIONS,
+    heuristic_observations,
+    observer_prompt,
+    parse_observer_answer,
+)
+from memtrove.capture.turns import Turn, split_turns
+from memtrove.hooks.transcript import read_transcript, read_turns
+from tests.capture.transcripts import (
+    BENCH,
+    SESSION_ONE,
+    assistant,
+    tool_result,
+    user,
+    write_transcript,
+)
+
+GOOD = """<observations>
+<observation><type>decision</type><title>Use Redis for the session cache</title>
+<narrative>Sessions need a shared store across workers.</narrative>
+<facts><fact>Pool size is 50</fact><fact>Pool size is 50</fact></facts>
+<triples><triple><subject>session cache</subject><predicate>uses</predicate><object>Redis</object></triple></triples>
+<confidence>0.9</confidence></observation>
+<observation><type>problem</type><title>Redis timeouts &amp; pool exhaustion</title>
+<narrative>Timeouts after 2000 ms.</narrative><confidence>high</confidence></observation>
+</observations>"""
+
+
+def test_a_good_answer_is_read_whole() -> None:
+    found = parse_observer_answer(GOOD)
+    assert found is not None and [o.type for o in found] == ["decision", "problem"]
+    decision, problem = found
+    assert decision.facts == ("Pool size is 50",) and decision.confidence == 0.9
+    assert decision.triples[0].object == "Redis" and decision.source == "observer"
+    assert problem.title == "Redis timeouts & pool exhaustion" and problem.confidence == 0.7
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f"```xml\n{GOOD}\n```",
+        f"<think>maybe <observation><type>decision</type><title>x</title></observation></think>{GOOD}",
+        f"Here you go:\n{GOOD}\nHope this helps.",
+    ],
+)
+def test_fences_thinking_and_prose_around_the_xml(answer: str) -> None:
+    found = parse_observer_answer(answer)
+    assert found is not None and found[0].title == "Use Redis for the session cache"
+    assert len(found) == 2
+
+
+def test_a_truncated_answer_keeps_the_complete_observations() -> None:
+    cut = GOOD[: GOOD.index("<narrative>Timeouts")]
+    found = parse_observer_answer(cut)
+    assert found is not None and [o.type for o in found] == ["decision"]
+
+
+@pytest.mark.parametrize("answer", ["", "garbage", '{"observations": []}', "<observation>"])
+def test_garbage_is_none(answer: str) -> None:
+    assert parse_observer_answer(answer) is None
+
+
+def test_nothing_worth_keeping_is_empty_not_none() -> None:
+    assert parse_observer_answer("<observations/>") == []
+
+
+def test_unknown_types_and_control_characters_are_dropped() -> None:
+    answer = (
+        "<observation><type>gossip</type><title>Bob</title></observation>"
+        "<observation><type>DISCOVERY</type><title>Line\x00one\u202e two</title></observation>"
+    )
+    found = parse_observer_answer(answer)
+    assert found is not None and [(o.type, o.title) for o in found] == [
+        ("discovery", "Line one two")
+    ]
+    many = "".join(
+        f"<observation><type>change</type><title>change {i}</title></observation>"
+        for i in range(40)
+    )
+    assert len(parse_observer_answer(many) or []) == MAX_OBSERVATIONS
+
+
+def test_turns_split_on_typed_prompts_only(tmp_path: Path) -> None:
+    path = write_transcript(
+        tmp_path / "t.jsonl",
+        [
+            user("first question about the cache"),
+            assistant("Looking.", edit="/p/a.py"),
+            tool_result("edited"),
+            user("[Request interrupted by user for tool use]"),
+            assistant("Done with it.", edit="/p/b.py"),
+            user("second question"),
+        ],
+    )
+    turns = read_turns(str(path))
+    assert [t.prompt for t in turns] == ["first question about the cache", "second question"]
+    assert (
+        turns[0].files == ("/p/a.py", "/p/b.py") and turns[0].reply == "Looking.\n\nDone with it."
+    )
+    assert turns[0].calls and turns[1].replies == ()
+
+
+def test_the_heuristic_finds_decisions_preferences_and_fixes(tmp_path: Path) -> None:
+    turns = read_turns(str(write_transcript(tmp_path / "t.jsonl", SESSION_ONE)))
+    found = heuristic_observations(turns)
+    kinds = {o.type for o in found}
+    assert {"decision", "preference", "bugfix"} <= kinds
+    assert all(o.source == "heuristic" and not o.triples for o in found)
+    assert len(found) < 6
+
+
+def test_the_heuristic_is_quiet_on_small_talk() -> None:
+    turns = [Turn("How do decorators work?", ("A decorator wraps a function.",), ())]
+    assert heuristic_observations(turns) == []
+
+
+def test_the_prompt_keeps_the_newest_turns_within_its_budget() -> None:
+    turns = [Turn(f"prompt {i}", ("x" * 3000,), ()) for i in range(20)]
+    prompt = observer_prompt(turns)
+    assert "prompt 19" in prompt and "prompt 0<" not in prompt and len(prompt) < 16_000
+
+
+@pytest.mark.skipif(not BENCH.is_dir(), reason="recorded sessions not available")
+def test_recorded_sessions_split_and_extract_without_error() -> None:
+    seen = 0
+    for path in sorted(BENCH.rglob("*.jsonl")):
+        messages = read_transcript(str(path), 200)
+        turns = split_turns(messages)
+        assert len(turns) <= len(messages)
+        heuristic_observations(turns)
+        seen += 1
+    assert seen >= 10
