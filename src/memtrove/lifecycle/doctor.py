@@ -31,6 +31,7 @@ from memtrove.lifecycle.probes import (
     reranker_check,
     service_checks,
 )
+from memtrove.mine.runs import mined_checks
 from memtrove.models.registry import Models
 from memtrove.results import Check, Collection, DoctorReport, SecretsReport
 from memtrove.retrieval.vectors import EmbeddingSpace, stored_space
@@ -67,6 +68,7 @@ def run_doctor(
     with lock or contextlib.nullcontext():
         checks = _vault_checks(connection, vault_path)
         checks += _collection_checks(connection, collections)
+        checks += mined_checks(connection)
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
         checks.append(enrichment_check(connection, models.has_llm))

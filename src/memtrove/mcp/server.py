@@ -34,6 +34,7 @@ from memtrove.mcp.intent_server import register_intent_tools
 from memtrove.mcp.kg_server import register_kg_tools
 from memtrove.mcp.lifecycle_server import register_lifecycle_tools
 from memtrove.mcp.memory_server import register_memory_tools
+from memtrove.mcp.mine_server import register_mine_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
 
@@ -372,6 +373,7 @@ def build_server(
     register_graph_build_tools(server, call, WRITES)
     register_enrichment_tools(server, call, READ_ONLY)
     register_lifecycle_tools(server, call, WRITES)
+    register_mine_tools(server, call, READ_ONLY, WRITES)
     return server
 
 

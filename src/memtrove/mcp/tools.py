@@ -347,6 +347,7 @@ def _collections(vault: Vault, collection: str | None) -> list[str] | None:
     if not names:
         return None
     known = {c.name for c in vault.collections()}
+    known.update(name for name, _ in vault.mined_collections())
     for name in names:
         if name not in known and not name.startswith(INTERNAL_PREFIX):
             listed = ", ".join(sorted(known)) or "none configured"

@@ -352,10 +352,21 @@ class Reading(VaultState):
             return list_documents(self._connection, check_limit(limit), collection)
 
     def status(self) -> VaultStatus:
+        from pathlib import Path
+
         from memtrove.index.stats import vault_status
+        from memtrove.mine.runs import mined_collections
+        from memtrove.results import Collection
 
         with self._lock:
-            return vault_status(self._connection, self.path, self.collections())
+            listed = self.collections()
+            names = {c.name for c in listed}
+            # Mined collections (memtrove owns their documents): listed with the folder
+            # last mined and the pattern "(mined)".
+            for name, source in mined_collections(self._connection):
+                if name not in names:
+                    listed.append(Collection(name, Path(source), "(mined)"))
+            return vault_status(self._connection, self.path, listed)
 
     def find_similar(self, ref: str, limit: int = 5) -> SearchResults:
         """Documents nearest to ``ref`` by its own vectors (the mean of its fragments'), the

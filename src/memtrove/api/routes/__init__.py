@@ -13,6 +13,7 @@ from memtrove.api.routes import (
     lifecycle,
     maintenance,
     memory,
+    mine,
     search,
     status,
     warm,
@@ -31,5 +32,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     intent.router,
     graph_build.router,
     enrichment.router,
+    mine.router,
     warm.router,
 )

@@ -1,0 +1,58 @@
+"""Conversation import: ``POST /mine`` (a folder the server can read), ``GET /mine/runs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import Field
+
+from memtrove.api.routes.common import ERRORS, VaultDependency
+from memtrove.api.schemas import StrictModel
+
+__all__ = ["MineRequest", "router"]
+
+router = APIRouter(tags=["mine"], responses=ERRORS)
+
+
+class MineRequest(StrictModel):
+    """``POST /mine``: import the conversations in a folder (or file) on the server."""
+
+    path: str = Field(min_length=1, description="Folder or file the server can read.")
+    collection: str = Field(default="conversations", description="Mined collection.")
+    format: str = Field(
+        default="auto", description="auto, claude-code, codex, chatgpt, claude-ai, slack, text."
+    )
+    dry_run: bool = Field(default=False, description="Only count what would be written.")
+    since: str | None = Field(default=None, description="Only exchanges from this ISO date.")
+    embed: bool = Field(default=False, description="Then embed what was written.")
+
+
+@router.post("/mine")
+def mine(vault: VaultDependency, body: MineRequest) -> dict[str, Any]:
+    """One ``conversation`` document per exchange; the report of ``memtrove mine --json``
+    (``files``, ``conversations``, ``exchanges``, ``written``, ``unchanged``, ``formats``,
+    ``skipped``, ``unrecognised``, ``errors``...). Holds the vault while it runs."""
+    report = vault.mine(
+        body.path,
+        body.collection,
+        format=body.format,
+        dry_run=body.dry_run,
+        embed=body.embed,
+        since=body.since,
+    )
+    return report.to_dict()
+
+
+@router.get("/mine/runs")
+def runs(
+    vault: VaultDependency,
+    limit: int = Query(10, ge=1, le=100, description="Most runs to return."),
+) -> dict[str, Any]:
+    """The latest mine runs, newest first, and the mined collections."""
+    return {
+        "collections": [
+            {"name": name, "source": source} for name, source in vault.mined_collections()
+        ],
+        "runs": [run.to_dict() for run in vault.import_status(limit)],
+    }

@@ -1,0 +1,65 @@
+"""``memtrove mine DIR``: import exported conversations (Claude Code, Codex, ChatGPT,
+Claude.ai, Slack, plain-text transcripts), one document per exchange; and
+``memtrove mine DIR --backfill-dates [--apply]`` for documents mined without a date."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
+
+__all__ = ["register"]
+
+_FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mine")(mine)
+
+
+def mine(
+    ctx: typer.Context,
+    folder: Path = typer.Argument(..., help="Folder (or one file) of exported conversations."),
+    collection: str = typer.Option(
+        "conversations", "--collection", "-c", help="Mined collection to write to."
+    ),
+    format: str = typer.Option(
+        "auto", "--format", help="auto, claude-code, codex, chatgpt, claude-ai, slack or text."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count what would be written."),
+    embed: bool = typer.Option(False, "--embed", help="Embed the written documents."),
+    since: str | None = typer.Option(
+        None, "--since", help="Only exchanges from this date or time (ISO-8601)."
+    ),
+    backfill_dates: bool = typer.Option(
+        False, "--backfill-dates", help="Only date documents mined without authored_at."
+    ),
+    apply: bool = typer.Option(False, "--apply", help="With --backfill-dates: write the dates."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Import conversations: one `conversation` document per exchange (a user message and
+    the replies up to the next one), with its time, speakers and source; reruns change
+    only what changed."""
+    if format not in _FORMATS:
+        raise fail(f"--format must be one of {', '.join(_FORMATS)}", code=2)
+    if apply and not backfill_dates:
+        raise fail("--apply goes with --backfill-dates", code=2)
+    if backfill_dates and (dry_run or embed or since):
+        raise fail("--backfill-dates takes only --apply, -c and --format", code=2)
+    with open_vault(ctx) as vault, user_errors():
+        if backfill_dates:
+            backfill = vault.mine_backfill_dates(folder, collection, format=format, apply=apply)
+            if as_json:
+                print_json(backfill.to_dict())
+            else:
+                console.print(backfill.text(), markup=False)
+            return
+        report = vault.mine(
+            folder, collection, format=format, dry_run=dry_run, embed=embed, since=since
+        )
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console.print(report.text(), markup=False)

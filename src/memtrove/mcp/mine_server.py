@@ -1,0 +1,86 @@
+"""Registers ``mine`` (import conversations; a dry run unless told otherwise) and
+``import_status`` (the latest mine runs and the mined collections) on the server
+:mod:`memtrove.mcp.server` builds; the server, the ``call`` helper and the annotations are
+handed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from memtrove.errors import InvalidQueryError
+
+if TYPE_CHECKING:
+    from memtrove.vault import Vault
+
+__all__ = ["import_status", "mine", "register_mine_tools"]
+
+
+def mine(
+    vault: Vault, path: str, collection: str, format: str, dry_run: bool, since: str | None
+) -> tuple[str, dict[str, Any]]:
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidQueryError("path must name a folder or file the server can read")
+    report = vault.mine(path, collection, format=format, dry_run=dry_run, since=since)
+    return report.text(), report.to_dict()
+
+
+def import_status(vault: Vault, limit: int, collection: str | None) -> tuple[str, dict[str, Any]]:
+    runs = vault.import_status(limit, collection or None)
+    mined = vault.mined_collections()
+    lines = [f"mined collections: {', '.join(name for name, _ in mined) or 'none'}"]
+    for run in runs:
+        lines.append(
+            f"#{run.id} {run.collection} {run.status} {run.started_at}: {run.files} files, "
+            f"{run.exchanges} exchanges, wrote {run.written}, unchanged {run.unchanged}"
+        )
+    return "\n".join(lines), {
+        "collections": [{"name": name, "source": source} for name, source in mined],
+        "runs": [run.to_dict() for run in runs],
+    }
+
+
+def register_mine_tools(
+    server: MCPServer[Any],
+    call: Callable[..., CallToolResult],
+    read_only: ToolAnnotations,
+    writes: ToolAnnotations,
+) -> None:
+    """Add ``mine`` and ``import_status`` to ``server``."""
+
+    @server.tool("mine", annotations=writes)
+    def mine_tool(
+        path: Annotated[str, Field(description="Folder or file of exported conversations.")],
+        collection: Annotated[
+            str, Field(description="Mined collection to write to.")
+        ] = "conversations",
+        format: Annotated[
+            str,
+            Field(description="auto, claude-code, codex, chatgpt, claude-ai, slack or text."),
+        ] = "auto",
+        dry_run: Annotated[
+            bool, Field(description="true (the default) only counts; false writes.")
+        ] = True,
+        since: Annotated[
+            str | None, Field(description="Only exchanges from this ISO date or time.")
+        ] = None,
+    ) -> CallToolResult:
+        """Import conversation exports (Claude Code, Codex, ChatGPT, Claude.ai, Slack,
+        plain-text transcripts) as one document per exchange. A dry run by default: call
+        again with dry_run=false to write."""
+        return call(mine, path, collection, format, dry_run, since)
+
+    @server.tool("import_status", annotations=read_only)
+    def import_status_tool(
+        limit: Annotated[int, Field(description="Most runs to return (1-100).")] = 10,
+        collection: Annotated[
+            str | None, Field(description="Only the runs of this mined collection.")
+        ] = None,
+    ) -> CallToolResult:
+        """The latest conversation imports (mine runs), newest first, and the mined
+        collections."""
+        return call(import_status, limit, collection)

@@ -1,0 +1,117 @@
+"""``mine``: scan a folder, read each conversation, write one document per exchange.
+
+Conversations are streamed one at a time from the readers into the writer's batches, so
+memory holds one conversation and one batch, whatever the size of the folder. A reader that
+fails on a file costs that file only (named in ``errors``); what each reader dropped is
+counted per format. The Vault records the run (:mod:`memtrove.mine.runs`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from memtrove.db.connection import Connection
+from memtrove.mine.exchanges import exchanges
+from memtrove.mine.formats import ORDER
+from memtrove.mine.report import MAX_LISTED, FormatCounts, MineReport
+from memtrove.mine.scan import candidates, detect
+from memtrove.mine.writer import Writer, render, source_mtime_ns
+from memtrove.text import iso_from_timestamp
+
+__all__ = ["mine_folder", "relative_source"]
+
+
+def relative_source(root: Path, path: Path) -> str:
+    """``path`` as the documents name it: relative to the folder mined (its own name when
+    the folder is the file itself)."""
+    try:
+        relative = path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+    return relative if relative != "." else path.name
+
+
+def mine_folder(
+    connection: Connection,
+    root: Path,
+    collection: str,
+    redact: Callable[[str], str],
+    now: str,
+    *,
+    formats: Sequence[str] = ORDER,
+    dry_run: bool = False,
+    since: str | None = None,
+    batch_size: int = 200,
+) -> MineReport:
+    """Mine every conversation under ``root`` into ``collection``; see the module doc.
+
+    ``since`` (UTC ISO): only exchanges authored then or later (an exchange without a time
+    counts from its file's modification time)."""
+    started = time.monotonic()
+    writer = Writer(connection, collection, redact, now, dry_run=dry_run, batch_size=batch_size)
+    counts: dict[str, Counter[str]] = {}
+    skipped: dict[str, Counter[str]] = {}
+    unrecognised: list[str] = []
+    unrecognised_count = 0
+    errors: list[str] = []
+    for path, is_folder in candidates(root, formats):
+        name = relative_source(root, path)
+        try:
+            found = detect(path, is_folder, formats)
+        except (OSError, ValueError, RecursionError) as error:
+            errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
+            continue
+        if found is None:
+            unrecognised_count += 1
+            if len(unrecognised) < MAX_LISTED:
+                unrecognised.append(name)
+            continue
+        tally = counts.setdefault(found.label, Counter())
+        tally["files"] += 1
+        mtime = source_mtime_ns(path)
+        file_time = iso_from_timestamp(mtime / 1e9)
+        dropped = skipped.setdefault(found.label, Counter())
+        try:
+            for conversation in found.conversations:
+                tally["conversations"] += 1
+                kept: set[str] = set()
+                for exchange in exchanges(conversation):
+                    when = exchange.authored_at or file_time
+                    if since is not None and when < since:
+                        dropped["before --since"] += 1
+                        continue
+                    document = render(exchange, name)
+                    if document is None:
+                        dropped["exchange too short"] += 1
+                        continue
+                    tally["exchanges"] += 1
+                    kept.add(document.path)
+                    writer.add(document, mtime)
+                if since is None and kept:
+                    folder = next(iter(kept)).rsplit("/", 1)[0]
+                    writer.retire_others(folder, frozenset(kept))
+        except (OSError, ValueError, RecursionError, UnicodeError) as error:
+            errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
+        dropped.update(found.skips)
+    writer.flush()
+    return MineReport(
+        collection=collection,
+        source=str(root),
+        dry_run=dry_run,
+        formats={
+            label: FormatCounts(c["files"], c["conversations"], c["exchanges"])
+            for label, c in counts.items()
+        },
+        written=writer.written,
+        unchanged=writer.unchanged,
+        retired=writer.retired,
+        skipped={label: dict(reasons) for label, reasons in skipped.items() if reasons},
+        unrecognised=unrecognised,
+        unrecognised_count=unrecognised_count,
+        errors=errors,
+        elapsed_seconds=round(time.monotonic() - started, 3),
+        document_ids=tuple(writer.ids),
+    )

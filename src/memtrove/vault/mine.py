@@ -1,0 +1,151 @@
+"""The Vault's conversation import: ``mine`` a folder of exported conversations into a
+mined collection, date old imports (``mine_backfill_dates``), and the runs so far.
+
+A mined collection (default ``conversations``) is not a folder in ``config.yaml``: memtrove
+owns its documents, so ``update`` never touches them, and :mod:`memtrove.mine.runs` says
+which collections are mined. They are searched, filtered (``-c conversations``) and listed
+(``collection list``, ``status``) like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memtrove.errors import CollectionError, InvalidQueryError
+from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
+    from memtrove.index.embedding import EmbedReport
+    from memtrove.mine.backfill import BackfillReport
+    from memtrove.mine.report import MineReport, MineRun
+
+__all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MineAccess"]
+
+DEFAULT_MINE_COLLECTION = "conversations"
+FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
+MAX_RUNS = 100
+
+
+class MineAccess(VaultState):
+    """Conversation import (see :mod:`memtrove.mine.pipeline`)."""
+
+    if TYPE_CHECKING:
+
+        def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
+
+    def mine(
+        self,
+        folder: str | Path,
+        collection: str = DEFAULT_MINE_COLLECTION,
+        *,
+        format: str = "auto",
+        dry_run: bool = False,
+        embed: bool = False,
+        since: str | None = None,
+    ) -> MineReport:
+        """Import the conversations under ``folder`` (a file or a folder) into
+        ``collection``: one ``conversation`` document per exchange, secrets redacted.
+
+        ``format``: ``auto`` detects each file's (see :mod:`memtrove.mine.scan`), any other
+        label reads only that format; ``dry_run``: count, write nothing; ``embed``: embed
+        what was written; ``since``: a date or time, only exchanges from then on.
+        Re-running is idempotent. Raises CollectionError for a missing folder or a name
+        taken by a folder collection, InvalidQueryError for a bad format or date.
+        """
+        from memtrove.mine.pipeline import mine_folder
+        from memtrove.mine.runs import finish_run, start_run
+        from memtrove.text import now_iso
+
+        root, labels = self._mine_arguments(folder, collection, format)
+        cutoff = _since(since)
+        with self._lock:
+            run_id = (
+                None if dry_run else start_run(self._connection, collection, str(root), now_iso())
+            )
+            try:
+                report = mine_folder(
+                    self._connection,
+                    root,
+                    collection,
+                    self.redact,
+                    now_iso(),
+                    formats=labels,
+                    dry_run=dry_run,
+                    since=cutoff,
+                )
+            except BaseException:
+                if run_id is not None:
+                    finish_run(self._connection, run_id, None, now_iso(), "failed")
+                raise
+            if run_id is not None:
+                report = report._replace(run_id=run_id)
+                finish_run(self._connection, run_id, report, now_iso(), "done")
+        # The import is committed. Passes that build on it (embedding now; the synthesis of
+        # decisions and preferences later) take report.document_ids from here, and their
+        # failure never undoes the import.
+        if embed and not dry_run and report.written:
+            self.embed()
+        return report
+
+    def mine_backfill_dates(
+        self,
+        folder: str | Path,
+        collection: str = DEFAULT_MINE_COLLECTION,
+        *,
+        format: str = "auto",
+        apply: bool = False,
+    ) -> BackfillReport:
+        """Give ``authored_at`` to documents of ``collection`` mined without one, from the
+        conversations under ``folder``; a dry run unless ``apply``."""
+        from memtrove.mine.backfill import backfill_dates
+
+        root, labels = self._mine_arguments(folder, collection, format)
+        with self._lock:
+            return backfill_dates(self._connection, root, collection, formats=labels, apply=apply)
+
+    def import_status(self, limit: int = 10, collection: str | None = None) -> list[MineRun]:
+        """The latest mine runs, newest first (``limit`` 1-100)."""
+        from memtrove.mine.runs import last_runs
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RUNS:
+            raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_RUNS}")
+        with self._lock:
+            return last_runs(self._connection, limit, collection)
+
+    def mined_collections(self) -> list[tuple[str, str]]:
+        """(name, folder last mined) of each mined collection."""
+        from memtrove.mine.runs import mined_collections
+
+        with self._lock:
+            return mined_collections(self._connection)
+
+    def _mine_arguments(
+        self, folder: str | Path, collection: str, format: str
+    ) -> tuple[Path, Sequence[str]]:
+        from memtrove.config import validate_collection_name
+        from memtrove.mine.formats import ORDER
+
+        if format not in FORMATS:
+            raise InvalidQueryError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
+        name = validate_collection_name(collection)
+        if any(c.name == name for c in self.collections()):
+            raise CollectionError(
+                f"collection {name!r} is a folder collection; mine into another (-c NAME)"
+            )
+        root = Path(folder).expanduser()
+        if not root.exists():
+            raise CollectionError(f"{root} does not exist")
+        return root.resolve(), ORDER if format == "auto" else (format,)
+
+
+def _since(value: str | None) -> str | None:
+    from memtrove.text import parse_iso_datetime
+
+    if value is None:
+        return None
+    parsed = parse_iso_datetime(value)
+    if parsed is None:
+        raise InvalidQueryError(f"--since {value!r} is not a date (use YYYY-MM-DD or ISO-8601)")
+    return parsed
