@@ -139,6 +139,7 @@ def test_hostile_files_are_skipped_and_counted(tmp_path: Path) -> None:
     messages = [
         "junk",
         {"type": "message", "user": "U1", "text": "no ts"},
+        {"type": "message", "user": "U1", "text": "far future", "ts": "999999999999.1"},
         {"type": "message", "user": "U1", "text": "   ", "ts": "1704067200.1"},
         {"type": "message", "user": "U1", "text": "<!here> &lt;b&gt;", "ts": "1704067201.1"},
     ]
@@ -147,7 +148,7 @@ def test_hostile_files_are_skipped_and_counted(tmp_path: Path) -> None:
     (export / "users.json").write_text('{"a": 1}', "utf-8")
     conversations, skips = read_all(export)
     assert [m.text for m in conversations["general"].messages] == ["@here <b>"]
-    assert skips == {"malformed message": 2, "empty message": 1, "malformed file": 1}
+    assert skips == {"malformed message": 3, "empty message": 1, "malformed file": 1}
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"PK\x03\x04 not really a zip")
     assert not slack.sniff(broken, broken.read_bytes())

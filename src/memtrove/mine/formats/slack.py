@@ -58,7 +58,7 @@ _KEPT_SUBTYPES = frozenset(
     {None, "", "file_share", "file_comment", "thread_broadcast", "me_message", "file_mention"}
 )
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
-_TS = re.compile(r"^\d{1,12}(?:\.\d{1,9})?$")
+_TS = re.compile(r"^\d{1,11}(?:\.\d{1,9})?$")  # 11 digits: within year 9999
 _MARKUP = re.compile(r"<([^<>\n]{1,2000})>")
 
 
