@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtrove.errors import InvalidQueryError
 from memtrove.mine.synthesize import SynthesisReport, fact_path, facts_prompt, parse_facts
@@ -299,3 +301,25 @@ def test_max_docs_caps_the_scan(mined: tuple[Vault, list[int]], model_server: Mo
     assert vault.synthesize_conversations(doc_ids, max_docs=2).docs_scanned == 2
     assert len(model_server.requests_to("chat")) == 2
     assert vault.synthesize_conversations([*doc_ids, 10**9], max_docs=0).docs_scanned == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["title", "contentType", "facts", "aliases", "links",
+                                       "target", "relationType", "weight"]), inner, max_size=6),
+    max_leaves=20,
+))  # fmt: skip
+def test_any_answer_parses_to_facts_or_none(value: object) -> None:
+    try:
+        answer = json.dumps(value)
+    except ValueError:
+        answer = str(value)
+    facts = parse_facts(answer)
+    assert facts is None or all(
+        fact.title
+        and fact.content_type in ("decision", "preference", "milestone", "problem")
+        and all(0.0 <= link.weight <= 1.0 for link in fact.links)
+        for fact in facts
+    )
