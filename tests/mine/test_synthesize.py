@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,10 +60,12 @@ STORAGE = [
 RESOLVED, UNRESOLVED = 4, 3
 
 
-def answers(chats: dict[str, Any], *, reverse: bool = False) -> Callable[[str], str]:
+def answers(
+    chats: dict[str, Any], *, reverse: bool = False, match_body: bool = False
+) -> Callable[[str], str]:
     def reply(prompt: str) -> str:
         for title, facts in chats.items():
-            if f"Title: {title}\n" in prompt:
+            if (title in prompt) if match_body else (f"Title: {title}\n" in prompt):
                 return json.dumps(list(reversed(facts)) if reverse else facts)
         return "[]"
 
@@ -323,3 +327,43 @@ def test_any_answer_parses_to_facts_or_none(value: object) -> None:
         and all(0.0 <= link.weight <= 1.0 for link in fact.links)
         for fact in facts
     )
+
+
+def run_memtrove(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memtrove", *args],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_mine_synthesize_as_a_real_process(tmp_path: Path, model_server: ModelServer) -> None:
+    from tests.e2e.test_serve import base_env
+    from tests.mine.test_chatgpt import conversation_json, text
+
+    export = tmp_path / "export" / "conversations.json"
+    export.parent.mkdir()
+    chat = conversation_json(
+        [("u1", "user", 1.7e9, text("Shall we use OAuth with PKCE for the login page?")),
+         ("a1", "assistant", 1.7e9 + 5, text("Yes: OAuth with PKCE, sessions kept in Postgres."))],
+        id="chat-1", title="Auth design chat",
+    )  # fmt: skip
+    export.write_text(json.dumps([chat]), encoding="utf-8")
+    model_server.set_chat_reply(answers({"Shall we use OAuth": AUTH[:2]}, match_body=True))
+    env = {**base_env(tmp_path), "MEMTROVE_LLM_URL": model_server.url}
+    args = ("mine", str(export.parent), "-c", "chats", "--synthesize", "--json")
+    first = run_memtrove(env, *args)
+    assert first.returncode == 0, first.stderr
+    synthesis = json.loads(first.stdout)["synthesis"]
+    assert synthesis["docsScanned"] == 1 and synthesis["factsSaved"] == 2
+    assert synthesis["linksResolved"] == 1  # Use OAuth! -> Use OAuth. through its alias
+    again = run_memtrove(env, *args)  # nothing changed: the collection's documents again
+    assert json.loads(again.stdout)["synthesis"]["factsSaved"] == 0, again.stderr
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+        assert len(synthesized(vault)) == 2
+    plain = {**base_env(tmp_path)}
+    quiet = run_memtrove(plain, "mine", str(export.parent), "-c", "chats", "--synthesize")
+    assert quiet.returncode == 0 and "synthesis skipped: no LLM" in quiet.stdout
+    usage = run_memtrove(plain, "mine", str(export.parent), "--synthesize", "--dry-run")
+    assert usage.returncode == 2 and "--synthesize" in usage.stderr
+    assert "Traceback" not in usage.stderr + quiet.stderr

@@ -1,5 +1,6 @@
 """``memtrove mine DIR``: import exported conversations (Claude Code, Codex, ChatGPT,
-Claude.ai, Slack, plain-text transcripts), one document per exchange; and
+Claude.ai, Slack, plain-text transcripts), one document per exchange; with
+``--synthesize`` the decisions, preferences, milestones and problems they hold; and
 ``memtrove mine DIR --backfill-dates [--apply]`` for documents mined without a date."""
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ def mine(
     since: str | None = typer.Option(
         None, "--since", help="Only exchanges from this date or time (ISO-8601)."
     ),
+    synthesize: bool = typer.Option(
+        False,
+        "--synthesize",
+        help="After the import, the LLM extracts decisions, preferences, milestones and "
+        "problems as linked documents.",
+    ),
+    synthesis_max_docs: int = typer.Option(
+        20, "--synthesis-max-docs", min=0, max=10_000, help="With --synthesize: at most N."
+    ),
     backfill_dates: bool = typer.Option(
         False, "--backfill-dates", help="Only date documents mined without authored_at."
     ),
@@ -48,6 +58,8 @@ def mine(
         raise fail("--apply goes with --backfill-dates", code=2)
     if backfill_dates and (dry_run or embed or since):
         raise fail("--backfill-dates takes only --apply, -c and --format", code=2)
+    if synthesize and (dry_run or backfill_dates):
+        raise fail("--synthesize writes documents: not with --dry-run or --backfill-dates", code=2)
     with open_vault(ctx) as vault, user_errors():
         if backfill_dates:
             backfill = vault.mine_backfill_dates(folder, collection, format=format, apply=apply)
@@ -59,7 +71,17 @@ def mine(
         report = vault.mine(
             folder, collection, format=format, dry_run=dry_run, embed=embed, since=since
         )
+        synthesis = None
+        if synthesize:  # the import is committed: a failure here never undoes it
+            synthesis = vault.synthesize_conversations(
+                report.document_ids or None, collection=collection, max_docs=synthesis_max_docs
+            )
     if as_json:
-        print_json(report.to_dict())
+        data = report.to_dict()
+        if synthesis is not None:
+            data["synthesis"] = synthesis.to_dict()
+        print_json(data)
         return
     console.print(report.text(), markup=False)
+    if synthesis is not None:
+        console.print(synthesis.text(), markup=False)

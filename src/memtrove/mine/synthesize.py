@@ -59,6 +59,7 @@ __all__ = [
     "Fact",
     "FactLink",
     "SynthesisReport",
+    "conversation_ids",
     "fact_path",
     "facts_prompt",
     "parse_facts",
@@ -252,6 +253,16 @@ class _Source(NamedTuple):
     path: str
     title: str
     body: str
+
+
+def conversation_ids(connection: Connection, collection: str) -> list[int]:
+    """The active ``conversation`` documents of ``collection``, by id."""
+    rows = connection.execute(
+        "SELECT id FROM documents WHERE collection = ? AND active = 1 "
+        "AND content_type = 'conversation' ORDER BY id",
+        (collection,),
+    ).fetchall()
+    return [int(row[0]) for row in rows]
 
 
 def _sources(connection: Connection, document_ids: Sequence[int], max_docs: int) -> list[_Source]:

@@ -22,19 +22,30 @@ class SynthesisAccess(VaultState):
     """Facts and links from imported conversations, by the configured LLM."""
 
     def synthesize_conversations(
-        self, document_ids: Sequence[int], *, max_docs: int = 20, use_llm: bool = True
+        self,
+        document_ids: Sequence[int] | None = None,
+        *,
+        collection: str | None = None,
+        max_docs: int = 20,
+        use_llm: bool = True,
     ) -> SynthesisReport:
-        """Extract the facts of the conversation documents ``document_ids`` (the first
-        ``max_docs`` by id, 0-10000), save them under ``_memtrove/synthesized/`` and link them.
+        """Extract the facts of the conversation documents ``document_ids`` (or, when None,
+        of every ``conversation`` document of ``collection``), the first ``max_docs`` by id
+        (0-10000); save them under ``_memtrove/synthesized/`` and link them.
         Without a configured LLM (or with ``use_llm=False``) nothing is asked or written and
         the report's ``llm`` is False. Failures are counted, never raised: the import the
         documents came from is never undone."""
-        from memtrove.mine.synthesize import synthesize
+        from memtrove.mine.synthesize import conversation_ids, synthesize
 
         if isinstance(max_docs, bool) or not isinstance(max_docs, int):
             raise InvalidQueryError("max_docs must be an integer")
         if not 0 <= max_docs <= MAX_SYNTHESIS_DOCS:
             raise InvalidQueryError(f"max_docs must be between 0 and {MAX_SYNTHESIS_DOCS}")
+        if document_ids is None:
+            if collection is None:
+                raise InvalidQueryError("give document ids or a collection to synthesize")
+            with self._lock:
+                document_ids = conversation_ids(self._connection, collection)
         ids = [int(doc_id) for doc_id in document_ids if not isinstance(doc_id, bool)]
         llm = self.models.llm if use_llm and self.models.has_llm else None
         return synthesize(self._connection, ids, llm, max_docs, lock=self._lock, clock=self._clock)
