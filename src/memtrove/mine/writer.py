@@ -27,12 +27,14 @@ failure loses at most the batch in hand (never half of one document).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.index.classify import quality_score
@@ -42,7 +44,7 @@ from memtrove.index.indexer import (
     _write_document,
     deactivate_documents,
 )
-from memtrove.index.markdown import document_title, parse_markdown
+from memtrove.index.markdown import ParsedMarkdown, document_title, parse_markdown
 from memtrove.index.preparing import Prepared, fragment_rows
 from memtrove.index.scanner import FileEntry
 from memtrove.mine.exchanges import Conversation, Exchange
@@ -67,6 +69,8 @@ class ExchangeDocument(NamedTuple):
     path: str
     text: str
     authored_at: str | None
+    title: str = ""
+    frontmatter: dict[str, Any] | None = None
 
 
 def _slug(value: str, limit: int) -> str:
@@ -82,7 +86,7 @@ def conversation_folder(conversation: Conversation) -> str:
     hash of its id and its source file's real path (mined again from any parent folder, a
     file lands in the same place; two copies of a session in two places are two sources)."""
     identity = "\0".join(
-        (conversation.format, conversation.conversation_id, str(conversation.source.resolve()))
+        (conversation.format, conversation.conversation_id, _real_path(conversation.source))
     )
     slug = _slug(conversation.conversation_id, 48)
     return f"{conversation.format}/{slug}-{_digest(identity)}"
@@ -111,9 +115,21 @@ def render(exchange: Exchange, source: str) -> ExchangeDocument | None:
         return None
     conversation = exchange.conversation
     authored = exchange.authored_at
+    title = _title(exchange)
+    frontmatter: dict[str, Any] = {
+        "title": title,
+        "content_type": "conversation",
+        "authored_at": authored,
+        "speakers": list(exchange.speakers),
+        "conversation_id": conversation.conversation_id,
+        "conversation_title": conversation.title,
+        "exchange": exchange.key,
+        "source": source,
+        "format": conversation.format,
+    }
     lines = [
         "---",
-        f"title: {_quote(_title(exchange))}",
+        f"title: {_quote(title)}",
         "content_type: conversation",
     ]
     if authored:
@@ -133,7 +149,8 @@ def render(exchange: Exchange, source: str) -> ExchangeDocument | None:
         body,
         "",
     ]
-    return ExchangeDocument(document_path(exchange), "\n".join(lines), authored)
+    kept = {key: value for key, value in frontmatter.items() if value is not None}
+    return ExchangeDocument(document_path(exchange), "\n".join(lines), authored, title, kept)
 
 
 def document_path(exchange: Exchange) -> str:
@@ -202,7 +219,7 @@ class Writer:
 
     def _prepare(self, document: ExchangeDocument, mtime_ns: int) -> Prepared:
         text = self._redact(document.text)
-        parsed = parse_markdown(text)
+        parsed = _parsed(document, text)
         title = document_title(parsed, document.path)
         data = text.encode("utf-8", errors="surrogatepass")
         return Prepared(
@@ -249,6 +266,26 @@ class Writer:
             (self._collection, escaped + "/%"),
         ).fetchall()
         return [int(doc_id) for doc_id, path in rows if str(path) not in kept]
+
+
+def _parsed(document: ExchangeDocument, text: str) -> ParsedMarkdown:
+    """What :func:`parse_markdown` finds in ``text``, without parsing its YAML again when
+    redaction changed nothing: render wrote that frontmatter and knows where it ends."""
+    if text != document.text or document.frontmatter is None or not document.title:
+        return parse_markdown(text)
+    closing = text.index("\n---\n", 3) + 1
+    return ParsedMarkdown(
+        text=text,
+        body_start=closing + 4,
+        frontmatter=document.frontmatter,
+        frontmatter_span=(4, closing),
+        title=document.title,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_path(path: Path) -> str:
+    return str(path.resolve())
 
 
 def source_mtime_ns(path: object) -> int:

@@ -1,0 +1,288 @@
+"""Vault.mine on real vault files: documents and their frontmatter, idempotent reruns, a
+session that grew or was rewound, --since, dry runs, redaction, files no reader takes, the
+mined collection next to folder collections, --backfill-dates, runs and bounded memory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtrove import Vault
+from memtrove.errors import CollectionError, InvalidQueryError
+from memtrove.mine.exchanges import Skips
+from memtrove.mine.formats import claude_code
+from memtrove.mine.runs import mined_checks
+
+BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "mine"
+needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="bench/mine is not here")
+SECRET = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+
+
+def line(uuid: str, parent: str | None, kind: str, text: str, minute: int, **extra: Any) -> str:
+    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
+    if kind == "assistant":
+        message["id"] = f"msg-{uuid}"
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "session-1",
+            "timestamp": f"2025-03-01T10:{minute:02d}:00Z",
+            "message": message,
+            **extra,
+        }
+    )
+
+
+def session(tmp_path: Path, *lines: str) -> Path:
+    folder = tmp_path / "projects"
+    folder.mkdir(exist_ok=True)
+    path = folder / "session-1.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+FIRST = (
+    line("u1", None, "user", "How do we rotate the refresh tokens?", 0),
+    line("a1", "u1", "assistant", "Rotate them on every use and revoke the family on reuse.", 1),
+)
+SECOND = (
+    line("u2", "a1", "user", "And how long should an access token live?", 2),
+    line("a2", "u2", "assistant", "Fifteen minutes, refreshed silently before it expires.", 3),
+)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Any:
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as opened:
+        yield opened
+
+
+def documents(vault: Vault, collection: str = "conversations") -> list[tuple[str, str | None, int]]:
+    rows = vault._connection.execute(
+        "SELECT path, authored_at, active FROM documents WHERE collection = ? ORDER BY path",
+        (collection,),
+    ).fetchall()
+    return [(str(p), a, int(active)) for p, a, active in rows]
+
+
+def test_one_document_per_exchange_with_its_frontmatter(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST, *SECOND)
+    report = vault.mine(folder)
+    assert (report.files, report.conversations, report.exchanges) == (1, 1, 2)
+    assert report.written == 2 and report.unchanged == 0
+    assert report.formats["claude-code"].exchanges == 2
+    rows = documents(vault)
+    assert [authored for _, authored, _ in rows] == ["2025-03-01T10:01:00Z", "2025-03-01T10:03:00Z"]
+    first = vault.get(f"conversations/{rows[0][0]}")
+    assert first.content_type == "conversation"
+    assert first.title == "How do we rotate the refresh tokens?"
+    assert rows[0][0].startswith("claude-code/session-1-") and rows[0][0].endswith("/u1.md")
+    for expected in (
+        'speakers: ["User", "Claude"]',
+        'conversation_id: "session-1"',
+        'exchange: "u1"',
+        'source: "session-1.jsonl"',
+        "format: claude-code",
+        "**User:** How do we rotate the refresh tokens?",
+        "**Claude:** Rotate them on every use",
+    ):
+        assert expected in first.body, expected
+
+
+def test_a_rerun_changes_nothing_and_a_grown_file_adds_only_its_new_exchange(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = session(tmp_path, *FIRST)
+    assert vault.mine(folder).written == 1
+    again = vault.mine(folder)
+    assert (again.written, again.unchanged) == (0, 1)
+    before = documents(vault)
+    session(tmp_path, *FIRST, *SECOND)
+    grown = vault.mine(folder)
+    assert (grown.written, grown.unchanged, grown.retired) == (1, 1, 0)
+    assert set(before) <= set(documents(vault))
+
+
+def test_a_rewound_exchange_is_retired(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST, *SECOND)
+    vault.mine(folder)
+    # the user rewinds to before u2 and asks something else: a second prompt child of a1
+    rewound = (
+        line("u3", "a1", "user", "Actually, should refresh tokens be bound to the device?", 5),
+        line("a3", "u3", "assistant", "Yes: bind them to a device key and check it on use.", 6),
+    )
+    session(tmp_path, *FIRST, *SECOND, *rewound)
+    report = vault.mine(folder)
+    assert (report.written, report.unchanged, report.retired) == (1, 1, 1)
+    active = {path.rsplit("/", 1)[1]: bool(flag) for path, _, flag in documents(vault)}
+    assert active == {"u1.md": True, "u2.md": False, "u3.md": True}
+    assert report.skipped["claude-code"]["abandoned branch"] == 2
+
+
+def test_since_dry_run_and_runs(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST, *SECOND)
+    dry = vault.mine(folder, dry_run=True)
+    assert (dry.dry_run, dry.written) == (True, 2)
+    assert documents(vault) == [] and vault.import_status() == []
+    later = vault.mine(folder, since="2025-03-01T10:02:00Z")
+    assert later.written == 1 and later.skipped["claude-code"]["before --since"] == 1
+    (run,) = vault.import_status()
+    assert (run.collection, run.status, run.written, run.exchanges) == (
+        "conversations",
+        "done",
+        1,
+        1,
+    )
+    assert vault.mined_collections() == [("conversations", str(folder.resolve()))]
+    (check,) = mined_checks(vault._connection)
+    assert check.name == "mined conversations" and check.status == "ok"
+    assert "1 documents; last run #1 done" in check.detail
+
+
+def test_secrets_are_redacted_before_anything_is_stored(vault: Vault, tmp_path: Path) -> None:
+    folder = session(
+        tmp_path,
+        line("u1", None, "user", f"push it with {SECRET} please, the usual way", 0),
+        line("a1", "u1", "assistant", "Pushed to origin/main with that token.", 1),
+    )
+    vault.mine(folder)
+    (path, _, _) = documents(vault)[0]
+    document = vault.get(f"conversations/{path}")
+    assert SECRET not in document.body and "[REDACTED:" in document.body
+    assert SECRET not in document.title
+    stored = vault._connection.execute("SELECT group_concat(doc, '') FROM content").fetchone()[0]
+    assert SECRET not in stored
+
+
+def test_files_no_reader_takes_are_reported(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST)
+    (folder / "notes.md").write_text("# Plans\n\nShip the importer on Friday.\n", encoding="utf-8")
+    (folder / "data.json").write_text('{"rows": [1, 2, 3]}', encoding="utf-8")
+    (folder / "picture.png").write_bytes(b"\x89PNG")
+    (folder / "node_modules").mkdir()
+    (folder / "node_modules" / "x.jsonl").write_text(FIRST[0] + "\n", encoding="utf-8")
+    report = vault.mine(folder)
+    assert report.unrecognised == ["data.json", "notes.md"]
+    assert report.unrecognised_count == 2
+    assert report.exchanges == 1  # node_modules is never entered
+
+
+def test_the_mined_collection_sits_beside_folder_collections(vault: Vault, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "tokens.md").write_text("# Tokens\n\nRefresh tokens rotate.\n", encoding="utf-8")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    folder = session(tmp_path, *FIRST, *SECOND)
+    vault.mine(folder)
+    listed = {c.name: (c.documents, c.pattern) for c in vault.status().collections}
+    assert listed == {"notes": (1, "**/*.md"), "conversations": (2, "(mined)")}
+    vault.update()  # a folder re-scan never touches the mined documents
+    assert [flag for _, _, flag in documents(vault)] == [1, 1]
+    found = vault.search("rotate refresh tokens", collections=["conversations"])
+    assert found and {r.collection for r in found} == {"conversations"}
+    with pytest.raises(CollectionError, match="folder collection"):
+        vault.mine(folder, "notes")
+
+
+def test_bad_arguments_are_one_line_errors(vault: Vault, tmp_path: Path) -> None:
+    with pytest.raises(CollectionError, match="does not exist"):
+        vault.mine(tmp_path / "missing")
+    with pytest.raises(InvalidQueryError, match="unknown format"):
+        vault.mine(tmp_path, format="whatsapp")
+    with pytest.raises(InvalidQueryError, match="not a date"):
+        vault.mine(tmp_path, since="last tuesday")
+    with pytest.raises(CollectionError, match="invalid collection name"):
+        vault.mine(tmp_path, "Bad Name")
+    with pytest.raises(InvalidQueryError):
+        vault.import_status(0)
+
+
+def test_backfill_dates_dry_run_then_apply(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST, *SECOND)
+    vault.mine(folder)
+    with vault._connection:
+        vault._connection.execute("UPDATE documents SET authored_at = NULL")
+    dry = vault.mine_backfill_dates(folder)
+    assert (dry.undated, dry.found, dry.applied) == (2, 2, False)
+    assert [a for _, a, _ in documents(vault)] == [None, None]
+    applied = vault.mine_backfill_dates(folder, apply=True)
+    assert (applied.undated, applied.found) == (2, 2)
+    assert [a for _, a, _ in documents(vault)] == ["2025-03-01T10:01:00Z", "2025-03-01T10:03:00Z"]
+    assert vault.mine_backfill_dates(folder).undated == 0
+
+
+@needs_bench
+def test_the_bench_folders_mine_idempotently(vault: Vault, tmp_path: Path) -> None:
+    for name in ("claude-code", "codex", "plain-text"):
+        shutil.copytree(BENCH / name, tmp_path / "bench" / name)
+    report = vault.mine(tmp_path / "bench")
+    assert report.formats["claude-code"].files == 15  # 4 of them subagent transcripts
+    assert report.formats["claude-code"].conversations == 11
+    assert report.skipped["claude-code"]["subagent transcript"] == 4
+    assert report.formats["codex"].files == 6
+    assert report.formats["text"].files == 7
+    assert report.unrecognised_count == 0 and report.errors == []
+    assert report.written == report.exchanges == len(documents(vault))
+    again = vault.mine(tmp_path / "bench")
+    assert (again.written, again.unchanged, again.retired) == (0, report.written, 0)
+
+
+def test_a_large_session_streams_in_bounded_memory(tmp_path: Path) -> None:
+    """40 MB of tool output: the reader keeps summaries, never the output."""
+    path = tmp_path / "big.jsonl"
+    dump = "x" * 100_000
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(line("u0", None, "user", "Read every log file and summarise them", 0) + "\n")
+        parent = "u0"
+        for index in range(400):
+            call = {
+                "type": "assistant",
+                "uuid": f"c{index}",
+                "parentUuid": parent,
+                "timestamp": "2025-03-01T10:01:00Z",
+                "message": {
+                    "id": f"m{index}",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": f"t{index}",
+                            "name": "Read",
+                            "input": {"file_path": f"/logs/{index}.log"},
+                        }
+                    ],
+                },
+            }
+            result = {
+                "type": "user",
+                "uuid": f"r{index}",
+                "parentUuid": f"c{index}",
+                "timestamp": "2025-03-01T10:02:00Z",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"t{index}", "content": dump}
+                    ],
+                },
+            }
+            handle.write(json.dumps(call) + "\n" + json.dumps(result) + "\n")
+            parent = f"r{index}"
+    assert path.stat().st_size > 40_000_000
+    tracemalloc.start()
+    try:
+        (conversation,) = claude_code.read(path, Skips())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000  # a few lines at a time, and one summary per call
+    assert len(conversation.messages) == 401  # the prompt, one reply per API message
+    reply = "\n".join(m.text for m in conversation.messages[1:])
+    assert reply.count("[Read: /logs/") == 400 and len(reply) < 100_000
