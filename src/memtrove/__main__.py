@@ -14,6 +14,7 @@ import sys
 TYPE_CHECKING = False  # typing itself is not imported: every start of memtrove passes here
 if TYPE_CHECKING:
     from memtrove.vault import Vault
+    from memtrove.vault.lanes import LaneHost
 
 __all__ = ["main"]
 
@@ -90,12 +91,41 @@ def _serve_mcp_stdio() -> int:
 
         run(open_vault, http=False)
 
-    with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(run_sdk, Path(cache_location()))
+    lanes = _host_lanes(vault_path, config_dir)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            serve_stdio(run_sdk, Path(cache_location()))
+    finally:
+        if lanes is not None:
+            lanes.stop()
     # Every answer is written and the vault closed: skip tearing down the interpreter (a
     # third of a second of module and garbage clean-up that nobody waits for).
     sys.stderr.flush()
     os._exit(0)
+
+
+def _host_lanes(vault_path: str, config_dir: str) -> LaneHost | None:
+    """The consolidation lanes when MEMTROVE_ENABLE_CONSOLIDATION / MEMTROVE_HEAVY_LANE are
+    set (nothing is imported otherwise); SIGTERM then ends the server so they drain."""
+    import os
+
+    names = ("MEMTROVE_ENABLE_CONSOLIDATION", "MEMTROVE_HEAVY_LANE")
+    if not any(os.environ.get(name, "").strip() for name in names):
+        return None
+    import signal
+    from pathlib import Path
+
+    from memtrove.config import Settings
+    from memtrove.vault.lanes import host_from_env
+
+    host = host_from_env(Settings(Path(vault_path), Path(config_dir)), short_lived=True)
+    if host is not None:
+
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
+    return host
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from memtrove import Vault
 from memtrove.db.connection import write_transaction
@@ -71,5 +72,5 @@ def smart_vault(tmp_path: Path, server: ModelServer, name: str = "smart.sqlite")
     )
 
 
-def rows(vault: Vault, *, everything: bool = False) -> list[dict[str, object]]:
+def rows(vault: Vault, *, everything: bool = False) -> list[dict[str, Any]]:
     return vault.consolidated_observations(include_inactive=everything)

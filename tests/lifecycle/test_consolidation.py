@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memtrove import Vault
 from memtrove.lifecycle.consolidation import (
     ConsolidationOptions,
+    Phase2Report,
     consolidate_observations,
     heuristic_patterns,
     select_observations,
@@ -24,11 +26,11 @@ ALICE = "Alice decided to use PostgreSQL for the billing service"
 BOB = "Bob decided to use PostgreSQL for the billing service"
 
 
-def run(vault: Vault, **options: object) -> object:
+def run(vault: Vault, **options: Any) -> Phase2Report:
     return consolidate_observations(
         vault._connection,
         llm=vault.models.llm if vault.models.has_llm else None,
-        options=ConsolidationOptions(**options),  # type: ignore[arg-type]
+        options=ConsolidationOptions(**options),
     )
 
 

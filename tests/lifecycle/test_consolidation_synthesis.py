@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memtrove import Vault
 from memtrove.lifecycle.synthesis import (
+    DeductiveSynthesisStats,
     Draft,
     Source,
     generate_deductions,
@@ -56,8 +58,8 @@ def deductions(vault: Vault) -> list[tuple[int, str, str]]:
     ]
 
 
-def synthesize(vault: Vault, **options: object) -> object:
-    return generate_deductions(vault._connection, llm=vault.models.llm, **options)  # type: ignore[arg-type]
+def synthesize(vault: Vault, **options: Any) -> DeductiveSynthesisStats:
+    return generate_deductions(vault._connection, llm=vault.models.llm, **options)
 
 
 def test_sources_are_recent_deductive_types_not_yet_used(vault: Vault) -> None:

@@ -103,28 +103,15 @@ def reflect(
 
 
 def host_lanes(settings: Any, *, short_lived: bool) -> Any:
-    """For ``memtrove mcp``: a started LaneHost when MEMTROVE_ENABLE_CONSOLIDATION or
-    MEMTROVE_HEAVY_LANE is set (else None), with a warning on stderr when the heavy lane runs
-    in a short-lived stdio host. SIGTERM then ends the server so the lanes drain."""
-    from memtrove.vault.lanes import LaneHost
+    """For ``memtrove mcp``: the lanes MEMTROVE_ENABLE_CONSOLIDATION / MEMTROVE_HEAVY_LANE
+    turn on, started (None when neither is); SIGTERM then ends the server so they drain."""
+    from memtrove.vault.lanes import host_from_env
 
-    lanes = _lanes()
-    if not (lanes.light or lanes.heavy):
-        return None
-    if lanes.heavy and short_lived:
-        print(
-            "memtrove mcp: warning: the heavy lane runs in a per-session stdio host that may "
-            "never see its quiet window; host it in `memtrove watch` instead",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-    host = LaneHost(
-        settings.vault_path, settings, light=lanes.light, heavy=lanes.heavy, lanes=lanes
-    )
-    host.start()
+    host = host_from_env(settings, short_lived=short_lived)
+    if host is not None:
+        signal.signal(signal.SIGTERM, _interrupt)
     return host
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from memtrove.vault.consolidation import LaneTick
     from memtrove.vault.core import Vault
 
-__all__ = ["HEAVY_DRAIN_SECONDS", "LIGHT_DRAIN_SECONDS", "LaneHost"]
+__all__ = ["HEAVY_DRAIN_SECONDS", "LIGHT_DRAIN_SECONDS", "LaneHost", "host_from_env"]
 
 LIGHT_DRAIN_SECONDS = 15.0
 HEAVY_DRAIN_SECONDS = 30.0
@@ -132,3 +132,33 @@ class LaneHost:
         finally:
             if vault is not None:
                 vault.close()
+
+
+def host_from_env(
+    settings: Settings, *, short_lived: bool, env: Mapping[str, str] | None = None
+) -> LaneHost | None:
+    """For a server host (``memtrove mcp``): a started LaneHost with the lanes that
+    MEMTROVE_ENABLE_CONSOLIDATION / MEMTROVE_HEAVY_LANE turn on, or None when neither is.
+    Warns (``memtrove.lanes`` logger) when the heavy lane runs in a ``short_lived`` host,
+    which may never see its quiet window, and when a lane variable is invalid (then no lane
+    runs: the server itself is not refused)."""
+    from memtrove.errors import ConfigError
+    from memtrove.lifecycle.maintenance import LaneSettings
+
+    try:
+        lanes = LaneSettings.from_env(os.environ if env is None else env)
+    except ConfigError as error:
+        log.warning("consolidation lanes not started: %s", error)
+        return None
+    if not (lanes.light or lanes.heavy):
+        return None
+    if lanes.heavy and short_lived:
+        log.warning(
+            "the heavy lane runs in a per-session stdio host that may never see its quiet "
+            "window; host it in `memtrove watch` instead"
+        )
+    host = LaneHost(
+        settings.vault_path, settings, light=lanes.light, heavy=lanes.heavy, lanes=lanes
+    )
+    host.start()
+    return host
