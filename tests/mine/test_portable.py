@@ -226,3 +226,36 @@ def test_an_unreadable_file_is_one_error(tmp_path: Path, vault: Vault) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage\n")
     with pytest.raises(PortableFormatError, match="line 1: not UTF-8"):
         vault.import_from(binary)
+
+
+def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    source = _populated(tmp_path, example_copy)
+    source.export_to(tmp_path / "vault.jsonl")
+    target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+    target.add_collection(example_copy, name="demo")
+    target.update()
+    target.remember("own entry", "The target's own memory.", store="global")
+    kept = {(d.path, d.doc_id, d.hash) for d in target.export()}
+    pinned = source.list(40)[2]
+
+    report = target.import_from(tmp_path / "vault.jsonl", merge=True)
+    assert report.added["documents"] == report.records["documents"] - len(kept) + 1
+    assert {(d.path, d.doc_id, d.hash) for d in target.export() if d.collection == "demo"} == {
+        item for item in kept if not item[0].startswith("entries/")
+    }
+    assert {e.label for e in target.entries("global")} == {"own entry", "deploy rule"}
+    assert target.entry_versions("deploy rule", "global")[0].content.startswith("Deploy on Tues")
+    assert [r.path for r in target.search("heron caching queues", limit=3)] == [
+        r.path for r in source.search("heron caching queues", limit=3)
+    ]
+    assert pinned.collection == "generated" and target.get(f"generated/{pinned.path}").pinned
+    assert [f.predicate for f in target.kg_query("catalog").facts] == ["runs_on"]
+    assert [s.session_id for s in target.session_log(5)] == ["session-1"]
+
+    target.export_to(tmp_path / "merged.jsonl")
+    again = target.import_from(tmp_path / "vault.jsonl", merge=True)
+    assert not any(again.added.values()), again.added  # a second merge adds nothing
+    target.export_to(tmp_path / "merged-again.jsonl")
+    assert _records(tmp_path / "merged-again.jsonl") == _records(tmp_path / "merged.jsonl")

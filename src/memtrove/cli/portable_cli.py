@@ -3,6 +3,7 @@ moving a vault out, back in, and over from ClawMem."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -43,27 +44,47 @@ def import_command(
         None, "--config", help="With `clawmem`: its collection config (index.yml / config.yaml)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check and count; write nothing."),
+    merge: bool = typer.Option(
+        False, "--merge", help="Add an export to a vault in use (what it holds wins)."
+    ),
     embed: bool = typer.Option(False, "--embed", help="Then embed what arrived."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Import an export file into a new vault, or (`import clawmem PATH`) a ClawMem vault
     into this one: documents, metadata, graph, sessions (run again: nothing changes)."""
     clawmem = source == "clawmem" and path is not None
-    if not clawmem and (path is not None or config is not None):
+    if (not clawmem and (path is not None or config is not None)) or (clawmem and merge):
         raise fail(
-            "usage: memtrove import FILE [--dry-run] [--embed] | memtrove import clawmem PATH "
+            "usage: memtrove import FILE [--merge] [--dry-run] [--embed] | memtrove import clawmem PATH "
             "[--config FILE] [--dry-run] [--embed]",
             2,
         )
     with open_vault(ctx) as vault, user_errors():
         if clawmem:
             assert path is not None
+            config = config or _clawmem_config(path)
             report = vault.import_clawmem(path, config=config, dry_run=dry_run, embed=embed)
             data, text = report.to_dict(), report.text()
         else:
-            imported = vault.import_from(Path(source), dry_run=dry_run, embed=embed)
+            imported = vault.import_from(Path(source), dry_run=dry_run, embed=embed, merge=merge)
             data, text = imported.to_dict(), imported.text()
     if as_json:
         print_json(data)
         return
     console.print(text, markup=False)
+
+
+def _clawmem_config(path: Path) -> Path | None:
+    """None when a config sits beside the database (the import finds it there); else
+    ClawMem's own: ``$CLAWMEM_CONFIG_DIR`` (default ``$XDG_CONFIG_HOME/clawmem``),
+    ``config.yaml`` if present, otherwise ``index.yml``."""
+    folder = path if path.is_dir() else path.parent
+    beside = ("config.yaml", "index.yml", "config/config.yaml", "config/index.yml")
+    if any((folder / name).is_file() for name in beside):
+        return None
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    home = Path(os.environ.get("CLAWMEM_CONFIG_DIR") or Path(base) / "clawmem").expanduser()
+    for name in ("config.yaml", "index.yml"):
+        if (home / name).is_file():
+            return home / name
+    return None

@@ -33,6 +33,7 @@ from memtrove.text import segment_cjk
 __all__ = [
     "MAX_LINE_BYTES",
     "ImportedFile",
+    "Importer",
     "import_lines",
     "open_export",
     "read_lines",
@@ -62,10 +63,12 @@ _FREE_TEXT: dict[str, tuple[str, ...]] = {
 
 
 class ImportedFile(NamedTuple):
-    """What an import read: the header and each table's row count."""
+    """What an import read: the header, each table's records read and rows written (the
+    same unless merging, where rows the vault already holds are kept)."""
 
     header: dict[str, Any]
     records: dict[str, int]
+    added: dict[str, int]
     redacted: int
 
 
@@ -140,7 +143,7 @@ def _check_header(connection: Connection, record: dict[str, Any]) -> dict[str, A
     return record
 
 
-class _Importer:
+class Importer:
     def __init__(self, connection: Connection, redact: Callable[[str], str]) -> None:
         self.connection = connection
         self.redact = redact
@@ -149,7 +152,10 @@ class _Importer:
         self.statements: dict[tuple[str, tuple[str, ...]], str] = {}
         self.renamed: dict[str, str] = {}  # content hash -> hash of its redacted body
         self.redacted = 0
-        self.records: dict[str, int] = {}
+        self.records: dict[str, int] = {}  # records read, per table
+        self.added: dict[str, int] = {}  # rows written, per table
+        self.verb = "INSERT"
+        self.last_id: int | None = None  # the rowid the last insert gave
 
     def add(self, number: int, record: dict[str, Any]) -> None:
         table = record.pop("type")
@@ -176,12 +182,20 @@ class _Importer:
             fragments = self._content(number, values, fragments)
         elif table == "documents" and isinstance(values.get("hash"), str):
             values["hash"] = self.renamed.get(values["hash"], values["hash"])
-        self._insert(number, table, values)
+        self.records[table] = self.records.get(table, 0) + 1
+        prepared = self._prepare(number, table, values)
+        if prepared is None or not self._insert(number, table, prepared):
+            return
+        self.added[table] = self.added.get(table, 0) + 1
         if table == "content":
             self._fragments(number, str(values["hash"]), len(values["doc"]), fragments or [])
-        elif table == "documents" and values.get("active") == 1:
-            self._index_text(number, values)
-        self.records[table] = self.records.get(table, 0) + 1
+        elif table == "documents" and prepared.get("active") == 1:
+            self._index_text(number, prepared)
+
+    def _prepare(self, number: int, table: str, values: dict[str, Any]) -> dict[str, Any] | None:
+        """The row to insert (None: nothing to insert). An import into an empty vault
+        inserts every row as it is; a merge (:mod:`.portable_merge`) maps its ids."""
+        return values
 
     def _redacted(self, text: str) -> str:
         cleaned = self.redact(text)
@@ -227,20 +241,23 @@ class _Importer:
         except Exception as error:
             raise _fail(number, f"content {body_hash[:12]}: fragments: {error}") from None
 
-    def _insert(self, number: int, table: str, values: dict[str, Any]) -> None:
+    def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
         columns = tuple(values)
         statement = self.statements.get((table, columns))
         if statement is None:
-            verb = "INSERT OR REPLACE" if table in _SEEDED else "INSERT"
+            seeded = table in _SEEDED and self.verb == "INSERT"  # a new vault's own rows
+            verb = "INSERT OR REPLACE" if seeded else self.verb
             names = ", ".join(f'"{c}"' for c in columns)
             marks = ", ".join("?" for _ in columns)
             statement = f'{verb} INTO "{table}" ({names}) VALUES ({marks})'
             self.statements[(table, columns)] = statement
         try:
-            self.connection.execute(statement, tuple(values.values()))
+            cursor = self.connection.execute(statement, tuple(values.values()))
         except Exception as error:  # constraint failures, wrong types: the line is at fault
             message = " ".join(str(error).split()) or type(error).__name__
             raise _fail(number, f"{table}: {message}") from None
+        self.last_id = cursor.lastrowid
+        return cursor.rowcount != 0
 
     def _index_text(self, number: int, values: dict[str, Any]) -> None:
         row = self.connection.execute(
@@ -248,13 +265,21 @@ class _Importer:
         ).fetchone()
         if row is None:
             raise _fail(number, "a document whose content is not in the file")
+        text = str(row[0])
+        length = values.get("body_length")
+        # The indexed body is the text after its frontmatter, ``body_length`` characters long:
+        # no need to parse the frontmatter again (unless the row says otherwise).
+        if isinstance(length, int) and 0 < length <= len(text) and not self.renamed:
+            body = text[len(text) - length :]
+        else:
+            body = parse_markdown(text).body
         self.connection.execute(
             "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
             (
                 values["id"],
                 f"{values['collection']}/{values['path']}",
                 segment_cjk(str(values["title"])),
-                segment_cjk(parse_markdown(str(row[0])).body),
+                segment_cjk(body),
             ),
         )
 
@@ -265,38 +290,45 @@ def import_lines(
     *,
     redact: Callable[[str], str],
     dry_run: bool = False,
+    merge: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportedFile:
     """Import an export's lines into the (empty) vault of ``connection``, in one
-    transaction; with ``dry_run`` everything is checked and then rolled back."""
+    transaction; with ``dry_run`` everything is checked and then rolled back. ``merge``
+    adds them to a vault in use instead (see :mod:`memtrove.mine.portable_merge`)."""
     iterator = iter(lines)
     first = next(iterator, None)
     if first is None:
         raise PortableFormatError("line 1: the file is empty")
     header = _check_header(connection, _parse(1, first))
     present = vault_contents(connection)
-    if present:
+    if present and not merge:
         held = ", ".join(f"{count} {table}" for table, count in sorted(present.items())[:3])
         raise VaultNotEmptyError(
             f"the vault already holds data ({held}): import into a new vault file "
-            "(--vault NEW.sqlite); merging into a vault in use is not supported"
+            "(--vault NEW.sqlite), or add it to this one with --merge"
         )
-    importer = _Importer(connection, redact)
+    if merge:
+        from memtrove.mine.portable_merge import Merger
+
+        importer: Importer = Merger(connection, redact)
+    else:
+        importer = Importer(connection, redact)
     total = sum(header["counts"].values())
     try:
         with write_transaction(connection):
             _import_records(importer, iterator, header, total, progress)
-            if not importer.renamed:  # same bodies: the source's BM25 totals hold here too
+            if not importer.renamed and not merge:  # the source's BM25 totals hold here too
                 _restore_averages(connection, header.get("fts_averages"))
             if dry_run:
                 raise _DryRun
     except _DryRun:
         pass
-    return ImportedFile(header, importer.records, importer.redacted)
+    return ImportedFile(header, importer.records, importer.added, importer.redacted)
 
 
 def _import_records(
-    importer: _Importer,
+    importer: Importer,
     iterator: Iterator[bytes | str],
     header: dict[str, Any],
     total: int,

@@ -15,6 +15,7 @@ from memtrove.vault.state import VaultState
 if TYPE_CHECKING:
     from memtrove.mine.clawmem_import import ClawmemReport
     from memtrove.results import EmbedReport
+    from memtrove.security.redaction import Redactor
 
 __all__ = ["ExportReport", "ImportReport", "PortableAccess"]
 
@@ -38,11 +39,13 @@ class ExportReport(NamedTuple):
 
 
 class ImportReport(NamedTuple):
-    """``import``: the records per table, the collections registered in ``config.yaml``
+    """``import``: the records read and the rows written per table (the same but for a
+    merge, which keeps what the vault holds), the collections registered in ``config.yaml``
     and those whose folder is not on this machine (their documents arrive all the same)."""
 
     path: str
     records: dict[str, int]
+    added: dict[str, int]
     collections_added: list[str]
     collections_missing: list[str]
     redacted: int
@@ -55,7 +58,9 @@ class ImportReport(NamedTuple):
         total = sum(self.records.values())
         lines = [f"{verb} {total} records from {self.path} in {self.elapsed_seconds:.2f}s"]
         for table, count in self.records.items():
-            lines.append(f"  {table}: {count}")
+            written = self.added.get(table, 0)
+            kept = f" ({count - written} already here, kept)" if written != count else ""
+            lines.append(f"  {table}: {written}{kept}")
         if self.collections_added:
             lines.append("collections registered: " + ", ".join(self.collections_added))
         if self.collections_missing:
@@ -79,6 +84,9 @@ class PortableAccess(VaultState):
     """Export, import and moving in from ClawMem."""
 
     if TYPE_CHECKING:
+
+        @property
+        def redactor(self) -> Redactor: ...
 
         def add_collection(
             self, path: str | Path, name: str | None = None, *a: Any, **k: Any
@@ -124,10 +132,13 @@ class PortableAccess(VaultState):
         *,
         dry_run: bool = False,
         embed: bool = False,
+        merge: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
         """Import an export file into this (empty) vault in one transaction; register its
-        collections whose folders exist here; ``embed`` then embeds every fragment."""
+        collections whose folders exist here; ``embed`` then embeds every fragment.
+        ``merge``: add it to a vault in use (what the vault holds wins; see
+        :mod:`memtrove.mine.portable_merge`)."""
         from memtrove.mine.portable_import import import_lines, open_export, read_lines
 
         started = time.monotonic()
@@ -136,8 +147,9 @@ class PortableAccess(VaultState):
             imported = import_lines(
                 self._connection,
                 read_lines(stream),
-                redact=self.redact,
+                redact=self.redactor.redact,  # built once, not per text
                 dry_run=dry_run,
+                merge=merge,
                 progress=progress,
             )
         added, missing = self._register(imported.header.get("collections"), dry_run)
@@ -145,6 +157,7 @@ class PortableAccess(VaultState):
         return ImportReport(
             str(source),
             imported.records,
+            imported.added,
             added,
             missing,
             imported.redacted,
@@ -169,7 +182,10 @@ class PortableAccess(VaultState):
         collections = read_clawmem_config(Path(path).expanduser(), config)
         with self._lock:
             report = import_clawmem(
-                self._connection, Path(path).expanduser(), redact=self.redact, dry_run=dry_run
+                self._connection,
+                Path(path).expanduser(),
+                redact=self.redactor.redact,
+                dry_run=dry_run,
             )
         added, missing = self._register(
             [
