@@ -1,0 +1,177 @@
+"""``memtrove mine`` end to end: the command as a real process (a dry run, the import, a
+rerun, --json, --backfill-dates, usage errors, search -c and collection list over the mined
+collection), the ``mine`` and ``import_status`` MCP tools over stdio with the official
+client, and ``POST /mine`` on a running ``memtrove serve``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.mcp_calls import call_tools
+from tests.e2e.test_serve import Server, base_env, start
+
+TOKEN = "mine-e2e-token-7c41"
+
+
+def memtrove(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memtrove", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def session_line(uuid: str, parent: str | None, kind: str, text: str, minute: int) -> str:
+    message: dict[str, object] = {"role": kind, "content": [{"type": "text", "text": text}]}
+    if kind == "assistant":
+        message["id"] = f"msg-{uuid}"
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "e2e-session",
+            "timestamp": f"2025-04-02T09:{minute:02d}:00Z",
+            "message": message,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mine")
+    exports = folder / "exports"
+    exports.mkdir()
+    (exports / "e2e-session.jsonl").write_text(
+        "\n".join(
+            [
+                session_line("u1", None, "user", "Which queue should the billing worker use?", 0),
+                session_line(
+                    "a1", "u1", "assistant", "The durable billing queue, with retries.", 1
+                ),
+                session_line("u2", "a1", "user", "And what is the retry limit for invoices?", 2),
+                session_line(
+                    "a2", "u2", "assistant", "Five attempts, then the dead letter queue.", 3
+                ),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    (exports / "chat.txt").write_text(
+        "User: What did we pick for the search index?\nAssistant: SQLite FTS5 in the vault.\n"
+        "User: And for vectors?\nAssistant: sqlite-vec, cosine distance, in the same file.\n",
+        encoding="utf-8",
+    )
+    (exports / "notes.md").write_text("# Not a chat\n\nJust a note.\n", encoding="utf-8")
+    return folder
+
+
+def test_the_command(home: Path) -> None:
+    env = base_env(home)
+    exports = str(home / "exports")
+    dry = memtrove(env, "mine", exports, "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    answer = json.loads(dry.stdout)
+    assert (answer["dryRun"], answer["written"], answer["exchanges"]) == (True, 4, 4)
+    assert answer["unrecognised"] == ["notes.md"]
+    assert answer["formats"]["claude-code"] == {"files": 1, "conversations": 1, "exchanges": 2}
+    assert answer["formats"]["text"] == {"files": 1, "conversations": 1, "exchanges": 2}
+
+    first = memtrove(env, "mine", exports)
+    assert first.returncode == 0, first.stderr
+    assert "wrote 4, unchanged 0" in first.stdout and "unrecognised: 1 files" in first.stdout
+    again = json.loads(memtrove(env, "mine", exports, "--json").stdout)
+    assert (again["written"], again["unchanged"]) == (0, 4)
+
+    found = memtrove(env, "search", "retry limit invoices", "-c", "conversations", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    results = hits["results"] if isinstance(hits, dict) else hits
+    assert results and results[0]["title"] == "And what is the retry limit for invoices?"
+    listed = memtrove(env, "collection", "list", "--json")
+    assert {"name": "conversations", "documents": 4} in [
+        {"name": c["name"], "documents": c["documents"]} for c in json.loads(listed.stdout)
+    ]
+
+    backfill = memtrove(env, "mine", exports, "--backfill-dates", "--json")
+    assert backfill.returncode == 0, backfill.stderr
+    assert json.loads(backfill.stdout)["undated"] == 2  # the plain-text exchanges have no time
+
+    for bad, code, message in (
+        (["--format", "fax"], 2, "--format must be one of"),
+        (["--apply"], 2, "--apply goes with --backfill-dates"),
+        (["--since", "yesterday-ish"], 1, "is not a date"),
+        (["-c", "Not A Name"], 1, "invalid collection name"),
+    ):
+        failed = memtrove(env, "mine", exports, *bad)
+        assert failed.returncode == code and message in failed.stderr, failed.stderr
+        assert failed.stderr.count("\n") == 1 and "Traceback" not in failed.stderr
+    missing = memtrove(env, "mine", str(home / "nowhere"))
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
+
+
+def test_the_mcp_tools(home: Path, tmp_path: Path) -> None:
+    exports = str(home / "exports")
+    listed, answers = call_tools(
+        base_env(home),
+        {
+            "dry": ("mine", {"path": exports, "collection": "mcp-chats"}),
+            "write": ("mine", {"path": exports, "collection": "mcp-chats", "dry_run": False}),
+            "status": ("import_status", {"collection": "mcp-chats"}),
+            "search": ("search", {"query": "billing queue retries", "collection": "mcp-chats"}),
+            "bad": ("mine", {"path": exports, "format": "fax"}),
+            "missing": ("mine", {"path": ""}),
+            "limit": ("import_status", {"limit": 0}),
+        },
+        tmp_path / "stderr.txt",
+    )
+    assert {"mine", "import_status"} <= listed
+    dry = answers["dry"].structured_content
+    assert dry["dryRun"] is True and dry["written"] == 4
+    write = answers["write"].structured_content
+    assert (write["dryRun"], write["written"]) == (False, 4)
+    status = answers["status"].structured_content
+    assert [run["written"] for run in status["runs"]] == [4]  # the dry run is not recorded
+    assert {"name": "mcp-chats", "source": exports} in status["collections"]
+    assert not answers["search"].is_error, answers["search"].content[0].text
+    for name in ("bad", "missing", "limit"):
+        result = answers[name]
+        assert result.is_error and "\n" not in result.content[0].text, name
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
+
+
+@pytest.fixture(scope="module")
+def server(home: Path) -> Iterator[Server]:
+    running = start(
+        {**base_env(home), "MEMTROVE_API_TOKEN": TOKEN}, "--port", "0", log=home / "serve.log"
+    )
+    yield running
+    assert running.stop() == 0
+    assert "Traceback" not in running.log.read_text()
+
+
+def test_the_rest_route(home: Path, server: Server) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    exports = str(home / "exports")
+    with httpx.Client(base_url=server.url, timeout=60, headers=headers) as http:
+        answer = http.post("/mine", json={"path": exports, "collection": "rest-chats"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["written"] == 4
+        runs = http.get("/mine/runs", params={"limit": 5}).json()
+        assert runs["runs"][0]["collection"] == "rest-chats"
+        missing = http.post("/mine", json={"path": str(home / "nowhere")})
+        assert missing.status_code == 400 and "does not exist" in missing.json()["error"]
+        bad = http.post("/mine", json={"path": exports, "format": "fax"})
+        assert bad.status_code == 400 and "unknown format" in bad.json()["error"]
+        assert http.post("/mine", json={"path": exports, "extra": 1}).status_code == 422
+        assert httpx.post(server.url + "/mine", json={"path": exports}).status_code == 401
