@@ -22,8 +22,10 @@ from memtrove.lifecycle.maintenance import (
     in_window,
     recent_context_usages,
 )
+from memtrove.models.registry import Models, ModelSettings
 from memtrove.text import to_iso
 from memtrove.vault.lanes import LaneHost
+from tests.fakes.model_server import ModelServer
 from tests.lifecycle.consolidation_helpers import observe, rows
 
 ALICE = "Alice decided to use PostgreSQL for the billing service"
@@ -272,3 +274,35 @@ def test_a_lane_host_ticks_and_drains(tmp_path: Path, vault: Vault) -> None:
     assert all(r.finished_at is not None for r in runs)
     with pytest.raises(RuntimeError):
         host.start()
+
+
+def test_a_stuck_tick_is_abandoned_at_stop_and_finishes_safely(
+    tmp_path: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(tmp_path / "slow.sqlite", tmp_path / "config")
+    with Vault.open(settings.vault_path, config_dir=settings.config_dir) as seeded:
+        observe(seeded, "a1", [ALICE])
+    model_server.slow_seconds = 1.0
+    model_server.set_mode("chat", "slow")  # the A-MEM note hangs the first tick
+    monkeypatch.setattr("memtrove.vault.lanes.LIGHT_DRAIN_SECONDS", 0.2)
+    host = LaneHost(
+        settings.vault_path,
+        settings,
+        light=True,
+        heavy=False,
+        lanes=LaneSettings(light_interval=0.05),
+        models=Models(ModelSettings(llm_url=model_server.url)),
+    )
+    host.start()
+    deadline = time.monotonic() + 20
+    while not model_server.requests_to("chat"):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert host.stop() is False  # abandoned after the drain bound, still running
+    while host.running:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with Vault.open(settings.vault_path, config_dir=settings.config_dir) as reopened:
+        [tick] = reopened.maintenance_runs(lane="light")
+        assert tick.status == "completed" and tick.finished_at is not None
+        assert reopened._connection.execute("SELECT COUNT(*) FROM worker_leases").fetchone()[0] == 0

@@ -162,7 +162,10 @@ class ConsolidationAccess(VaultState):
         connection, now = self._connection, datetime.now(UTC)
         enrichment = None
         if not dry_run:
-            enrichment = self.enrich(limit=3, use_llm=use_llm).to_dict()  # type: ignore[attr-defined]
+            report = self.enrich(  # type: ignore[attr-defined]
+                limit=3, use_llm=use_llm, progress=lambda done, total: heartbeat()
+            )
+            enrichment = report.to_dict()
             heartbeat()
         phase2 = phase3 = None
         if every_phase or phase_due(connection, "phase2", 6 * lanes.light_interval, now):
