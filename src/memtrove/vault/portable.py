@@ -7,77 +7,18 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import CollectionError, PortableFormatError
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
     from memtrove.mine.clawmem_import import ClawmemReport
+    from memtrove.mine.portable_report import ExportReport, ImportReport
     from memtrove.results import EmbedReport
     from memtrove.security.redaction import Redactor
 
-__all__ = ["ExportReport", "ImportReport", "PortableAccess"]
-
-
-class ExportReport(NamedTuple):
-    """``export``: where it went, how many records (header and end aside) and bytes."""
-
-    path: str
-    records: int
-    bytes: int
-    elapsed_seconds: float
-
-    def text(self) -> str:
-        return (
-            f"exported {self.records} records ({self.bytes:,} bytes) to {self.path} "
-            f"in {self.elapsed_seconds:.2f}s"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
-
-
-class ImportReport(NamedTuple):
-    """``import``: the records read and the rows written per table (the same but for a
-    merge, which keeps what the vault holds), the collections registered in ``config.yaml``
-    and those whose folder is not on this machine (their documents arrive all the same)."""
-
-    path: str
-    records: dict[str, int]
-    added: dict[str, int]
-    collections_added: list[str]
-    collections_missing: list[str]
-    redacted: int
-    dry_run: bool
-    embed: dict[str, Any] | None
-    elapsed_seconds: float
-
-    def text(self) -> str:
-        verb = "would import" if self.dry_run else "imported"
-        total = sum(self.records.values())
-        lines = [f"{verb} {total} records from {self.path} in {self.elapsed_seconds:.2f}s"]
-        for table, count in self.records.items():
-            written = self.added.get(table, 0)
-            kept = f" ({count - written} already here, kept)" if written != count else ""
-            lines.append(f"  {table}: {written}{kept}")
-        if self.collections_added:
-            lines.append("collections registered: " + ", ".join(self.collections_added))
-        if self.collections_missing:
-            lines.append(
-                "collections whose folder is not here (documents kept, not re-scanned): "
-                + ", ".join(self.collections_missing)
-            )
-        if self.redacted:
-            lines.append(f"redacted {self.redacted} text(s) holding secrets")
-        if self.embed is not None:
-            lines.append(f"embedded {self.embed.get('fragments', 0)} fragment(s)")
-        elif not self.dry_run:
-            lines.append("vectors are not in the file: run `memtrove embed` (or import --embed)")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
+__all__ = ["PortableAccess"]
 
 
 class PortableAccess(VaultState):
@@ -107,6 +48,8 @@ class PortableAccess(VaultState):
     def export_to(self, path: str | Path) -> ExportReport:
         """Write the export to ``path`` (through a temporary file beside it, renamed when
         complete, so a failed export never leaves a partial file under that name)."""
+        from memtrove.mine.portable_report import ExportReport
+
         started = time.monotonic()
         target = Path(path).expanduser()
         partial = target.with_name(target.name + ".partial")
@@ -140,6 +83,7 @@ class PortableAccess(VaultState):
         ``merge``: add it to a vault in use (what the vault holds wins; see
         :mod:`memtrove.mine.portable_merge`)."""
         from memtrove.mine.portable_import import import_lines, open_export, read_lines
+        from memtrove.mine.portable_report import ImportReport
 
         started = time.monotonic()
         source = Path(path).expanduser()
