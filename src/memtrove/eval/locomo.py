@@ -275,11 +275,14 @@ def run_locomo(
     session: bool = False,
     hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
+    mined: bool = False,
 ) -> LocomoReport:
     """Run the LoCoMo retrieval task on the file at ``path`` with one retrieval ``method``.
 
     ``session`` (``surfacing`` only): each conversation's questions come in order through
-    one hook session, so lookback sees the earlier questions.
+    one hook session, so lookback sees the earlier questions. ``mined``: the sessions are
+    written as Claude Code files and imported with ``mine`` (one document per exchange; see
+    :mod:`memtrove.eval.locomo_mined`) instead of one document per turn.
     """
     check_method(method)
     started = time.perf_counter()
@@ -295,26 +298,30 @@ def run_locomo(
             progress(index, len(samples), f"conversation {name}")
         turns = conversation_turns(sample)
         with scratch_vault() as (vault, folder):
-            dia_ids: dict[str, str] = {}
-            for number, turn in enumerate(turns):
-                relative = f"t{number:05d}.md"
-                (folder / relative).write_text(turn_document(turn), encoding="utf-8")
-                dia_ids[relative] = turn.dia_id
-            vault.add_collection(folder, name=COLLECTION)
-            notes.extend(prepare(vault, method))
+            turns_of: dict[str, list[str]] = {}  # document path -> the turns it holds
+            if mined:
+                turns_of = _mine_sample(vault, sample, turns, folder, method)
+            else:
+                for number, turn in enumerate(turns):
+                    relative = f"t{number:05d}.md"
+                    (folder / relative).write_text(turn_document(turn), encoding="utf-8")
+                    turns_of[relative] = [turn.dia_id]
+                vault.add_collection(folder, name=COLLECTION)
+                notes.extend(prepare(vault, method))
+            known = [turn.dia_id for turn in turns]
             retriever = TimedRetriever(vault, method, session=session, hook_vectors=hook_vectors)
             retrievers.append(retriever)
             for qa in sample.get("qa", []):
-                evidence, bad = normalise_evidence(qa.get("evidence", []), dia_ids.values())
+                evidence, bad = normalise_evidence(qa.get("evidence", []), known)
                 dropped += bad
                 if not evidence:
                     skipped += 1
                     continue
                 results = retriever(str(qa.get("question", "")), RETRIEVE_LIMIT)
                 ranking = [
-                    dia_ids[path]
+                    dia_id
                     for path in retrieved_paths(results, COLLECTION)
-                    if path in dia_ids
+                    for dia_id in turns_of.get(path, ())
                 ]
                 values = question_metrics(ranking, evidence)
                 category = qa.get("category")
@@ -351,3 +358,17 @@ def run_locomo(
         notes=notes,
         elapsed_seconds=time.perf_counter() - started,
     )
+
+
+def _mine_sample(
+    vault: Any, sample: Mapping[str, Any], turns: list[Turn], folder: Path, method: str
+) -> dict[str, list[str]]:
+    """Write ``sample``'s sessions as Claude Code files in ``folder``, mine them into the
+    task's collection (embedding them for the vector methods); their documents' turns."""
+    from memtrove.eval.locomo_mined import exchange_turns, write_sessions
+
+    write_sessions(sample, turns, folder, parse_session_date)
+    vault.mine(folder, COLLECTION)
+    if method != "bm25":
+        vault.embed()
+    return exchange_turns(folder)
