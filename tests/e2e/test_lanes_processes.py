@@ -6,6 +6,7 @@ apart, and a host killed with SIGKILL mid-tick is taken over within the lease TT
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import sqlite3
@@ -184,3 +185,35 @@ def test_a_host_killed_mid_tick_is_taken_over_within_the_ttl(
     assert not [r for r in rows if r[4] == taker.pid and r[3] == "lease_unavailable"]
     assert sorted(p[0].split()[0] for p in query(
         env, "SELECT observation FROM consolidated_observations")) == ["Alice", "Bob"]  # fmt: skip
+
+
+def memtrove(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memtrove", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_consolidate_and_reflect_commands(tmp_path: Path) -> None:
+    env = seeded(tmp_path)
+    preview = memtrove(env, "consolidate", "--dry-run", "--json")
+    assert preview.returncode == 0, preview.stderr
+    answer = json.loads(preview.stdout)
+    assert answer["dry_run"] and answer["phase2"]["created"] == 2
+    assert answer["phase3"]["skipped"] == "no_llm"
+    done = memtrove(env, "consolidate")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "enrichment: 3 document(s)" in done.stdout  # the 3 newest of 4
+    assert "created 2" in done.stdout  # Alice's and Bob's, Bob's refused into Alice's
+    assert "1 merge(s) refused by the name-aware gate" in done.stdout
+    assert len(query(env, "SELECT id FROM consolidated_observations")) == 2
+    bad_days = memtrove(env, "reflect", "0")
+    assert bad_days.returncode == 2 and bad_days.stderr.count("\n") == 1
+    bad_env = memtrove({**env, "MEMTROVE_HEAVY_LANE_WINDOW_START": "25"}, "consolidate")
+    assert bad_env.returncode == 1
+    assert bad_env.stderr == (
+        "memtrove: error: MEMTROVE_HEAVY_LANE_WINDOW_START must be an hour from 0 to 23, not '25'\n"
+    )
