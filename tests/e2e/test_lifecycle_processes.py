@@ -48,6 +48,12 @@ def surface(vault_file: Path, prompt: bytes, env: dict[str, str]) -> str:
     return context(hook("context-surfacing", prompt, env)[0])
 
 
+def archived(vault_file: Path) -> int:
+    with sqlite3.connect(vault_file) as connection:
+        row = connection.execute("SELECT COUNT(*) FROM documents WHERE archived_at IS NOT NULL")
+        return int(row.fetchone()[0])
+
+
 def age(vault_file: Path) -> None:
     """Every document known, modified, last used and last recalled long ago."""
     with sqlite3.connect(vault_file) as connection:
@@ -70,7 +76,7 @@ def test_sweep_search_restore_and_purge(
 
     dry = json.loads(memtrove("lifecycle", "sweep", "--json", env=env).stdout)
     assert dry["dry_run"] is True and PROBLEM in {d["path"] for d in dry["documents"]}
-    assert PROBLEM in search("thumbnail worker memory", env)
+    assert archived(surfacing_vault) == 0
 
     applied = memtrove("lifecycle", "sweep", "--apply", env=env).stdout
     assert f"archived {dry['candidates']} documents" in applied
@@ -79,21 +85,15 @@ def test_sweep_search_restore_and_purge(
     assert surfaced and INJECTED not in surfaced  # durable notes still surface
     found = memtrove("lifecycle", "search", "thumbnail worker memory leak", env=env).stdout
     assert PROBLEM in found
-    status = json.loads(memtrove("lifecycle", "status", "--json", env=env).stdout)
-    assert status["archived"] == dry["candidates"]
+    assert archived(surfacing_vault) == dry["candidates"]
 
-    refused = memtrove("lifecycle", "restore", env=env, code=2)
-    assert refused.stderr.startswith("memtrove: error: say what to restore")
     restored = memtrove("lifecycle", "restore", "--query", "thumbnail worker memory leak", env=env)
     assert restored.stdout.startswith("restored ")
     assert INJECTED in surface(surfacing_vault, prompt, env)
 
-    refused = memtrove("lifecycle", "purge", env=env, code=2)
-    assert "--yes" in refused.stderr and refused.stderr.count("\n") == 1
     purged = json.loads(memtrove("lifecycle", "purge", "--yes", "--json", env=env).stdout)
-    left = json.loads(memtrove("lifecycle", "status", "--json", env=env).stdout)
-    assert purged["purged"] == status["archived"] - int(restored.stdout.split()[1]) > 0
-    assert left["archived"] == 0 and left["active"] > 0
+    assert purged["purged"] == dry["candidates"] - int(restored.stdout.split()[1]) > 0
+    assert archived(surfacing_vault) == 0
     assert PROBLEM in search("thumbnail worker memory leak", env)
 
 

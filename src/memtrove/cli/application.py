@@ -35,6 +35,8 @@ from memtrove.cli import (
     retrieval,
     rules_cli,
     serve,
+    service_cli,
+    watch_cli,
 )
 from memtrove.cli.common import CliState
 from memtrove.cli.lean import finished
@@ -92,6 +94,8 @@ portable_cli.register(app)
 mine_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 app.add_typer(lifecycle_cli.app, name="lifecycle")
+watch_cli.register(app)
+service_cli.register(app)
 
 
 def main() -> None:

@@ -56,6 +56,14 @@ class LifecycleAccess(VaultState):
             counts, pin_candidates=pins, snooze_candidates=snoozes, policy=policy.to_dict()
         )
 
+    def checkpoint_wal(self) -> tuple[int, int, int]:
+        """``PRAGMA wal_checkpoint(PASSIVE)`` (never blocks readers or writers): (busy, WAL
+        frames, frames checkpointed). ``memtrove watch`` runs it every 5 minutes."""
+        from memtrove.index.watcher import wal_checkpoint
+
+        with self._lock:
+            return wal_checkpoint(self._connection)
+
     def recompute_recall_stats(self) -> int:
         """Rebuild ``recall_stats`` (diversity, spacing, negatives) from ``recall_events``;
         how many documents have stats."""
