@@ -170,7 +170,9 @@ def _message(
         text = f"```{fence}\n{body.strip()}\n```" if body.strip() else ""
     else:
         text = body
-    text = _CITATION.sub("", scrub(text)).strip()
+    if not text.isascii():
+        text = _CITATION.sub("", scrub(text))
+    text = text.strip()
     if not text:
         skips.skip("empty message")
         return None
