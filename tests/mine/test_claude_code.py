@@ -191,6 +191,7 @@ def test_the_synthetic_files() -> None:
         "Here's a message with some **m",
         "Let's test a very long message",
         "test-command --verbose --outpu",
+        "Testing special characters: ca",  # line 11, which repeats line 10's uuid
     ]
     assert found[1].messages[1].text == (
         "[FailingTool: This tool will fail to demonstrate error handling]"

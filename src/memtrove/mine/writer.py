@@ -45,7 +45,7 @@ from memtrove.index.indexer import (
     deactivate_documents,
 )
 from memtrove.index.markdown import ParsedMarkdown, document_title, parse_markdown
-from memtrove.index.preparing import Prepared, fragment_rows
+from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.mine.exchanges import Conversation, Exchange
 
@@ -232,7 +232,7 @@ class Writer:
             quality=quality_score(parsed.body, bool(parsed.frontmatter_span)),
             authored_at=document.authored_at,
             tags=None,
-            fragments=fragment_rows(parsed, title),
+            fragments=None,  # cut by _store_content, only for a body the vault lacks
         )
 
     def _existing(self, path: str) -> tuple[int, str] | None:

@@ -75,10 +75,13 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
         yield Conversation(LABEL, path, session, title, messages)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object or None when the line is not JSON), blank lines left out."""
+def _lines(path: Path, only: bytearray | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object or None when the line is not JSON), blank lines left out;
+    with ``only``, just the lines it flags (the others are not even parsed)."""
     with path.open("rb") as handle:
         for number, raw in enumerate(handle):
+            if only is not None and (number >= len(only) or not only[number]):
+                continue
             if not raw.strip():
                 continue
             try:
@@ -88,17 +91,19 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def _survey(path: Path, skips: Skips) -> tuple[bytearray, str, str | None] | None:
-    """Pass 1: which lines to keep (a flag per line number), the session id and title."""
+    """Pass 1: which lines to keep (a flag per line number: the conversation lines of the
+    live branch), the session id and title; the noise is counted here."""
     index: dict[str, int] = {}  # uuid -> node
     parents = array("l")
     kinds = bytearray()
     lines = array("l")
+    keep = bytearray()
+    noise = Skips()
     session: str | None = None
     title: str | None = None
     sidechain_only: bool | None = None
-    total = 0
     for number, entry in _lines(path):
-        total = number + 1
+        keep.extend(b"\0" * (number + 1 - len(keep)))
         if entry is None:
             skips.skip("malformed line")
             continue
@@ -110,28 +115,34 @@ def _survey(path: Path, skips: Skips) -> tuple[bytearray, str, str | None] | Non
             title = title or first_line(entry["summary"], 200)
         if session is None and isinstance(entry.get("sessionId"), str):
             session = entry["sessionId"]
-        if kind in _CONVERSATION:
+        conversational = kind in _CONVERSATION
+        if conversational:
             sidechain = bool(entry.get("isSidechain"))
             sidechain_only = sidechain if sidechain_only is None else sidechain_only and sidechain
+            if sidechain:
+                noise.skip("sidechain line")
+                conversational = False
+            else:
+                keep[number] = 1
+        else:
+            noise.skip(f"{kind} line" if isinstance(kind, str) else "line without a type")
         uuid = entry.get("uuid")
         if not isinstance(uuid, str) or uuid in index:
-            continue
+            continue  # a line without a uuid of its own stays where it is in the file
         parent = entry.get("parentUuid") or entry.get("logicalParentUuid")
         index[uuid] = len(parents)
         parents.append(index.get(parent, -1) if isinstance(parent, str) else -1)
-        kinds.append(_node_kind(entry))
+        kinds.append(_node_kind(entry) if conversational else _OTHER)
         lines.append(number)
     if sidechain_only:
         skips.skip("subagent transcript")
         return None
+    skips.update(noise)
     dropped = _abandoned(parents, kinds)
-    keep = bytearray(total)
     for node, number in enumerate(lines):
-        if dropped[node]:
-            if kinds[node] != _OTHER:
-                skips.skip("abandoned branch")
-        else:
-            keep[number] = 1
+        if dropped[node] and keep[number]:
+            skips.skip("abandoned branch")
+            keep[number] = 0
     return keep, session or path.stem, title
 
 
@@ -232,21 +243,10 @@ def _messages(path: Path, keep: bytearray, skips: Skips) -> Iterator[Message]:
         replies.clear()
         tools.clear()
 
-    for number, entry in _lines(path):
+    for _, entry in _lines(path, keep):
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if kind not in _CONVERSATION:
-            if isinstance(kind, str):
-                skips.skip(f"{kind} line")
-            else:
-                skips.skip("line without a type")
-            continue
-        if number >= len(keep) or not keep[number]:
-            continue  # counted as abandoned in the survey
-        if entry.get("isSidechain"):
-            skips.skip("sidechain line")
-            continue
         timestamp = parse_iso_datetime(entry.get("timestamp"))
         if kind == "assistant":
             _fold_assistant(entry, timestamp, replies, tools, skips)

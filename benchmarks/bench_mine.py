@@ -1,0 +1,215 @@
+"""How fast ``memtrove mine`` imports, and how much memory a huge session costs.
+
+1. Speed, without ``--embed``, on the 2.7 MB Claude Code session with subagents and the
+   192-conversation ChatGPT export of ``../shared/bench/mine/`` (read in place, never
+   copied): each run mines the file into a fresh vault; the first import and a rerun
+   (everything unchanged) are timed, and, as the baseline measured in the same process,
+   the reader alone (parse and cut into exchanges, no vault). Medians of ``--runs``.
+2. Memory: a generated Claude Code session of ``--large-mb`` megabytes (tool results of
+   100 KB each, the shape that makes sessions huge) is mined in a child process, whose peak
+   RSS is compared with a child that only opens the vault.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/bench_mine.py [--runs 5] [--large-mb 200] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT.parent / "shared" / "bench" / "mine"
+SESSION = (
+    BENCH
+    / "claude-code"
+    / "marot-spotter__session-with-subagents"
+    / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+)
+CHATGPT = BENCH / "chatgpt" / "pkuppens-my_chat_gpt__conversations.json"
+
+
+def reader_only(label: str, path: Path) -> tuple[int, float]:
+    from memtrove.mine.exchanges import Skips, exchanges
+    from memtrove.mine.formats import reader
+
+    started = time.perf_counter()
+    count = sum(1 for c in reader(label).read(path, Skips()) for _ in exchanges(c))
+    return count, time.perf_counter() - started
+
+
+def mine_once(path: Path) -> dict[str, float]:
+    from memtrove import Vault
+
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-mine-") as folder,
+        Vault.open(Path(folder) / "v.sqlite", config_dir=Path(folder) / "config") as vault,
+    ):
+        started = time.perf_counter()
+        first = vault.mine(path)
+        import_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        again = vault.mine(path)
+        rerun_seconds = time.perf_counter() - started
+    assert again.written == 0 and again.unchanged == first.written
+    return {
+        "exchanges": first.exchanges,
+        "written": first.written,
+        "import_s": import_seconds,
+        "rerun_s": rerun_seconds,
+    }
+
+
+def speed(label: str, path: Path, runs: int) -> dict[str, Any]:
+    mine_once(path)  # warm: imports, the page cache
+    samples = [mine_once(path) for _ in range(runs)]
+    readers = [reader_only(label, path) for _ in range(runs)]
+    exchanges = samples[0]["exchanges"]
+    import_s = statistics.median(s["import_s"] for s in samples)
+    rerun_s = statistics.median(s["rerun_s"] for s in samples)
+    read_s = statistics.median(seconds for _, seconds in readers)
+    megabytes = path.stat().st_size / 1e6
+    return {
+        "file": path.name,
+        "megabytes": round(megabytes, 2),
+        "exchanges": exchanges,
+        "import_seconds": round(import_s, 3),
+        "import_exchanges_per_s": round(exchanges / import_s),
+        "import_mb_per_s": round(megabytes / import_s, 1),
+        "rerun_seconds": round(rerun_s, 3),
+        "rerun_exchanges_per_s": round(exchanges / rerun_s),
+        "reader_seconds": round(read_s, 3),
+        "reader_exchanges_per_s": round(exchanges / read_s),
+        "import_vs_reader": round(import_s / read_s, 1),
+    }
+
+
+def write_large(path: Path, megabytes: int) -> int:
+    """A session of prompts, each with 20 Read calls returning 100 KB; its exchange count."""
+    dump = "y" * 100_000
+    prompts = 0
+    parent: str | None = None
+    with path.open("w", encoding="utf-8") as handle:
+        while handle.tell() < megabytes * 1_000_000:
+            prompts += 1
+            uuid = f"p{prompts}"
+            handle.write(json.dumps({
+                "type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "large",
+                "timestamp": "2025-05-01T10:00:00Z",
+                "message": {"role": "user", "content": f"Summarise log batch {prompts} please"},
+            }) + "\n")  # fmt: skip
+            parent = uuid
+            for call in range(20):
+                tool = f"{uuid}-t{call}"
+                handle.write(json.dumps({
+                    "type": "assistant", "uuid": f"{tool}-c", "parentUuid": parent,
+                    "timestamp": "2025-05-01T10:00:01Z",
+                    "message": {"id": f"{tool}-m", "role": "assistant", "content": [
+                        {"type": "tool_use", "id": tool, "name": "Read",
+                         "input": {"file_path": f"/logs/{prompts}/{call}.log"}}]},
+                }) + "\n")  # fmt: skip
+                handle.write(json.dumps({
+                    "type": "user", "uuid": f"{tool}-r", "parentUuid": f"{tool}-c",
+                    "timestamp": "2025-05-01T10:00:02Z",
+                    "message": {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": tool, "content": dump}]},
+                }) + "\n")  # fmt: skip
+                parent = f"{tool}-r"
+    return prompts
+
+
+CHILD = """
+import resource, sys, time
+from pathlib import Path
+from memtrove import Vault
+folder = Path(sys.argv[1])
+with Vault.open(folder / "v.sqlite", config_dir=folder / "config") as vault:
+    started = time.perf_counter()
+    report = vault.mine(sys.argv[2]) if len(sys.argv) > 2 else None
+    seconds = time.perf_counter() - started
+print(report.exchanges if report else 0, round(seconds, 2),
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def child_rss(folder: Path, *file: Path) -> tuple[int, float, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(folder), *map(str, file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    exchanges, seconds, rss_kb = done.stdout.split()
+    return int(exchanges), float(seconds), int(rss_kb)
+
+
+def memory(megabytes: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-mine-large-") as folder:
+        root = Path(folder)
+        path = root / "exports" / "large.jsonl"
+        path.parent.mkdir()
+        prompts = write_large(path, megabytes)
+        _, _, baseline_kb = child_rss(root / "baseline")
+        exchanges, seconds, peak_kb = child_rss(root / "mined", path)
+        size = path.stat().st_size / 1e6
+    assert exchanges == prompts, (exchanges, prompts)
+    return {
+        "megabytes": round(size),
+        "exchanges": exchanges,
+        "seconds": seconds,
+        "mb_per_s": round(size / seconds, 1),
+        "peak_rss_mb": round(peak_kb / 1024),
+        "baseline_rss_mb": round(baseline_kb / 1024),
+        "mining_rss_mb": round((peak_kb - baseline_kb) / 1024),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--large-mb", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    results: dict[str, Any] = {"runs": options.runs}
+    if SESSION.is_file() and CHATGPT.is_file():
+        results["claude_code"] = speed("claude-code", SESSION, options.runs)
+        results["chatgpt"] = speed("chatgpt", CHATGPT, options.runs)
+    else:
+        print(f"skipping the speed runs: {BENCH} is not here", file=sys.stderr)
+    if options.large_mb > 0:
+        results["large_session"] = memory(options.large_mb)
+    results["self_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if options.json:
+        print(json.dumps(results, indent=2))
+        return
+    for name in ("claude_code", "chatgpt"):
+        if name in results:
+            r = results[name]
+            print(
+                f"{name}: {r['exchanges']} exchanges from {r['megabytes']} MB: import "
+                f"{r['import_seconds']}s ({r['import_exchanges_per_s']} exchanges/s, "
+                f"{r['import_mb_per_s']} MB/s), rerun {r['rerun_seconds']}s "
+                f"({r['rerun_exchanges_per_s']}/s), reader alone {r['reader_seconds']}s "
+                f"({r['reader_exchanges_per_s']}/s; import = {r['import_vs_reader']}x reader)"
+            )
+    if "large_session" in results:
+        r = results["large_session"]
+        print(
+            f"large session: {r['megabytes']} MB, {r['exchanges']} exchanges in {r['seconds']}s "
+            f"({r['mb_per_s']} MB/s); peak RSS {r['peak_rss_mb']} MB against "
+            f"{r['baseline_rss_mb']} MB for a process that only opens the vault "
+            f"(+{r['mining_rss_mb']} MB)"
+        )
+
+
+if __name__ == "__main__":
+    main()
