@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -306,3 +307,21 @@ def test_a_stuck_tick_is_abandoned_at_stop_and_finishes_safely(
         [tick] = reopened.maintenance_runs(lane="light")
         assert tick.status == "completed" and tick.finished_at is not None
         assert reopened._connection.execute("SELECT COUNT(*) FROM worker_leases").fetchone()[0] == 0
+
+
+def test_doctor_says_how_consolidation_runs(vault: Vault) -> None:
+    def check() -> Any:
+        return next(c for c in vault.doctor(timeout=2).checks if c.name == "consolidation")
+
+    fresh = check()
+    assert fresh.status == "ok" and "last light tick: never" in fresh.detail
+    assert "no deductive synthesis" in fresh.detail and "MEMTROVE_ENABLE_CONSOLIDATION" in fresh.fix
+    vault.light_lane_tick(LaneSettings())
+    assert "last light tick: completed at" in check().detail and check().fix == ""
+    with write_transaction(vault._connection):  # a host killed mid-tick, long ago
+        vault._connection.execute(
+            "INSERT INTO maintenance_runs (lane, phase, status, started_at) "
+            "VALUES ('heavy', 'consolidate', 'started', '2000-01-01T00:00:00.000000Z')"
+        )
+    interrupted = check()
+    assert interrupted.status == "warn" and "1 tick(s) never finished" in interrupted.detail

@@ -23,6 +23,7 @@ from memtrove.errors import ConfigError, MemtroveError, SchemaTooNewError, Vault
 from memtrove.graph.amem_status import enrichment_check
 from memtrove.index.documents import collection_counts
 from memtrove.index.embedding import MAX_ATTEMPTS, pending_counts
+from memtrove.lifecycle.maintenance import consolidation_check
 from memtrove.lifecycle.probes import (
     PROBE_TIMEOUT,
     embedder_check,
@@ -72,6 +73,7 @@ def run_doctor(
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
         checks.append(enrichment_check(connection, models.has_llm))
+        checks.append(consolidation_check(connection, models.has_llm))
         space = stored_space(connection)
     if secrets is not None:
         checks.append(_secrets_check(secrets))

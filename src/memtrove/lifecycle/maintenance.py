@@ -31,6 +31,7 @@ __all__ = [
     "LIGHT_LEASE",
     "LaneSettings",
     "MaintenanceRun",
+    "consolidation_check",
     "finish_run",
     "in_window",
     "mark_phase",
@@ -319,3 +320,51 @@ def recent_runs(
             )
         )
     return runs
+
+
+def consolidation_check(connection: Connection, has_llm: bool) -> Any:
+    """The ``doctor`` line on consolidation: what it wrote, when each lane last ran, how it
+    runs without an LLM, and ticks a dead host left unfinished (a warning)."""
+    from memtrove.results import Check
+
+    active = connection.execute(
+        "SELECT COUNT(*) FROM consolidated_observations WHERE status = 'active'"
+    ).fetchone()[0]
+    last: dict[str, str] = {}
+    for lane in ("light", "heavy"):
+        row = connection.execute(
+            "SELECT status, reason, started_at FROM maintenance_runs WHERE lane = ? "
+            "ORDER BY started_at DESC, id DESC LIMIT 1",
+            (lane,),
+        ).fetchone()
+        last[lane] = (
+            "never" if row is None else f"{row[0]}{f' ({row[1]})' if row[1] else ''} at {row[2]}"
+        )
+    cutoff = stamp(datetime.now(UTC) - timedelta(hours=1))
+    interrupted = connection.execute(
+        "SELECT COUNT(*) FROM maintenance_runs WHERE finished_at IS NULL AND started_at < ?",
+        (cutoff,),
+    ).fetchone()[0]
+    how = (
+        "patterns and deductions by the LLM"
+        if has_llm
+        else "without an LLM: patterns from the facts themselves, no deductive synthesis"
+    )
+    detail = (
+        f"{active} consolidated observation(s); last light tick: {last['light']}; last heavy "
+        f"attempt: {last['heavy']}; {how}"
+    )
+    if interrupted:
+        return Check(
+            "consolidation",
+            "warn",
+            f"{detail}; {interrupted} tick(s) never finished (a host stopped mid-tick)",
+            "nothing to repair: the next tick takes the lease over; see maintenance_runs",
+        )
+    fix = ""
+    if last["light"] == "never" and last["heavy"] == "never":
+        fix = (
+            "set MEMTROVE_ENABLE_CONSOLIDATION=true on a long-lived host (memtrove watch), or "
+            "run memtrove consolidate"
+        )
+    return Check("consolidation", "ok", detail, fix)
