@@ -141,9 +141,9 @@ def test_every_observer_failure_falls_back_to_the_heuristic(
 def test_a_failed_write_leaves_nothing_half_done(
     vault: Vault, transcripts: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memtrove.capture.store as store
+    import memtrove.index.internal as internal
 
-    real = store.write_internal  # type: ignore[attr-defined]
+    real = internal.write_internal
     calls = []
 
     def failing(*args: object, **kwargs: object) -> int:
@@ -152,7 +152,7 @@ def test_a_failed_write_leaves_nothing_half_done(
             raise RuntimeError("disk full")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "write_internal", failing)
+    monkeypatch.setattr(internal, "write_internal", failing)
     with pytest.raises(RuntimeError):
         vault.capture_observations(SESSION, read_turns(transcripts[0]))
     assert rows(vault, "SELECT COUNT(*) FROM documents") == [(0,)]
@@ -223,3 +223,10 @@ def test_the_llm_verdict_overrides_the_heuristic(
     model_server.set_chat_reply(replying(third_answer, fenced))
     third = smart.capture_observations("third-session", read_turns(transcripts[1]))
     assert len(third.contradictions) >= 1 and "llm" in third.contradictions[0]
+
+
+def test_the_collection_name_is_the_index_one() -> None:
+    from memtrove.capture.store import MEMORY_COLLECTION
+    from memtrove.index import internal
+
+    assert MEMORY_COLLECTION == internal.MEMORY_COLLECTION

@@ -138,3 +138,13 @@ def test_recorded_sessions_split_and_extract_without_error() -> None:
         heuristic_observations(turns)
         seen += 1
     assert seen >= 10
+
+
+def test_short_session_names() -> None:
+    from memtrove.capture.store import short_session
+
+    assert short_session("9f1e2d3c-4b5a-4e6f-8a7b-1c2d3e4f5a6b") == "9f1e2d3c"
+    assert short_session("") == "unknown"
+    one, two = short_session("17963012345-1"), short_session("17963012345-2")
+    assert one != two and len(one) == 8 and one.isalnum()
+    assert short_session("../../etc") not in ("", "..") and "/" not in short_session("a/b")

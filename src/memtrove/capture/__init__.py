@@ -27,8 +27,9 @@ Observation documents, one per observation::
     ## Facts            (when there are facts: one "- fact" a line)
     ## Triples          (when there are triples: "- subject | predicate | object")
 
-``<sid8>`` is the first 8 path-safe characters of the session id, ``<hash8>`` the first 8
-hex digits of SHA-256(type, NUL, the title lowercased with single spaces). Strings in the
+``<sid8>`` is the first 8 characters of the session id when it is a UUID (Claude Code's),
+else the first 8 hex digits of the id's SHA-256; ``<hash8>`` the first 8 hex
+digits of SHA-256(type, NUL, the title lowercased with single spaces). Strings in the
 frontmatter are JSON strings (valid YAML). Per session (``merge_recent``, 7 days) the
 decisions are also gathered in ``agent/decisions/<YYYY-MM-DD>-<sid8>.md`` (content type
 ``decision``, one ``## <title>`` section each, frontmatter list ``decisions``) and what to

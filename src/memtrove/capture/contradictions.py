@@ -30,13 +30,13 @@ from typing import NamedTuple
 from memtrove.capture.observations import Observation
 from memtrove.capture.store import (
     DECISIONS_FOLDER,
+    MEMORY_COLLECTION,
     OBSERVATIONS_FOLDER,
     observation_hash,
     short_session,
 )
 from memtrove.capture.words import overlap, salient_words
 from memtrove.db.connection import Connection
-from memtrove.index.internal import MEMORY_COLLECTION
 
 __all__ = [
     "FLOOR",

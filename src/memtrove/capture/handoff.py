@@ -29,10 +29,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.capture.observations import clean_line, heuristic_observations
-from memtrove.capture.store import frontmatter, short_session
+from memtrove.capture.store import MEMORY_COLLECTION, frontmatter, short_session
 from memtrove.capture.turns import Turn
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.index.internal import MEMORY_COLLECTION, write_internal
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
@@ -240,6 +239,7 @@ def write_handoff(
 ) -> HandoffReport:
     """Write (or rewrite) the session's handoff and its ``session_log`` row."""
     from memtrove.capture.extractor import bounded
+    from memtrove.index.internal import write_internal
     from memtrove.lifecycle.sessions import end_session
 
     summary: Summary | None = None

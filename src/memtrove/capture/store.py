@@ -34,7 +34,6 @@ from memtrove.capture.observations import Observation, is_avoidance
 from memtrove.db.connection import Connection
 from memtrove.errors import DocumentNotFoundError
 from memtrove.index.documents import SUMMARY_COLUMNS, get_document, summary_of
-from memtrove.index.internal import MEMORY_COLLECTION, write_internal
 from memtrove.results import DocumentSummary
 from memtrove.text import to_iso
 
@@ -74,7 +73,7 @@ MERGE_POLICY = {
     "decisions": "merge_recent",
     "antipatterns": "merge_recent",
 }
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+MEMORY_COLLECTION = "_memtrove"  # memtrove.index.internal's (importing it loads the indexer)
 _SECTION = re.compile(r"^## (.+)\n\n([\s\S]*?)(?=^## |\Z)", re.M)
 
 
@@ -88,9 +87,19 @@ class Written(NamedTuple):
     skipped: int
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def short_session(session_id: str) -> str:
-    """The first 8 path-safe characters of a session id (``unknown`` without one)."""
-    return (_UNSAFE.sub("", session_id) or "unknown")[:8]
+    """``<sid8>``: the first 8 characters of a UUID session id (Claude Code's), else the
+    first 8 hex digits of the id's SHA-256, so ids sharing a prefix (``run-1``, ``run-2``)
+    never share documents; ``unknown`` without an id."""
+    if not session_id:
+        return "unknown"
+    if _UUID.fullmatch(session_id):
+        return session_id[:8].lower()
+    digest = hashlib.sha256(session_id.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return digest[:8]
 
 
 def observation_hash(observation: Observation) -> str:
@@ -176,6 +185,8 @@ def _write_session_document(
     redact: Callable[[str], str],
 ) -> int | None:
     """Merge ``items`` into the session's document at ``path`` (merge_recent)."""
+    from memtrove.index.internal import write_internal
+
     sections = _existing_sections(connection, path)
     known = {title.lower() for title, _ in sections}
     added = False
@@ -251,6 +262,8 @@ def write_capture(
     redact: Callable[[str], str] = lambda text: text,
 ) -> Written:
     """Write ``observations`` by the merge policies above; call inside a write transaction."""
+    from memtrove.index.internal import write_internal
+
     stamp = to_iso(now)
     day = stamp[:10]
     authored = authored_at or stamp

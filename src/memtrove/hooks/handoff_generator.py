@@ -16,7 +16,7 @@ from memtrove.hooks.events import HookEvent, HookResult
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.stop import TRANSCRIPT_MESSAGES, model_budget
-from memtrove.hooks.transcript import read_transcript
+from memtrove.hooks.transcript import STOP_TAIL_BYTES, read_transcript
 from memtrove.vault import Vault
 
 __all__ = ["HOOK_NAME", "run"]
@@ -36,7 +36,9 @@ def run(
         return result
 
     def handoff() -> None:
-        messages = read_transcript(event.transcript_path, TRANSCRIPT_MESSAGES)
+        messages = read_transcript(
+            event.transcript_path, TRANSCRIPT_MESSAGES, tail_over=STOP_TAIL_BYTES
+        )
         if len(messages) < MIN_MESSAGES:
             return
         report = open_vault().write_handoff(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_BYTES",
     "MAX_TRANSCRIPT_BYTES",
+    "STOP_TAIL_BYTES",
     "TAIL_THRESHOLD_BYTES",
     "Message",
     "memory_dirs",
@@ -105,14 +106,17 @@ def _parse(lines: Iterable[str]) -> list[Message]:
     return [m for m in map(_message, lines) if m is not None]
 
 
-def _tail_messages(path: Path, size: int, wanted: int) -> list[Message]:
-    """Messages from the end of the file, 2 MB at a time, until ``wanted`` are found."""
+def _tail_messages(
+    path: Path, size: int, wanted: int, chunk_bytes: int = CHUNK_BYTES
+) -> list[Message]:
+    """Messages from the end of the file, 2 MB (``chunk_bytes``) at a time, until
+    ``wanted`` are found."""
     messages: list[Message] = []
     partial = b""  # the start of a line cut by the chunk boundary
     position = size
     with open(path, "rb") as handle:
         while position > 0 and len(messages) < wanted:
-            step = min(CHUNK_BYTES, position)
+            step = min(chunk_bytes, position)
             position -= step
             handle.seek(position)
             lines = (handle.read(step) + partial).split(b"\n")
@@ -122,17 +126,22 @@ def _tail_messages(path: Path, size: int, wanted: int) -> list[Message]:
     return messages
 
 
-def read_transcript(path: str, last: int = 200, role: str | None = None) -> list[Message]:
+def read_transcript(
+    path: str, last: int = 200, role: str | None = None, *, tail_over: int = TAIL_THRESHOLD_BYTES
+) -> list[Message]:
     """The last ``last`` messages (of ``role``, when given) of a valid transcript; [] when
-    the path is invalid or unreadable."""
+    the path is invalid or unreadable. A file larger than ``tail_over`` bytes is read from
+    its end, in chunks of at most ``tail_over`` (the Stop hooks, run after every response,
+    pass 1 MB)."""
     checked = validate_transcript_path(path)
     if checked is None:
         return []
     try:
         size = checked.stat().st_size
-        if size > TAIL_THRESHOLD_BYTES:
+        if size > tail_over:
             # With a role filter more of the tail is read, so enough messages qualify.
-            messages = _tail_messages(checked, size, last if role is None else last * 4)
+            wanted = last if role is None else last * 4
+            messages = _tail_messages(checked, size, wanted, min(CHUNK_BYTES, max(1, tail_over)))
         else:
             messages = _parse(checked.read_text(encoding="utf-8", errors="replace").splitlines())
     except OSError:
@@ -158,9 +167,13 @@ def memory_dirs(transcript_path: str, cwd: str, claude_dir: Path) -> list[Path]:
     return candidates
 
 
+STOP_TAIL_BYTES = 1024 * 1024
+
+
 def read_turns(path: str, last: int = 200) -> list[Turn]:
     """The turns of a transcript's last ``last`` messages (see
-    :func:`memtrove.capture.turns.split_turns`); [] when it cannot be read."""
+    :func:`memtrove.capture.turns.split_turns`), a file over 1 MB read from its end; []
+    when it cannot be read."""
     from memtrove.capture.turns import split_turns
 
-    return split_turns(read_transcript(path, last))
+    return split_turns(read_transcript(path, last, tail_over=STOP_TAIL_BYTES))

@@ -18,7 +18,9 @@ calls, uses a document when it names:
 - its title, as whole words, when the title is distinctive (at least
   :data:`MIN_TITLE_WORDS` words and :data:`MIN_TITLE_CHARS` characters);
 - or at least :data:`MIN_SHARED_PHRASES` distinctive phrases of its text: runs of
-  :data:`PHRASE_WORDS` words of which at least three are not stopwords.
+  :data:`PHRASE_WORDS` words of which at least three are not stopwords (paths, file names
+  and markdown links left out on both sides: a note linking to another shares the link's
+  words with a reply that names it).
 
 **Bookkeeping**, in one write transaction: ``recall_events.was_referenced`` and
 ``checked_at``; ``context_usage.was_referenced`` for a run any of whose documents was used;
@@ -70,6 +72,9 @@ _STOP = frozenset(
     use used using can't don't it's i'll we'll let's
     """.split()
 )
+# Paths, file names and links are names, not phrases: a note that links to another shares
+# the link's words with a reply naming it, which says nothing about the note itself.
+_NAME_LIKE = re.compile(r"\S*[/\\]\S*|\S+\.[A-Za-z]{1,5}\b|\[[^\]]*\]\([^)]*\)")
 _GENERIC_TITLES = frozenset({"readme", "notes", "overview", "introduction", "summary", "index"})
 
 
@@ -120,7 +125,7 @@ def _tokens(text: str) -> list[str]:
 
 def phrases(text: str) -> frozenset[tuple[str, ...]]:
     """The distinctive word runs of ``text`` (see the module docstring)."""
-    words = _tokens(text[:PHRASE_TEXT_CHARS])
+    words = _tokens(_NAME_LIKE.sub(" ", text[:PHRASE_TEXT_CHARS]))
     found = set()
     for start in range(len(words) - PHRASE_WORDS + 1):
         run = tuple(words[start : start + PHRASE_WORDS])
@@ -164,7 +169,7 @@ class Reply(NamedTuple):
 def prepare_reply(reply: str, calls: Sequence[str] = ()) -> Reply:
     text = reply.lower()
     everything = "\n".join((text, *(call.lower() for call in calls)))
-    words = _tokens(reply[: PHRASE_TEXT_CHARS * 5])
+    words = _tokens(_NAME_LIKE.sub(" ", reply[: PHRASE_TEXT_CHARS * 5]))
     runs = frozenset(
         tuple(words[start : start + PHRASE_WORDS]) for start in range(len(words) - PHRASE_WORDS + 1)
     )

@@ -1,0 +1,107 @@
+"""Stop-hook capture with real hook processes on a recorded Claude Code session, and what the
+next session's context-surfacing and session-bootstrap processes surface of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.capture.transcripts import BENCH, assistant, user
+from tests.e2e.test_hooks_processes import context, hook, process_env
+from tests.hooks.conftest import (  # noqa: F401  (fixtures)
+    hook_env,
+    open_test_vault,
+    surfacing_vault,
+    template_vault,
+)
+
+RECORDED = BENCH / "daaain-claude-code-log__representative_messages.jsonl"
+SESSION = "7e0c5a1b-2d3f-4a6b-8c9d-0e1f2a3b4c5d"
+NEXT = "8f1d6b2c-3e4a-4b7c-9d0e-1f2a3b4c5d6e"
+PROMPT = "Why were users logged out by the refresh token race last month?"
+PLAIN = {"continue": True, "suppressOutput": False}
+
+
+def append(transcript: Path, *entries: dict[str, object]) -> None:
+    with transcript.open("a", encoding="utf-8") as handle:
+        for item in entries:
+            handle.write(json.dumps(item) + "\n")
+
+
+def surfaced(text: str) -> list[str]:
+    return re.findall(r"^(demo/[^\s]+\.md)$", text, re.M)
+
+
+@pytest.mark.skipif(not RECORDED.is_file(), reason="recorded sessions not available")
+def test_a_replayed_session_is_captured_and_surfaced_next_time(
+    tmp_path: Path,
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    env = process_env(hook_env)
+    transcript = tmp_path / "projects" / "demo" / f"{SESSION}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copyfile(RECORDED, transcript)  # the recorded session, then one more turn of ours
+    ask = {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT}
+    answer, _ = hook("context-surfacing", json.dumps(ask).encode(), env)
+    shown = surfaced(context(answer))
+    assert len(shown) >= 3, context(answer)
+    used = shown[:2]
+    append(
+        transcript,
+        user(PROMPT),
+        assistant(
+            f"From {used[0]} and {used[1]}: two tabs refreshed with the same token. We decided "
+            "to keep the 10-second grace window for rotated refresh tokens. The error: "
+            "RefreshTokenReused was raised for the second tab. Fixed by the grace window.",
+            edit="/project/auth/refresh.py",
+        ),
+    )
+    stop = {"session_id": SESSION, "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    for name in ("decision-extractor", "handoff-generator", "feedback-loop"):
+        answer, done = hook(name, json.dumps(stop).encode(), env)
+        assert answer == PLAIN and done.stdout.count(b"\n") == 1
+
+    with open_test_vault(hook_env) as vault:
+        con = vault._connection
+        observations = [d.path for d in vault.list(100, collection="_memtrove")]
+        assert any(p.startswith("agent/observations/") and "-decision-" in p for p in observations)
+        assert any(p.startswith("agent/decisions/") for p in observations)
+        handoff, files = con.execute(
+            "SELECT handoff_path, files_changed FROM session_log WHERE session_id = ?", (SESSION,)
+        ).fetchone()
+        assert handoff.startswith("_memtrove/agent/handoffs/")
+        assert json.loads(files) == ["/tmp/decorator_example.py", "/project/auth/refresh.py"]
+        events = con.execute(
+            "SELECT d.collection || '/' || d.path, e.was_referenced FROM recall_events e "
+            "JOIN documents d ON d.id = e.doc_id WHERE e.session_id = ? AND e.checked_at IS NOT NULL",
+            (SESSION,),
+        ).fetchall()
+        verdicts = dict(events)
+        assert {verdicts[path] for path in used} == {1}
+        assert 0 in verdicts.values()  # surfaced and not used: a negative
+        negatives = con.execute(
+            "SELECT COALESCE(SUM(negative_count), 0) FROM recall_stats"
+        ).fetchone()[0]
+        assert negatives >= 1
+        assert (
+            con.execute(
+                "SELECT COUNT(*) FROM memory_relations WHERE relation_type = 'usage'"
+            ).fetchone()[0]
+            == 1
+        )
+
+    # The next session: its bootstrap shows the handoff and the decision ...
+    start = {"session_id": NEXT, "hook_event_name": "SessionStart", "source": "startup"}
+    answer, _ = hook("session-bootstrap", json.dumps(start).encode(), env)
+    text = context(answer)
+    assert "<vault-session>" in text and "grace window" in text and "Last session" in text
+    # ... and context-surfacing relates the two documents used together.
+    again = {"session_id": NEXT, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT}
+    answer, _ = hook("context-surfacing", json.dumps(again).encode(), env)
+    assert set(used) <= set(surfaced(context(answer)))
+    assert "--[usage]-->" in context(answer)
