@@ -69,6 +69,8 @@ def test_export_then_import_into_a_new_vault(source: Path, tmp_path: Path) -> No
     again = memtrove(target, "import", str(tmp_path / "vault.jsonl"))
     assert again.returncode == 1 and again.stdout == ""
     assert again.stderr.count("\n") == 1 and "already holds data" in again.stderr
+    merged = json.loads(_ok(target, "import", str(tmp_path / "vault.jsonl"), "--merge", "--json"))
+    assert not any(merged["added"].values())  # everything in the file is there already
 
     data = (tmp_path / "vault.jsonl").read_bytes()
     (tmp_path / "cut.jsonl").write_bytes(data[: len(data) * 2 // 3])

@@ -160,3 +160,57 @@ def test_what_is_not_a_clawmem_vault_is_one_error(vault: Vault, tmp_path: Path) 
         vault.import_clawmem(other)
     with pytest.raises(PortableFormatError, match="no ClawMem config"):
         vault.import_clawmem(SOURCE, config=tmp_path / "missing.yml")
+
+
+def test_a_damaged_row_is_one_error_and_nothing_is_written(vault: Vault, tmp_path: Path) -> None:
+    copy = tmp_path / "index.sqlite"
+    shutil.copy(SOURCE / "index.sqlite", copy)
+    with sqlite3.connect(copy) as connection:
+        connection.execute("UPDATE recall_events SET turn_index = 'third' WHERE id = 2")
+    with pytest.raises(PortableFormatError, match="a row that cannot be read"):
+        vault.import_clawmem(copy)
+    assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+
+
+def test_graph_rows_arrive_mapped_and_dangling_ones_are_counted(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """The real vault has no edges or entities (no models ran): a copy gets a few, written
+    with ClawMem's own columns, plus a relation to a document it does not have."""
+    copy = tmp_path / "index.sqlite"
+    shutil.copy(SOURCE / "index.sqlite", copy)
+    with sqlite3.connect(copy) as connection:
+        connection.executescript(
+            """
+            INSERT INTO memory_relations (source_id, target_id, relation_type, weight, created_at)
+                VALUES (10, 11, 'causal', 0.9, '2026-12-01T19:01:00.000Z'),
+                       (10, 999, 'semantic', 0.8, '2026-12-01T19:01:00.000Z');
+            INSERT INTO entity_nodes (entity_id, entity_type, name, mention_count)
+                VALUES ('default:concept:garbage-collector', 'concept', 'garbage collector', 2),
+                       ('default:tool:pprof', 'tool', 'pprof', 1);
+            INSERT INTO entity_mentions (entity_id, doc_id, mention_text)
+                VALUES ('default:concept:garbage-collector', 13, 'GC'),
+                       ('default:tool:pprof', 14, 'pprof');
+            INSERT INTO entity_cooccurrences (entity_a, entity_b, count)
+                VALUES ('default:tool:pprof', 'default:concept:garbage-collector', 1);
+            INSERT INTO entity_triples (subject_entity_id, predicate, object_literal,
+                valid_from, source_doc_id)
+                VALUES ('default:tool:pprof', 'uses', 'profiler labels', '2016-09-01', 14);
+            INSERT INTO memory_evolution (memory_id, triggered_by, version, new_context,
+                reasoning, created_at)
+                VALUES (10, 11, 1, 'stack re-scanning', 'a newer proposal', '2026-12-01 19:02:00');
+            """
+        )
+    first = vault.import_clawmem(copy)
+    assert first.records["memory_relations"] == 1 and first.records["entity_triples"] == 1
+    assert first.records["entity_mentions"] == 2 and first.records["memory_evolution"] == 1
+    assert first.records["entity_cooccurrences"] == 1 and first.records["entity_nodes"] == 2
+    assert first.not_mapped["memory_relations (rows pointing at what did not arrive)"]["rows"] == 1
+    edges = vault.relations_of("goprop/17503-eliminate-rescan.md")
+    assert [(e.relation_type, e.weight) for e in edges] == [("causal", pytest.approx(0.9))]
+    facts = vault.kg_query("pprof").facts
+    assert [(f.predicate, f.object, f.valid_from) for f in facts] == [
+        ("uses", "profiler labels", "2016-09-01T00:00:00Z")
+    ]
+    again = vault.import_clawmem(copy)
+    assert not any(again.records.values())

@@ -49,7 +49,7 @@ from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.index.types import CONTENT_TYPES
-from memtrove.mine.clawmem_tables import import_tables, not_mapped_tables, when
+from memtrove.mine.clawmem_tables import import_tables, not_mapped_tables, skipped_rows, when
 
 __all__ = ["ClawmemReport", "import_clawmem", "open_clawmem", "read_clawmem_config"]
 
@@ -176,6 +176,8 @@ def import_clawmem(
 ) -> ClawmemReport:
     """Bring the ClawMem vault at ``path`` over into ``connection``'s vault (see the module
     docstring); one transaction, rolled back for a dry run."""
+    import sqlean
+
     started = time.monotonic()
     source = open_clawmem(path)
     try:
@@ -183,12 +185,25 @@ def import_clawmem(
         try:
             with write_transaction(connection):
                 importer.run()
-                records = import_tables(connection, source, importer.ids, importer.paths, redact)
+                records, skipped = import_tables(
+                    connection, source, importer.ids, importer.paths, redact
+                )
                 if dry_run:
                     raise _DryRun
         except _DryRun:
             pass
-        not_mapped = {**not_mapped_tables(source), **importer.unmapped_columns()}
+        except (ValueError, TypeError, KeyError, OverflowError, sqlean.DatabaseError) as error:
+            # A row ClawMem would not have written (a hand-edited or damaged file): nothing
+            # was written here (the transaction rolled back), and the user gets one line.
+            message = " ".join(str(error).split()) or type(error).__name__
+            raise PortableFormatError(
+                f"{_database_file(path)}: a row that cannot be read ({message}); nothing was imported"
+            ) from None
+        not_mapped = {
+            **not_mapped_tables(source),
+            **importer.unmapped_columns(),
+            **skipped_rows(skipped),
+        }
     finally:
         source.close()
     collections = sorted({c for c in importer.collections if not c.startswith("_")})

@@ -12,7 +12,7 @@ from memtrove.db.connection import Connection
 from memtrove.lifecycle.sessions import _update_recall_stats
 from memtrove.text import parse_iso_datetime
 
-__all__ = ["import_tables", "not_mapped_tables", "when"]
+__all__ = ["import_tables", "not_mapped_tables", "skipped_rows", "when"]
 
 # Tables (and their reasons) that are not brought over; any other unknown table is named too.
 NOT_MAPPED = {
@@ -47,6 +47,24 @@ _IMPORTED = {
 _REBUILT = ("documents_fts", "entities_fts", "sqlite_sequence", "sqlite_stat")
 
 
+class _Tally:
+    """Rows written per table, and rows left out because what they point at did not arrive
+    (a relation to a document ClawMem no longer has, a mention of an unnamed entity)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.added: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+
+    def write(self, table: str, statement: str, values: tuple[Any, ...]) -> bool:
+        done = self.connection.execute(statement, values).rowcount > 0
+        self.added[table] = self.added.get(table, 0) + (1 if done else 0)
+        return done
+
+    def skip(self, table: str) -> None:
+        self.skipped[table] = self.skipped.get(table, 0) + 1
+
+
 def not_mapped_tables(source: Connection) -> dict[str, dict[str, Any]]:
     """Every source table this import does not bring over, with its row count and why."""
     found: dict[str, dict[str, Any]] = {}
@@ -59,6 +77,17 @@ def not_mapped_tables(source: Connection) -> dict[str, dict[str, Any]]:
         rows = int(source.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0])
         found[name] = {"rows": rows, "reason": NOT_MAPPED.get(name) or "unknown to this import"}
     return found
+
+
+def skipped_rows(skipped: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """Rows left out, as ``not_mapped`` entries."""
+    return {
+        f"{table} (rows pointing at what did not arrive)": {
+            "rows": count,
+            "reason": "their documents or entities are not in the source",
+        }
+        for table, count in skipped.items()
+    }
 
 
 def _rows(source: Connection, table: str) -> Iterator[dict[str, Any]]:
@@ -86,18 +115,16 @@ def import_tables(
     ids: dict[int, int],
     paths: dict[str, int],
     redact: Callable[[str], str],
-) -> dict[str, int]:
-    """Import every table but documents and content; rows added per table."""
-    added: dict[str, int] = {}
-
-    def write(table: str, statement: str, values: tuple[Any, ...]) -> bool:
-        done = connection.execute(statement, values).rowcount > 0
-        added[table] = added.get(table, 0) + (1 if done else 0)
-        return done
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Import every table but documents and content: rows added per table, and rows left
+    out (see :func:`skipped_rows`)."""
+    tally = _Tally(connection)
+    write = tally.write
 
     for row in _rows(source, "memory_relations"):
         source_id, target_id = ids.get(row["source_id"]), ids.get(row["target_id"])
         if source_id is None or target_id is None or source_id == target_id:
+            tally.skip("memory_relations")
             continue
         write(
             "memory_relations",
@@ -116,6 +143,7 @@ def import_tables(
     for row in _rows(source, "memory_evolution"):
         memory_id = ids.get(row["memory_id"])
         if memory_id is None:
+            tally.skip("memory_evolution")
             continue
         write(
             "memory_evolution",
@@ -134,9 +162,9 @@ def import_tables(
                 when(row.get("created_at")) or "1970-01-01T00:00:00Z",
             ),
         )
-    _entities(connection, source, ids, redact, write)
-    _sessions(connection, source, ids, paths, redact, write)
-    return added
+    _entities(connection, source, ids, redact, tally)
+    _sessions(connection, source, ids, paths, redact, tally)
+    return tally.added, tally.skipped
 
 
 def _text(redact: Callable[[str], str], value: Any) -> Any:
@@ -148,13 +176,14 @@ def _entities(
     source: Connection,
     ids: dict[int, int],
     redact: Callable[[str], str],
-    write: Callable[[str, str, tuple[Any, ...]], bool],
+    tally: _Tally,
 ) -> None:
     for row in _rows(source, "entity_nodes"):
         if not row.get("entity_id") or not row.get("name"):
+            tally.skip("entity_nodes")
             continue
         entity_type = str(row.get("entity_type") or "concept")
-        if write(
+        if tally.write(
             "entity_nodes",
             "INSERT OR IGNORE INTO entity_nodes (entity_id, entity_type, name, description, "
             "mention_count, last_seen, canonical_id, vault) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -177,8 +206,9 @@ def _entities(
     for row in _rows(source, "entity_mentions"):
         doc_id = ids.get(row["doc_id"])
         if doc_id is None or str(row["entity_id"]) not in known:
+            tally.skip("entity_mentions")
             continue
-        write(
+        tally.write(
             "entity_mentions",
             "INSERT OR IGNORE INTO entity_mentions (entity_id, doc_id, mention_text) "
             "VALUES (?, ?, ?)",
@@ -187,8 +217,9 @@ def _entities(
     for row in _rows(source, "entity_cooccurrences"):
         a, b = sorted((str(row["entity_a"]), str(row["entity_b"])))
         if a == b or a not in known or b not in known:
+            tally.skip("entity_cooccurrences")
             continue
-        write(
+        tally.write(
             "entity_cooccurrences",
             "INSERT OR IGNORE INTO entity_cooccurrences (entity_a, entity_b, count, "
             "last_cooccurred) VALUES (?, ?, ?, ?)",
@@ -198,8 +229,10 @@ def _entities(
         subject, target = str(row["subject_entity_id"]), row.get("object_entity_id")
         literal = _text(redact, row.get("object_literal"))
         if subject not in known or (target is not None and str(target) not in known):
+            tally.skip("entity_triples")
             continue
         if (target is None) == (literal is None):
+            tally.skip("entity_triples")
             continue
         values = (
             subject,
@@ -218,7 +251,7 @@ def _entities(
         ).fetchone()
         if seen is not None:
             continue
-        write(
+        tally.write(
             "entity_triples",
             "INSERT INTO entity_triples (subject_entity_id, predicate, object_entity_id, "
             "object_literal, valid_from, valid_to, source_doc_id, confidence, source_fact) "
@@ -238,11 +271,11 @@ def _sessions(
     ids: dict[int, int],
     paths: dict[str, int],
     redact: Callable[[str], str],
-    write: Callable[[str, str, tuple[Any, ...]], bool],
+    tally: _Tally,
 ) -> None:
     for row in _rows(source, "session_log"):
         started = when(row.get("started_at")) or "1970-01-01T00:00:00Z"
-        write(
+        tally.write(
             "session_log",
             "INSERT OR IGNORE INTO session_log (session_id, started_at, last_seen_at, ended_at, "
             "handoff_path, machine, files_changed, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -275,7 +308,7 @@ def _sessions(
                 injected = [_display_path(p) for p in json.loads(row.get("injected_paths") or "[]")]
             except (TypeError, ValueError):
                 injected = []
-            write(
+            tally.write(
                 "context_usage",
                 "INSERT INTO context_usage (session_id, timestamp, hook_name, turn_index, "
                 "injected_paths, estimated_tokens, was_referenced, query_text) "
@@ -294,6 +327,7 @@ def _sessions(
     for row in _rows(source, "recall_events"):
         doc_id = ids.get(row["doc_id"])
         if doc_id is None:
+            tally.skip("recall_events")
             continue
         surfaced = when(row.get("surfaced_at")) or "1970-01-01T00:00:00Z"
         event = (doc_id, str(row["session_id"]), surfaced, str(row.get("query_hash") or ""))
@@ -305,7 +339,7 @@ def _sessions(
         if seen is not None:
             continue
         score = float(row.get("search_score") or 0.0)
-        write(
+        tally.write(
             "recall_events",
             "INSERT INTO recall_events (doc_id, session_id, surfaced_at, query_hash, "
             "search_score, usage_id, turn_index, was_referenced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -322,22 +356,23 @@ def _sessions(
     for row in _rows(source, "recall_stats"):
         doc_id = ids.get(row["doc_id"])
         if doc_id is None:
+            tally.skip("recall_stats")
             continue
         columns = (
             "recall_count", "unique_queries", "recall_days", "total_score", "max_score",
             "first_recalled_at", "last_recalled_at", "diversity_score", "spacing_score",
             "negative_count",
         )  # fmt: skip
-        write(
+        tally.write(
             "recall_stats",
             f"INSERT OR IGNORE INTO recall_stats (doc_id, {', '.join(columns)}) "
             f"VALUES (?{', ?' * len(columns)})",
             (doc_id, *(row.get(c) if c in row else 0 for c in columns)),
         )
-    _co_activations(connection, source, paths, write)
-    _logged_sessions(connection, write)
+    _co_activations(connection, source, paths, tally)
+    _logged_sessions(connection, tally)
     for row in _rows(source, "hook_dedupe"):
-        write(
+        tally.write(
             "hook_dedupe",
             "INSERT OR IGNORE INTO hook_dedupe (hook_name, prompt_hash, prompt_preview, "
             "last_seen_at) VALUES (?, ?, ?, ?)",
@@ -354,16 +389,17 @@ def _co_activations(
     connection: Connection,
     source: Connection,
     paths: dict[str, int],
-    write: Callable[[str, str, tuple[Any, ...]], bool],
+    tally: _Tally,
 ) -> None:
     for row in _rows(source, "co_activations"):
         a, b = (
             paths.get(str(row[k])) or paths.get(_display_path(row[k])) for k in ("doc_a", "doc_b")
         )
         if a is None or b is None or a == b:
+            tally.skip("co_activations")
             continue
         low, high = min(a, b), max(a, b)
-        write(
+        tally.write(
             "co_activations",
             "INSERT OR IGNORE INTO co_activations (doc_a, doc_b, count, last_seen) "
             "VALUES (?, ?, ?, ?)",
@@ -376,9 +412,7 @@ def _co_activations(
         )
 
 
-def _logged_sessions(
-    connection: Connection, write: Callable[[str, str, tuple[Any, ...]], bool]
-) -> None:
+def _logged_sessions(connection: Connection, tally: _Tally) -> None:
     """A ``session_log`` row for each session ClawMem recorded only in ``context_usage``."""
     rows = connection.execute(
         "SELECT u.session_id, MIN(u.timestamp), MAX(u.timestamp), COUNT(*), "
@@ -388,7 +422,7 @@ def _logged_sessions(
         "(SELECT 1 FROM session_log s WHERE s.session_id = u.session_id) GROUP BY u.session_id"
     ).fetchall()
     for session_id, first, last, turns, tokens, injected in rows:
-        write(
+        tally.write(
             "session_log",
             "INSERT OR IGNORE INTO session_log (session_id, started_at, last_seen_at, turns, "
             "injected_documents, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
