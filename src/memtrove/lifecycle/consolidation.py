@@ -33,12 +33,15 @@ from memtrove.errors import ModelError
 from memtrove.lifecycle.maintenance import stamp
 from memtrove.lifecycle.merge_gates import (
     Contradiction,
+    Profile,
     anchors_differ,
     check_contradiction,
     heuristic_contradiction,
     lexical_anchors,
+    long_words,
     merge_safety,
-    trigram_cosine,
+    profile_cosine,
+    trigram_profile,
     word_jaccard,
 )
 from memtrove.models.protocols import LLM
@@ -257,16 +260,16 @@ def _ids(raw: object) -> list[int]:
 def heuristic_patterns(observations: Sequence[Observation]) -> list[Pattern]:
     """Facts clustered across observations (see the module doc); clusters of two or more
     observations become patterns, stated by their first fact."""
-    clusters: list[tuple[str, set[str], list[int]]] = []
+    clusters: list[tuple[str, Profile, set[str], list[int]]] = []
     for observation in observations:
         for fact in observation.facts:
-            anchors = lexical_anchors(fact)
-            for text, rep_anchors, ids in clusters:
+            profile, anchors = trigram_profile(fact), lexical_anchors(fact)
+            for text, rep_profile, rep_anchors, ids in clusters:
                 floor = (
                     CLUSTER_SIMILARITY if anchors or rep_anchors else CLUSTER_SIMILARITY_NO_ANCHORS
                 )
                 if (
-                    trigram_cosine(text, fact) >= floor
+                    profile_cosine(rep_profile, profile) >= floor
                     and not anchors_differ(anchors, rep_anchors)
                     and not heuristic_contradiction(text, fact).contradictory
                 ):
@@ -274,8 +277,8 @@ def heuristic_patterns(observations: Sequence[Observation]) -> list[Pattern]:
                         ids.append(observation.id)
                     break
             else:
-                clusters.append((fact, anchors, [observation.id]))
-    return [Pattern(text, tuple(ids)) for text, _, ids in clusters if len(ids) >= 2]
+                clusters.append((fact, profile, anchors, [observation.id]))
+    return [Pattern(text, tuple(ids)) for text, _, _, ids in clusters if len(ids) >= 2]
 
 
 def patterns_prompt(observations: Sequence[Observation]) -> str:
@@ -418,17 +421,32 @@ def _update_trends(connection: Connection, now: datetime) -> None:
             )
 
 
+def _existing(connection: Connection, collection: str) -> list[dict[str, Any]]:
+    """The collection's active rows, with the word sets and profiles the gates compare."""
+    rows = consolidated_rows(connection, collection)
+    for row in rows:
+        _prepare(row)
+    return rows
+
+
+def _prepare(row: dict[str, Any]) -> dict[str, Any]:
+    row["words"] = long_words(row["observation"])
+    row["profile"] = trigram_profile(row["observation"])
+    return row
+
+
 def _candidate(
-    connection: Connection, pattern: Pattern, collection: str, options: ConsolidationOptions
+    connection: Connection,
+    pattern: Pattern,
+    existing: Sequence[dict[str, Any]],
+    options: ConsolidationOptions,
 ) -> tuple[dict[str, Any] | None, int, bool]:
     """The row to merge into (or None), how many shortlisted rows the gate refused, and
     whether the merge only happens because the guard is in dry-run."""
-    shortlist = [
-        row
-        for row in consolidated_rows(connection, collection)
-        if word_jaccard(pattern.text, row["observation"]) > SHORTLIST_JACCARD
-    ]
+    words, profile = long_words(pattern.text), trigram_profile(pattern.text)
+    shortlist = [row for row in existing if word_jaccard(words, row["words"]) > SHORTLIST_JACCARD]
     refused, best, best_score = 0, None, -1.0
+    cache: dict[tuple[int, ...], set[str] | None] = {}
     for row in shortlist:
         decision = merge_safety(
             connection,
@@ -438,6 +456,8 @@ def _candidate(
             row["source_doc_ids"],
             normal=options.normal,
             strict=options.strict,
+            score=profile_cosine(profile, row["profile"]),
+            cache=cache,
         )
         if not decision.accepted:
             refused += 1
@@ -494,8 +514,9 @@ def consolidate_observations(
         if patterns is None:
             patterns = heuristic_patterns(group)
         counts["patterns"] += len(patterns)
+        rows = _existing(connection, collection)
         for pattern in patterns:
-            existing, refused, dry_merge = _candidate(connection, pattern, collection, options)
+            existing, refused, dry_merge = _candidate(connection, pattern, rows, options)
             counts["guard_rejections"] += refused
             counts["guard_dry_run_merges"] += dry_merge
             verdict = None
@@ -518,9 +539,9 @@ def consolidate_observations(
             now = stamp()
             with write_transaction(connection):
                 if existing is None:
-                    _insert(connection, pattern.text, pattern.source_ids, collection, now)
+                    new_id = _insert(connection, pattern.text, pattern.source_ids, collection, now)
                 elif contradiction and verdict is not None:
-                    _contradict(
+                    new_id = _contradict(
                         connection,
                         existing["id"],
                         pattern,
@@ -530,7 +551,16 @@ def consolidate_observations(
                         now,
                     )
                 else:
+                    new_id = None
                     _merge(connection, existing["id"], pattern.source_ids, now)
+            if new_id is None and existing is not None:  # keep the compared rows current
+                merged = [*existing["source_doc_ids"], *pattern.source_ids]
+                existing["source_doc_ids"] = list(dict.fromkeys(merged))
+            else:
+                if existing is not None and options.policy == "supersede":
+                    rows.remove(existing)
+                new_row = {"id": new_id, "observation": pattern.text}
+                rows.append(_prepare({**new_row, "source_doc_ids": list(pattern.source_ids)}))
     if not options.dry_run:
         with write_transaction(connection):
             _update_trends(connection, datetime.now(UTC))

@@ -34,13 +34,17 @@ __all__ = [
     "MERGE_SCORE_STRICT",
     "Contradiction",
     "MergeDecision",
+    "Profile",
     "anchors_differ",
     "check_contradiction",
     "heuristic_contradiction",
     "lexical_anchors",
     "llm_contradiction",
+    "long_words",
     "merge_safety",
+    "profile_cosine",
     "trigram_cosine",
+    "trigram_profile",
     "word_jaccard",
 ]
 
@@ -99,28 +103,46 @@ def _trigrams(text: str) -> Counter[str]:
     return Counter(text[i : i + 3] for i in range(len(text) - 2))
 
 
+class Profile(NamedTuple):
+    """A text's normalised form and character 3-gram counts, computed once for many
+    comparisons."""
+
+    text: str
+    grams: Counter[str]
+    norm: float
+
+
+def trigram_profile(text: str) -> Profile:
+    normalised = _normalise(text)
+    grams = _trigrams(normalised) if normalised else Counter()
+    return Profile(normalised, grams, math.sqrt(sum(c * c for c in grams.values())))
+
+
+def profile_cosine(a: Profile, b: Profile) -> float:
+    """:func:`trigram_cosine` of two profiles."""
+    if not a.text or not b.text:
+        return 0.0
+    if a.text == b.text:
+        return 1.0
+    small, large = (a.grams, b.grams) if len(a.grams) <= len(b.grams) else (b.grams, a.grams)
+    dot = sum(small[gram] * large[gram] for gram in small.keys() & large.keys())
+    return dot / (a.norm * b.norm) if a.norm and b.norm else 0.0
+
+
 def trigram_cosine(a: str, b: str) -> float:
     """Cosine of the normalised texts' character 3-gram counts, in [0, 1]."""
-    left, right = _normalise(a), _normalise(b)
-    if not left or not right:
-        return 0.0
-    if left == right:
-        return 1.0
-    grams_a, grams_b = _trigrams(left), _trigrams(right)
-    dot = sum(count * grams_b[gram] for gram, count in grams_a.items() if gram in grams_b)
-    norm = math.sqrt(sum(c * c for c in grams_a.values())) * math.sqrt(
-        sum(c * c for c in grams_b.values())
-    )
-    return dot / norm if norm else 0.0
+    return profile_cosine(trigram_profile(a), trigram_profile(b))
 
 
-def _long_words(text: str) -> set[str]:
+def long_words(text: str) -> set[str]:
     return {word for word in text.lower().split() if len(word) > 3}
 
 
-def word_jaccard(a: str, b: str) -> float:
-    """Jaccard of the words longer than three letters: the cheap shortlist before the gate."""
-    left, right = _long_words(a), _long_words(b)
+def word_jaccard(a: str | set[str], b: str | set[str]) -> float:
+    """Jaccard of the words longer than three letters (of a text, or a set from
+    :func:`long_words`): the cheap shortlist before the gate."""
+    left = long_words(a) if isinstance(a, str) else a
+    right = long_words(b) if isinstance(b, str) else b
     union = left | right
     return len(left & right) / len(union) if union else 0.0
 
@@ -174,11 +196,23 @@ def merge_safety(
     *,
     normal: float = MERGE_SCORE_NORMAL,
     strict: float = MERGE_SCORE_STRICT,
+    score: float | None = None,
+    cache: dict[tuple[int, ...], set[str] | None] | None = None,
 ) -> MergeDecision:
-    """May ``candidate`` (drawn from ``candidate_ids``) merge into ``existing``?"""
-    score = trigram_cosine(candidate, existing)
-    entity_a = _entity_anchors(connection, candidate_ids) if connection is not None else None
-    entity_b = _entity_anchors(connection, existing_ids) if connection is not None else None
+    """May ``candidate`` (drawn from ``candidate_ids``) merge into ``existing``? ``score``:
+    their 3-gram cosine when the caller has it already; ``cache`` keeps entity anchors
+    across calls of one pass."""
+    if score is None:
+        score = trigram_cosine(candidate, existing)
+    cache = {} if cache is None else cache
+
+    def entities(ids: Sequence[int]) -> set[str] | None:
+        key = tuple(sorted(set(ids)))
+        if key not in cache:
+            cache[key] = _entity_anchors(connection, key) if connection is not None else None
+        return cache[key]
+
+    entity_a, entity_b = entities(candidate_ids), entities(existing_ids)
     if entity_a is not None and entity_b is not None:
         anchors_a, anchors_b, method = entity_a, entity_b, "entity_aware"
     else:
