@@ -33,7 +33,7 @@ TOOLS = {
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "kg_query", "build_graphs", "intent_search", "find_causal_links", "query_plan",
-    "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore",
+    "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore", "mine", "import_status",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)

@@ -26,7 +26,7 @@ TOOLS = {
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "intent_search", "find_causal_links", "query_plan", "kg_query", "build_graphs",
-    "memory_evolution_status",
+    "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore", "mine", "import_status",
 }  # fmt: skip
 
 
