@@ -184,6 +184,14 @@ def test_an_edited_file_is_refused(exported: Path, vault: Vault) -> None:
     newer = [json.dumps(header) + "\n", *lines[1:]]
     _refused(vault, _rewrite(exported, newer), "line 1: written by a newer memtrove")
 
+    number = next(i for i, line in enumerate(lines) if '"type":"documents"' in line)
+    record = json.loads(lines[number])
+    record["active"] = "yes"
+    typed = [*lines[:number], json.dumps(record) + "\n", *lines[number + 1 :]]
+    _refused(vault, _rewrite(exported, typed), rf"line {number + 1}: documents.active holds str")
+    deep = [lines[0], "[" * 100_000 + "]" * 100_000 + "\n", *lines[1:]]
+    _refused(vault, _rewrite(exported, deep), "line 2: ")
+
     _refused(vault, _rewrite(exported, ["just text\n"]), "line 1: not valid JSON")
     _refused(vault, _rewrite(exported, ['{"a": 1}\n']), "line 1: not a memtrove export")
     doubled = [*lines[:-1], lines[2], lines[-1]]

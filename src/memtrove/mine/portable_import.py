@@ -27,7 +27,7 @@ from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
-from memtrove.mine.portable import FORMAT, VERSION, decode_value, stored_tables, table_columns
+from memtrove.mine.portable import FORMAT, VERSION, decode_value, stored_tables
 from memtrove.text import segment_cjk
 
 __all__ = [
@@ -115,6 +115,8 @@ def _parse(number: int, line: bytes | str) -> dict[str, Any]:
         raise _fail(number, "an empty line (the file was edited?)")
     try:
         record = json.loads(text)
+    except RecursionError:
+        raise _fail(number, "JSON nested too deeply") from None
     except ValueError as error:
         raise _fail(number, f"not valid JSON ({error.args[0].split(':')[0]}; cut short?)") from None
     if not isinstance(record, dict):
@@ -148,7 +150,7 @@ class Importer:
         self.connection = connection
         self.redact = redact
         self.tables = set(stored_tables(connection))
-        self.columns: dict[str, set[str]] = {}
+        self.columns: dict[str, dict[str, tuple[type, ...]]] = {}
         self.statements: dict[tuple[str, tuple[str, ...]], str] = {}
         self.renamed: dict[str, str] = {}  # content hash -> hash of its redacted body
         self.redacted = 0
@@ -164,9 +166,7 @@ class Importer:
         fragments = record.pop("fragments", None) if table == "content" else None
         known = self.columns.get(table)
         if known is None:
-            known = set(table_columns(self.connection, table))
-            if table == "entities_fts":
-                known.add("rowid")
+            known = self._column_types(table)
             self.columns[table] = known
         for column in record:
             if column not in known:
@@ -175,6 +175,10 @@ class Importer:
             values = {column: decode_value(value) for column, value in record.items()}
         except ValueError as error:
             raise _fail(number, f"{table}: {error}") from None
+        for column, value in values.items():
+            wanted = known[column]
+            if value is not None and wanted and not isinstance(value, wanted):
+                raise _fail(number, f"{table}.{column} holds {type(value).__name__} {value!r:.40}")
         for column in _FREE_TEXT.get(table, ()):
             if isinstance(values.get(column), str):
                 values[column] = self._redacted(values[column])
@@ -196,6 +200,24 @@ class Importer:
         """The row to insert (None: nothing to insert). An import into an empty vault
         inserts every row as it is; a merge (:mod:`.portable_merge`) maps its ids."""
         return values
+
+    def _column_types(self, table: str) -> dict[str, tuple[type, ...]]:
+        """Each column and the Python types its declared type takes (empty: any), so that
+        SQLite's loose typing does not store ``"yes"`` in an integer column."""
+        types: dict[str, tuple[type, ...]] = {"rowid": (int,)} if table == "entities_fts" else {}
+        for row in self.connection.execute(f'PRAGMA table_info("{table}")'):
+            declared = str(row[2]).upper()
+            wanted: tuple[type, ...] = ()
+            if "INT" in declared:
+                wanted = (int,)
+            elif "REAL" in declared or "FLOA" in declared or "DOUB" in declared:
+                wanted = (int, float)
+            elif "TEXT" in declared or "CHAR" in declared:
+                wanted = (str,)
+            elif "BLOB" in declared:
+                wanted = (bytes,)
+            types[str(row[1])] = wanted
+        return types
 
     def _redacted(self, text: str) -> str:
         cleaned = self.redact(text)
