@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,46 @@ def test_a_replayed_session_is_captured_and_surfaced_next_time(
     answer, _ = hook("context-surfacing", json.dumps(again).encode(), env)
     assert set(used) <= set(surfaced(context(answer)))
     assert "--[usage]-->" in context(answer)
+
+
+def test_parallel_stop_hooks_with_a_slow_model_stay_within_their_time(
+    tmp_path: Path,
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    """Claude Code starts the three side by side; a model slower than the hook's time is
+    given up on, the heuristic writes, and every process exits before its timeout."""
+    from tests.capture.transcripts import SESSION_ONE, write_transcript
+    from tests.fakes.model_server import ModelServer
+
+    transcript = write_transcript(tmp_path / f"{SESSION}.jsonl", SESSION_ONE)
+    stop = json.dumps(
+        {"session_id": SESSION, "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    ).encode()
+    with ModelServer(slow_seconds=20) as server:
+        server.set_mode("chat", "slow")
+        env = process_env(hook_env, MEMTROVE_LLM_URL=server.url, MEMTROVE_HOOK_TIMEOUT="8")
+        started = time.monotonic()
+        names = ("decision-extractor", "handoff-generator", "feedback-loop")
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "memtrove", "hook", name],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for name in names
+        ]
+        outputs = [process.communicate(stop, timeout=30) for process in processes]
+        elapsed = time.monotonic() - started
+    assert all(process.returncode == 0 for process in processes)
+    assert [json.loads(out) for out, _ in outputs] == [PLAIN] * 3
+    assert elapsed < 8 + 3, elapsed  # the hook's own limit, plus process start-up
+    log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
+    assert "observer failed, heuristic used" in log and "summary failed" in log
+    with open_test_vault(hook_env) as vault:
+        paths = [d.path for d in vault.list(50, collection="_memtrove")]
+        body = vault.get(f"_memtrove/{paths[-1]}").body
+    assert any(p.startswith("agent/handoffs/") for p in paths)
+    assert any(p.startswith("agent/observations/") for p in paths)
+    assert 'source: "observer"' not in body

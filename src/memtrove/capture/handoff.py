@@ -76,6 +76,8 @@ _NEXT = re.compile(
     r"you (?:can|could|may) (?:now|then|also))",
     re.I,
 )
+# Claude Code's own summary opening a resumed session: not something the user asked.
+_RESUMED = "This session is being continued from a previous conversation"
 _ITEM = re.compile(r"<item>(.*?)</item>", re.S | re.I)
 
 
@@ -154,7 +156,9 @@ def parse_summary(answer: str) -> Summary | None:
 
 def heuristic_summary(turns: Sequence[Turn]) -> Summary:
     """The summary by wording (see the module docstring)."""
-    prompts = [turn.prompt for turn in turns if turn.prompt]
+    prompts = [
+        turn.prompt for turn in turns if turn.prompt and not turn.prompt.startswith(_RESUMED)
+    ]
     asked = prompts[:1] + prompts[-3:] if len(prompts) > 4 else prompts
     done: list[str] = []
     for turn in turns:
