@@ -208,14 +208,12 @@ class Importer:
         for row in self.connection.execute(f'PRAGMA table_info("{table}")'):
             declared = str(row[2]).upper()
             wanted: tuple[type, ...] = ()
-            if "INT" in declared:
-                wanted = (int,)
-            elif "REAL" in declared or "FLOA" in declared or "DOUB" in declared:
+            # What SQLite itself can leave in a column of that affinity: a real number in an
+            # integer column, a blob in a text one; a blob column takes anything.
+            if "INT" in declared or "REAL" in declared or "FLOA" in declared or "DOUB" in declared:
                 wanted = (int, float)
-            elif "TEXT" in declared or "CHAR" in declared:
-                wanted = (str,)
-            elif "BLOB" in declared:
-                wanted = (bytes,)
+            elif "TEXT" in declared or "CHAR" in declared or "CLOB" in declared:
+                wanted = (str, bytes)
             types[str(row[1])] = wanted
         return types
 
