@@ -325,3 +325,18 @@ def test_doctor_says_how_consolidation_runs(vault: Vault) -> None:
         )
     interrupted = check()
     assert interrupted.status == "warn" and "1 tick(s) never finished" in interrupted.detail
+
+
+def test_journal_rows_older_than_30_days_are_pruned(vault: Vault) -> None:
+    with write_transaction(vault._connection):
+        vault._connection.executemany(
+            "INSERT INTO maintenance_runs (lane, phase, status, started_at, finished_at) "
+            "VALUES ('light', 'tick', 'completed', ?, ?)",
+            [
+                (stamp, stamp)
+                for stamp in ("2000-01-01T00:00:00.000000Z", to_iso(datetime.now(UTC)))
+            ],
+        )
+    vault.light_lane_tick(LaneSettings())
+    runs = vault.maintenance_runs()
+    assert len(runs) == 2 and not any(r.started_at.startswith("2000") for r in runs)

@@ -211,8 +211,10 @@ _COLUMNS = (
 
 
 def start_run(connection: Connection, lane: str, phase: str, selected: int = 0) -> int:
-    """Journal an attempt as ``started``; :func:`finish_run` closes it."""
+    """Journal an attempt as ``started`` (and prune old rows); :func:`finish_run` closes
+    it."""
     with write_transaction(connection):
+        prune(connection)
         cursor = connection.execute(
             "INSERT INTO maintenance_runs (lane, phase, status, selected_count, host, pid, "
             "started_at) VALUES (?, ?, 'started', ?, ?, ?, ?)",

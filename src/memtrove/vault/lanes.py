@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,9 +98,10 @@ class LaneHost:
         """Ask the lanes to stop and wait for a tick in progress (15 s light, 30 s heavy, in
         parallel); True when every lane drained in time."""
         self._stop.set()
-        drained = True
+        drained, started = True, time.monotonic()
         for lane, thread in self._threads.items():
-            thread.join(HEAVY_DRAIN_SECONDS if lane == "heavy" else LIGHT_DRAIN_SECONDS)
+            bound = HEAVY_DRAIN_SECONDS if lane == "heavy" else LIGHT_DRAIN_SECONDS
+            thread.join(max(0.0, bound - (time.monotonic() - started)))
             if thread.is_alive():
                 drained = False
                 log.warning("%s lane: a tick is still running; abandoning it", lane)
