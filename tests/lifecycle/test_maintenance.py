@@ -340,3 +340,17 @@ def test_journal_rows_older_than_30_days_are_pruned(vault: Vault) -> None:
     vault.light_lane_tick(LaneSettings())
     runs = vault.maintenance_runs()
     assert len(runs) == 2 and not any(r.started_at.startswith("2000") for r in runs)
+
+
+@pytest.mark.parametrize(("expires_in", "status"), [(60, "skipped"), (-1, "completed")])
+def test_a_lease_left_on_another_host_waits_out_its_ttl(
+    vault: Vault, expires_in: int, status: str
+) -> None:
+    expires = datetime.now(UTC) + timedelta(seconds=expires_in)
+    with write_transaction(vault._connection):
+        vault._connection.execute(
+            "INSERT INTO worker_leases (worker_name, lease_token, acquired_at, expires_at, "
+            "holder_host, holder_pid) VALUES (?, 'theirs', ?, ?, 'another-host', 1)",
+            (HEAVY_LEASE, to_iso(datetime.now(UTC)), expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
+        )
+    assert vault.heavy_lane_tick(LaneSettings()).status == status
