@@ -16,6 +16,7 @@ the same run, and, for what a rebuild from the files costs instead, ``update`` o
 notes into a new vault (a child process too). Run from the repository root::
 
     .venv/bin/python benchmarks/bench_portable.py [--size 10000] [--entries 2000] [--repeats 3]
+        [--embed]   # also: embedding the first imported vault, and what its vectors would weigh
 """
 
 from __future__ import annotations
@@ -82,7 +83,13 @@ def child(step: str, vault_path: Path, file: Path) -> None:
         else:
             imported = vault.import_from(file)
             outcome = {"records": sum(imported.records.values())}
-    outcome["seconds"] = round(time.perf_counter() - started, 2)
+            if step == "import-embed":  # what the vectors cost to make again, not to carry
+                embedded = time.perf_counter()
+                report = vault.embed()
+                outcome["embed_seconds"] = round(time.perf_counter() - embedded, 2)
+                outcome["fragments"] = report.fragments
+                outcome["dimensions"] = vault.models.embedder.dimensions
+    outcome["seconds"] = round(time.perf_counter() - started - outcome.get("embed_seconds", 0), 2)
     outcome["peak_rss_mb"] = _peak_rss_mb()
     print(json.dumps(outcome))
 
@@ -130,12 +137,12 @@ def _same_results(source: Path, target: Path, queries: list[str]) -> int:
         )
 
 
-def run_once(source: Path, queries: list[str], size: int) -> dict[str, float]:
+def run_once(source: Path, queries: list[str], size: int, embed: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory(dir=BENCH_DIR) as folder:
         file = Path(folder) / "vault.jsonl"
         target = Path(folder) / "target.sqlite"
         exported = _step("export", source, file)
-        imported = _step("import", target, file)
+        imported = _step("import-embed" if embed else "import", target, file)
         indexed = _step("index", Path(folder) / "indexed.sqlite", corpus_dir(size))
         connection = open_connection(source)
         started = time.perf_counter()
@@ -146,7 +153,16 @@ def run_once(source: Path, queries: list[str], size: int) -> dict[str, float]:
         copy_seconds = time.perf_counter() - started
         identical_rows = _rows(source) == _rows(target)
         same = _same_results(source, target, queries)
+    extra = {}
+    if "embed_seconds" in imported:
+        vector_bytes = imported["fragments"] * imported["dimensions"] * 4
+        extra = {
+            "embed_seconds": imported["embed_seconds"],
+            "fragments": imported["fragments"],
+            "vector_megabytes_base64": round(vector_bytes * 4 / 3 / 1e6, 1),
+        }
     return {
+        **extra,
         "export_seconds": exported["seconds"],
         "import_seconds": imported["seconds"],
         "index_seconds": indexed["seconds"],
@@ -167,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--embed", action="store_true", help="Also time embedding the first imported vault."
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -176,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = generate_queries(args.queries)
     runs = []
     for number in range(max(1, args.repeats)):
-        outcome = run_once(source, queries, args.size)
+        outcome = run_once(source, queries, args.size, args.embed and number == 0)
         log(f"run {number + 1}: {outcome}")
         runs.append(outcome)
     median = {
@@ -192,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         "identical_documents": all(run["identical_documents"] for run in runs),
         "same_top10": min(run["same_top10"] for run in runs),
         "queries": len(queries),
+        **{
+            k: runs[0][k]
+            for k in ("embed_seconds", "fragments", "vector_megabytes_base64")
+            if k in runs[0]
+        },
     }
     if args.json:
         print(json.dumps(summary))
@@ -214,6 +238,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{summary['identical_documents']}; same top 10 for {summary['same_top10']} of "
         f"{summary['queries']} queries"
     )
+    if "embed_seconds" in summary:
+        print(
+            f"embedding the imported vault: {summary['embed_seconds']:.1f} s for "
+            f"{summary['fragments']:,} fragments; as base64 in the export they would add "
+            f"{summary['vector_megabytes_base64']} MB"
+        )
     return 0
 
 
