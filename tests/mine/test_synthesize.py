@@ -307,7 +307,7 @@ def test_max_docs_caps_the_scan(mined: tuple[Vault, list[int]], model_server: Mo
     assert vault.synthesize_conversations([*doc_ids, 10**9], max_docs=0).docs_scanned == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.recursive(
     st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4)
