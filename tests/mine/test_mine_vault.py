@@ -5,6 +5,7 @@ mined collection next to folder collections, --backfill-dates, runs and bounded 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tracemalloc
 from pathlib import Path
@@ -286,3 +287,30 @@ def test_a_large_session_streams_in_bounded_memory(tmp_path: Path) -> None:
     assert len(conversation.messages) == 401  # the prompt, one reply per API message
     reply = "\n".join(m.text for m in conversation.messages[1:])
     assert reply.count("[Read: /logs/") == 400 and len(reply) < 100_000
+
+
+def test_hostile_lines_and_unreadable_files_cost_only_themselves(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = session(tmp_path, *FIRST, "[" * 100_000 + "]" * 100_000, *SECOND)
+    (folder / "rollout-x.jsonl").write_text(
+        '{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "r"}}\n'
+        + "{" * 50_000
+        + "\n",
+        encoding="utf-8",
+    )
+    locked = folder / "locked.jsonl"
+    locked.write_text(FIRST[0] + "\n", encoding="utf-8")
+    locked.chmod(0)
+    try:
+        readable = os.access(locked, os.R_OK)  # root reads it all the same
+        report = vault.mine(folder)
+    finally:
+        locked.chmod(0o600)
+    assert report.skipped["claude-code"]["malformed line"] == 1
+    assert report.skipped["codex"]["malformed line"] == 1
+    if readable:
+        assert report.formats["claude-code"].exchanges == 3 and report.errors == []
+    else:
+        assert report.formats["claude-code"].exchanges == 2
+        assert [e.split(":")[0] for e in report.errors] == ["locked.jsonl"]

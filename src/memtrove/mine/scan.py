@@ -106,11 +106,8 @@ def detect(path: Path, is_folder: bool, labels: Sequence[str] = ORDER) -> Found 
     """The first reader (in ``labels`` order) that takes ``path``, or None."""
     head = b""
     if not is_folder:
-        try:
-            with path.open("rb") as handle:
-                head = handle.read(HEAD_BYTES)
-        except OSError:
-            return None
+        with path.open("rb") as handle:  # an unreadable file is the caller's error to report
+            head = handle.read(HEAD_BYTES)
     zipped = path.suffix.lower() == ".zip"
     for label, module in _readers(labels):
         if (is_folder or zipped) and label != "slack":

@@ -86,7 +86,7 @@ def _lines(path: Path, only: bytearray | None = None) -> Iterator[tuple[int, Any
                 continue
             try:
                 yield number, json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested past any real line
                 yield number, None
 
 

@@ -88,7 +88,7 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
                 continue
             try:
                 entry = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested past any real line
                 skips.skip("malformed line")
                 continue
             if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
