@@ -121,3 +121,22 @@ def test_markdown_that_is_not_a_transcript_is_refused(tmp_path: Path) -> None:
     lone = tmp_path / "meeting.md"
     lone.write_text("User: admin\nPassword policy: rotate yearly\n", encoding="utf-8")
     assert read(lone)[0] == []
+
+
+def test_an_aider_history_file_dates_each_session(tmp_path: Path) -> None:
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(
+        "\n# aider chat started at 2024-05-02 09:14:03\n\n> Aider v0.35.0\n> Added app.py to the chat\n\n"
+        "#### add a health check endpoint\n\nAdd a `/health` route returning 200.\n\n"
+        "> Applied edit to app.py\n\n"
+        "# aider chat started at 2024-05-03 17:40:00\n\n"
+        "#### now make it report the version\n\n```python\n> not a quote\n```\nDone.\n",
+        encoding="utf-8",
+    )
+    found, _ = read(history)
+    assert users(found) == ["add a health check endpoint", "now make it report the version"]
+    assert [e.authored_at for e in found] == ["2024-05-02T09:14:03Z", "2024-05-03T17:40:00Z"]
+    assert found[0].messages[1].text == (
+        "Add a `/health` route returning 200.\n\n> Applied edit to app.py"
+    )
+    assert "> not a quote" in found[1].messages[1].text

@@ -45,7 +45,8 @@ _SEPARATOR = re.compile(r"^\s*[─━]{10,}\s*$")
 _EXPAND = re.compile(r"\s*\((?:ctrl|shift)\+\w+ to \w+\)\s*$")
 _USING_TOOL = re.compile(r"^🔧 Using tool:\s*(.+)$")
 
-_Turn = tuple[str, str, str]  # role, speaker, text
+_Turn = tuple[str, str, str] | tuple[str, str, str, str | None]  # role, speaker, text[, time]
+_AIDER_START = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)")
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -65,7 +66,7 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
         turns = parse(lines, skips)
         if turns:
             break
-    roles = {role for role, _, _ in turns}
+    roles = {turn[0] for turn in turns}
     if len(turns) < 2 or roles != {USER, ASSISTANT}:
         return
     stamp = _header_value(lines, "Date")
@@ -73,8 +74,8 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
     session = _header_value(lines, "Session ID") or path.stem
     title = _title(lines)
     messages = tuple(
-        Message(role, speaker, body, timestamp, f"turn-{index}")
-        for index, (role, speaker, body) in enumerate(turns)
+        Message(turn[0], turn[1], turn[2], turn[3] if len(turn) > 3 else timestamp, f"turn-{i}")
+        for i, turn in enumerate(turns)
     )
     yield Conversation(LABEL, path, session, title, messages)
 
@@ -165,21 +166,30 @@ def _terminal(lines: list[str], skips: Skips) -> list[_Turn]:
 
 
 def _aider(lines: list[str], skips: Skips) -> list[_Turn]:
-    if not any("chat-transcript" in line or line.startswith("> $ aider") for line in lines):
+    markers = ("> $ aider", "# aider chat started at ")
+    if not any("chat-transcript" in line or line.startswith(markers) for line in lines):
         return []
     turns: list[_Turn] = []
     parts: list[str] = []
     quoted = False
     in_reply = False
     fenced = False
+    started: str | None = None  # an aider history file notes when each session started
     for line in lines:
         if line.startswith("```"):
             fenced = not fenced
+        start = _AIDER_START.match(line) if not fenced else None
+        if start:
+            if in_reply and _join(parts):
+                turns.append((ASSISTANT, "aider", _join(parts), started))
+            parts, quoted, in_reply = [], False, False
+            started = parse_iso_datetime(start.group(1).replace(" ", "T"))
+            continue
         if line.startswith("#### ") and not fenced:
             if in_reply and _join(parts):
-                turns.append((ASSISTANT, "aider", _join(parts)))
+                turns.append((ASSISTANT, "aider", _join(parts), started))
             parts, quoted, in_reply = [], False, True
-            turns.append((USER, "User", line[5:].strip()))
+            turns.append((USER, "User", line[5:].strip(), started))
             continue
         if not in_reply or line.startswith(("<div", "</div")):
             continue
@@ -193,7 +203,7 @@ def _aider(lines: list[str], skips: Skips) -> list[_Turn]:
         quoted = False
         parts.append(line.rstrip())
     if in_reply and _join(parts):
-        turns.append((ASSISTANT, "aider", _join(parts)))
+        turns.append((ASSISTANT, "aider", _join(parts), started))
     return turns
 
 
