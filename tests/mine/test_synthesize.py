@@ -367,3 +367,21 @@ def test_mine_synthesize_as_a_real_process(tmp_path: Path, model_server: ModelSe
     usage = run_memtrove(plain, "mine", str(export.parent), "--synthesize", "--dry-run")
     assert usage.returncode == 2 and "--synthesize" in usage.stderr
     assert "Traceback" not in usage.stderr + quiet.stderr
+
+
+def test_secrets_in_answers_are_redacted(
+    mined: tuple[Vault, list[int]], model_server: ModelServer
+) -> None:
+    vault, (auth, _, _) = mined
+    leaky = [{"title": "Staging database", "contentType": "decision",
+              "facts": ["Connect with DB_PASSWORD=hunter2-very-secret-9f8e7d"]}]  # fmt: skip
+    model_server.set_chat_reply(answers({"Auth design chat": leaky}))
+    assert vault.synthesize_conversations([auth]).facts_saved == 1
+    [(doc_id, _, _)] = synthesized(vault).values()
+    stored = vault._connection.execute(
+        "SELECT c.doc FROM documents d JOIN content c ON c.hash = d.hash WHERE d.id = ?",
+        (doc_id,),
+    ).fetchone()[0]
+    assert "hunter2" not in stored and "[REDACTED" in stored
+    again = vault.synthesize_conversations([auth])  # the redacted text is what is compared
+    assert (again.facts_extracted, again.facts_saved) == (1, 0)

@@ -292,11 +292,13 @@ def _without_frontmatter(text: str) -> str:
     return text
 
 
-def _save(connection: Connection, fact: Fact, source: _Source, now: str) -> tuple[int, str]:
+def _save(
+    connection: Connection, fact: Fact, source: _Source, now: str, redact: Callable[[str], str]
+) -> tuple[int, str]:
     """Write one fact (the caller holds the transaction); (doc id, inserted|updated|
     deduplicated)."""
     path = fact_path(source.doc_id, fact.title)
-    text = redact_text(_fact_text(fact, source))
+    text = redact_text(redact(_fact_text(fact, source)))  # what write_internal will store
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     row = connection.execute(
         "SELECT id, hash, active FROM documents WHERE collection = ? AND path = ?",
@@ -343,10 +345,12 @@ def synthesize(
     *,
     lock: AbstractContextManager[Any] | None = None,
     clock: Callable[[], datetime] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> SynthesisReport:
     """Extract, save and link the facts of the conversation documents ``document_ids``
     (the first ``max_docs`` of them, by id). Without ``llm`` nothing happens and the report
-    says so."""
+    says so. ``redact``: the vault's redactor (its configured patterns too); the built-in
+    one always applies."""
     if llm is None:
         return SynthesisReport(llm=False)
     guard = lock if lock is not None else nullcontext()
@@ -372,7 +376,7 @@ def synthesize(
         counts["facts_extracted"] += len(facts)
         now = to_iso((clock or _utc_now)())
         with guard:
-            written = _save_all(connection, facts, source, now)
+            written = _save_all(connection, facts, source, now, redact or redact_text)
         for doc_id, fact, outcome in written:
             counts["facts_saved"] += outcome in ("inserted", "updated")
             saved.append((doc_id, fact))
@@ -386,7 +390,11 @@ def synthesize(
 
 
 def _save_all(
-    connection: Connection, facts: list[Fact], source: _Source, now: str
+    connection: Connection,
+    facts: list[Fact],
+    source: _Source,
+    now: str,
+    redact: Callable[[str], str],
 ) -> list[tuple[int, Fact, str]]:
     written: list[tuple[int, Fact, str]] = []
     try:
@@ -394,7 +402,7 @@ def _save_all(
             for number, fact in enumerate(facts):
                 connection.execute(f"SAVEPOINT fact{number}")
                 try:
-                    doc_id, outcome = _save(connection, fact, source, now)
+                    doc_id, outcome = _save(connection, fact, source, now, redact)
                 except (MemtroveError, DatabaseError, ValueError):
                     connection.execute(f"ROLLBACK TO fact{number}")
                     continue
