@@ -116,6 +116,36 @@ def test_an_import_then_embed_gives_the_same_vector_results(
         assert [r.docid for r in target.vsearch(query)] == [r.docid for r in source.vsearch(query)]
 
 
+def test_vectors_carried_in_the_file_need_no_embedding(tmp_path: Path, example_copy: Path) -> None:
+    source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    source.add_collection(example_copy, name="demo")
+    source.update()
+    source.embed()
+    source.export_to(tmp_path / "vault.jsonl", vectors=True)
+    target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+    report = target.import_from(tmp_path / "vault.jsonl")
+    stored = source._connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
+    assert report.added["vectors"] == stored > 0
+    assert target.embed().fragments == 0  # every document is synced already
+    for query in QUERIES[:4]:
+        assert [r.docid for r in target.vsearch(query)] == [r.docid for r in source.vsearch(query)]
+
+    lines = (tmp_path / "vault.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if '"type":"vectors"' in line)
+    record = json.loads(lines[number])
+    record["vector"] = {"$b64": "AAAAAA=="}
+    short = [*lines[:number], json.dumps(record) + "\n", *lines[number + 1 :]]
+    fresh = Vault.open(tmp_path / "fresh.sqlite", config_dir=tmp_path / "fresh-config")
+    _refused(fresh, _rewrite(tmp_path / "vault.jsonl", short), rf"line {number + 1}: a vector that")
+    header = json.loads(lines[0])
+    header["embedding_space"] = {"identity": "http:other", "dimensions": 256}
+    other = [json.dumps(header) + "\n", *lines[1:]]
+    # A vault with no vectors yet takes the file's space; one with vectors of another refuses.
+    fresh.import_from(_rewrite(tmp_path / "vault.jsonl", other), dry_run=True)
+    with pytest.raises(PortableFormatError, match="come from http:other"):
+        target.import_from(_rewrite(tmp_path / "vault.jsonl", other), merge=True)
+
+
 def test_an_import_into_a_vault_holding_data_is_refused(tmp_path: Path, vault: Vault) -> None:
     source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
     source.remember("one", "the first entry", store="global")

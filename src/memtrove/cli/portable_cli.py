@@ -21,11 +21,14 @@ def register(app: typer.Typer) -> None:
 def export(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="The JSON-lines file to write (replaced if present)."),
+    vectors: bool = typer.Option(
+        False, "--vectors", help="Also the fragment vectors (no re-embedding in the same space)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Write the whole vault (documents, entries, graph, rules, sessions) as JSON lines."""
     with open_vault(ctx) as vault, user_errors():
-        report = vault.export_to(file)
+        report = vault.export_to(file, vectors=vectors)
     if as_json:
         print_json(report.to_dict())
         return

@@ -17,9 +17,10 @@ them (by their foreign keys), with every column as stored: documents keep their 
 hash, dates, pins, snoozes, confidence, counters and forgotten/invalidated state, and every
 other row keeps the ids that point at them. Blobs (entry and rule vectors) are
 ``{"$b64": "..."}``. What is left out is what belongs to one machine or is rebuilt on import:
-the full-text indexes (rebuilt from the rows), fragment vectors and the embedding space
-(``import --embed`` re-embeds; see the README for why), model caches, leases and the
-migration record (the header names the migrations instead). ``end`` carries the number of
+the full-text indexes (rebuilt from the rows), model caches, leases and the migration
+record (the header names the migrations instead), and, unless asked for (``export
+--vectors``: ``{"type": "vectors", "hash", "seq", ..., "vector": {"$b64": ...}}`` records,
+last), the fragment vectors (``import --embed`` re-embeds; see the README for the trade). ``end`` carries the number of
 records, so a cut file is told from a whole one.
 
 The export reads one snapshot on its own connection (a read transaction in WAL mode), so it
@@ -40,6 +41,7 @@ from memtrove.db.connection import Connection, open_connection
 __all__ = [
     "FORMAT",
     "LEFT_OUT",
+    "VECTORS",
     "VERSION",
     "decode_value",
     "export_lines",
@@ -49,6 +51,7 @@ __all__ = [
 
 FORMAT = "memtrove-export"
 VERSION = 1
+VECTORS = "vectors"  # the record type of a fragment vector (``export --vectors``)
 
 # Tables never written: machine-local state, caches, vectors and the indexes import rebuilds.
 LEFT_OUT = frozenset(
@@ -209,15 +212,56 @@ def _content(connection: Connection) -> Iterator[dict[str, Any]]:
         yield record
 
 
+def _has_vectors(connection: Connection) -> bool:
+    return (
+        connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
+        ).fetchone()
+        is not None
+        and connection.execute("SELECT 1 FROM embedding_space").fetchone() is not None
+    )
+
+
+def _vectors(connection: Connection, chunk: int = 500) -> Iterator[dict[str, Any]]:
+    """Each fragment vector with its row of ``content_vectors``, in id order."""
+    after = 0
+    columns = ("hash", "seq", "model", "fragment_type", "fragment_label", "embed_input_fp")
+    while True:
+        rows = connection.execute(
+            f"SELECT id, {', '.join(columns)}, embedded_at FROM content_vectors "
+            "WHERE id > ? ORDER BY id LIMIT ?",
+            (after, chunk),
+        ).fetchall()
+        if not rows:
+            return
+        marks = ",".join("?" * len(rows))
+        blobs = dict(
+            connection.execute(
+                f"SELECT rowid, embedding FROM vectors_vec WHERE rowid IN ({marks})",
+                [row[0] for row in rows],
+            ).fetchall()
+        )
+        for row in rows:
+            if row[0] in blobs:
+                yield {
+                    "type": VECTORS,
+                    **dict(zip((*columns, "embedded_at"), row[1:], strict=True)),
+                    "vector": _encode(blobs[row[0]]),
+                }
+        after = int(rows[-1][0])
+
+
 def export_lines(
     vault_path: Path,
     collections: Iterable[Mapping[str, Any]],
     *,
     version: str,
     exported_at: str,
+    vectors: bool = False,
     busy_timeout_ms: int = 5000,
 ) -> Iterator[str]:
-    """The export of the vault file at ``vault_path``, line by line (each ends in a newline).
+    """The export of the vault file at ``vault_path``, line by line (each ends in a newline);
+    ``vectors`` adds every fragment vector (``{"type": "vectors", ...}`` records).
 
     Reads one consistent snapshot on a connection of its own, closed when the iterator is
     exhausted or closed."""
@@ -225,13 +269,25 @@ def export_lines(
     try:
         connection.execute("BEGIN")  # one snapshot for the header's counts and every row
         tables = stored_tables(connection)
-        yield _line(_header(connection, tables, collections, version, exported_at))
+        header = _header(connection, tables, collections, version, exported_at)
+        vectors = vectors and _has_vectors(connection)
+        if vectors:
+            header["counts"][VECTORS] = int(
+                connection.execute(
+                    "SELECT COUNT(*) FROM content_vectors cv WHERE cv.id IN "
+                    "(SELECT rowid FROM vectors_vec)"
+                ).fetchone()[0]
+            )
+        yield _line(header)
         records = 0
         for table in tables:
             rows = _content(connection) if table == "content" else _rows(connection, table)
             for record in rows:
                 records += 1
                 yield _line(record)
+        for record in _vectors(connection) if vectors else ():
+            records += 1
+            yield _line(record)
         yield _line({"type": "end", "records": records})
         connection.execute("COMMIT")
     finally:

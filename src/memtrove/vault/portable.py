@@ -35,17 +35,21 @@ class PortableAccess(VaultState):
 
         def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
 
-    def export_lines(self) -> Iterator[str]:
+    def export_lines(self, *, vectors: bool = False) -> Iterator[str]:
         """The whole vault as export lines (see :mod:`memtrove.mine.portable`), read from
-        one snapshot on a connection of its own: other callers are never held up."""
+        one snapshot on a connection of its own: other callers are never held up.
+        ``vectors`` adds the fragment vectors (an import into the same embedding space then
+        needs no re-embedding)."""
         from memtrove import __version__
         from memtrove.mine.portable import export_lines
         from memtrove.text import now_iso
 
         collections = [collection.to_dict() for collection in self.collections()]
-        return export_lines(self.path, collections, version=__version__, exported_at=now_iso())
+        return export_lines(
+            self.path, collections, version=__version__, exported_at=now_iso(), vectors=vectors
+        )
 
-    def export_to(self, path: str | Path) -> ExportReport:
+    def export_to(self, path: str | Path, *, vectors: bool = False) -> ExportReport:
         """Write the export to ``path`` (through a temporary file beside it, renamed when
         complete, so a failed export never leaves a partial file under that name)."""
         from memtrove.mine.portable_report import ExportReport
@@ -56,7 +60,7 @@ class PortableAccess(VaultState):
         records, size = -2, 0  # the header and the end line are not records
         try:
             with partial.open("w", encoding="utf-8") as stream:
-                for line in self.export_lines():
+                for line in self.export_lines(vectors=vectors):
                     stream.write(line)
                     records += 1
                     size += len(line.encode("utf-8"))

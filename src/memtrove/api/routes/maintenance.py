@@ -55,6 +55,7 @@ def reindex(vault: VaultDependency, body: ReindexRequest | None = None) -> dict[
 def export(
     vault: VaultDependency,
     format: str = Query("jsonl", pattern="^(jsonl|documents)$"),
+    vectors: bool = Query(False, description="Also the fragment vectors (format=jsonl)."),
 ) -> StreamingResponse:
     """The whole vault as ``memtrove export`` writes it (JSON lines: a header, one record per
     row, an end record; ``memtrove import`` reads it). ``format=documents``: every active
@@ -62,7 +63,7 @@ def export(
     documents: [...], count, errors, truncated}`` (the last two stay empty)."""
     if format == "documents":
         return StreamingResponse(_export_chunks(vault), media_type="application/json")
-    return StreamingResponse(vault.export_lines(), media_type="application/x-ndjson")
+    return StreamingResponse(vault.export_lines(vectors=vectors), media_type="application/x-ndjson")
 
 
 def _export_chunks(vault: Vault) -> Iterator[str]:
