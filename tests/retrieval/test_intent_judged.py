@@ -23,7 +23,9 @@ def test_intent_search_beats_query_on_why_and_entity(
     table: dict[str, dict[str, dict[str, float]]], kind: str
 ) -> None:
     intent, query = table["intent"][kind], table["query"][kind]
-    assert intent["R@5"] > query["R@5"] and intent["MRR"] > query["MRR"], (intent, query)
+    # query's temporal channel finds the "before the alias swap" cause too: both can be perfect
+    better_recall = intent["R@5"] > query["R@5"] or intent["R@5"] == 1.0
+    assert better_recall and intent["MRR"] > query["MRR"], (intent, query)
 
 
 @pytest.mark.parametrize("kind", ["what", "when"])

@@ -30,6 +30,7 @@ from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableErr
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.models.registry import Models
 from memtrove.retrieval.candidates import recent_documents, scoring_inputs
+from memtrove.retrieval.entity_channel import NamedEntity, named_entities
 from memtrove.retrieval.fts import (
     document_frequencies,
     linear_relevance,
@@ -42,6 +43,7 @@ from memtrove.retrieval.scoring import (
     RECENCY_FIRST_TYPES,
     apply_composite,
 )
+from memtrove.retrieval.temporal import TimeConstraint, time_constraint
 from memtrove.text import STOPWORDS, words
 
 # The vector, fusion, expansion, reranking and MMR stages load on first use (each method
@@ -378,15 +380,19 @@ class Retriever:
         probe = [(doc, score / (1.0 + score)) for doc, score in raw]
         probe = probe[: max(BM25_PROBE, candidates_wanted)]
         ranking.stages.append("bm25")
-        if self._strong_signal(probe, intent):
+        moment = now or datetime.now(UTC)
+        constraint = time_constraint(query, moment)  # a named time or a known entity:
+        entities = named_entities(self._connection, query)  # BM25 alone cannot judge those
+        if constraint is None and not entities and self._strong_signal(probe, intent):
             ranking.stages.append("bypass")
             for stage in ("expansion", "vector", "rerank"):
                 ranking.skipped[stage] = "strong BM25 signal"
             candidates = probe[:candidates_wanted]
         else:
             candidates = self._fused_candidates(
-                query, intent, probe, candidates_wanted, filters, ranking, raw
-            )
+                query, intent, probe, candidates_wanted, filters, ranking, raw,
+                (constraint, entities, moment),
+            )  # fmt: skip
             candidates = self._rerank(query, intent, candidates, texts, ranking)
         plan = recency_plan(query)
         if plan is not None and plan.recent_candidates:
@@ -394,7 +400,7 @@ class Retriever:
         scored = apply_composite(
             scoring_inputs(self._connection, candidates),
             plan.weights if plan else QUERY_WEIGHTS,
-            now or datetime.now(UTC),
+            moment,
             co_activation=co_activation,
             recency_first_types=plan.first_types if plan else (),
             lead_types=plan.lead_types if plan else (),
@@ -443,11 +449,19 @@ class Retriever:
         filters: Filters,
         ranking: Ranking,
         raw: list[tuple[int, float]],
+        triggers: tuple[TimeConstraint | None, list[NamedEntity], datetime] | None = None,
     ) -> list[tuple[int, float]]:
-        """Fused candidates; ``raw`` is the BM25 search (``|bm25|``) the probe came from."""
+        """Fused candidates; ``raw`` is the BM25 search (``|bm25|``) the probe came from.
+        The temporal and entity channels join when their triggers fire (temporal_channels)."""
+        from memtrove.retrieval import temporal_channels as side
         from memtrove.retrieval.expansion import expand_query
         from memtrove.retrieval.fusion import normalize_max, rrf
         from memtrove.retrieval.hybrid import HYBRID_DEPTH
+
+        def channels(pool: Sequence[int]) -> list[tuple[list[int], float]]:
+            if triggers is None or triggers[:2] == (None, []):
+                return []  # an ordinary question: ranked exactly as without the channels
+            return side.side_channels(self, self._connection, query, triggers, pool, depth, filters, ranking)  # fmt: skip
 
         if not self._models.has_llm:
             # Only the two original lists: score fusion keeps BM25's margins, which rank
@@ -455,7 +469,9 @@ class Retriever:
             ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
             wide = max(depth, HYBRID_DEPTH)  # as deep as hybrid: the context step needs it
             fused = self._score_fused(query, wide, filters, ranking, lexical=raw[:wide])
-            return normalize_max(self._with_context(fused, filters, ranking))[:depth]
+            fused = normalize_max(self._with_context(fused, filters, ranking))
+            extra = channels([doc for doc, _ in fused])
+            return (side.blend_channels(fused, extra) if extra else fused)[:depth]
         lists: list[tuple[Sequence[int], float]] = [([doc for doc, _ in probe], ORIGINAL_WEIGHT)]
         semantic = self._try_vectors(query, depth, filters, ranking)
         if semantic is not None:
@@ -485,6 +501,7 @@ class Retriever:
                     lists.append(([doc for doc, _, _ in vector_hits], EXPANSION_WEIGHT))
         else:
             ranking.skipped["expansion"] = "no LLM configured (MEMTROVE_LLM_URL)"
+        lists += channels(list(dict.fromkeys(doc for keys, _ in lists for doc in keys)))
         ranking.stages.append("rrf")
         fused = rrf(lists)[:depth]
         return self._with_context(fused, filters, ranking)[:depth]
