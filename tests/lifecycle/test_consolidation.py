@@ -277,3 +277,19 @@ def test_the_llm_confirms_a_contradiction(tmp_path: Path, model_server: ModelSer
         report = run(vault, policy="supersede")
         assert report.contradictions == 1 and report.superseded == 1
         assert len(rows(vault)) == 1 and len(rows(vault, everything=True)) == 2
+
+
+def test_a_timing_out_llm_falls_back_and_writes_whole_rows(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    from memtrove.models.openai_compat import HttpLLM
+
+    model_server.slow_seconds = 1.0
+    model_server.set_mode("chat", "slow")
+    with smart_vault(tmp_path, model_server) as vault:
+        a, b = observe(vault, "a1", [ALICE]), observe(vault, "a2", [ALICE])
+        vault.models._llm = HttpLLM(model_server.url, timeout=0.2)
+        report = run(vault)
+        assert report.llm_failures == 1 and report.created == 1
+        [row] = rows(vault)
+        assert sorted(row["source_doc_ids"]) == sorted([a, b]) and row["proof_count"] == 2

@@ -244,3 +244,18 @@ def test_dry_run_counts_but_writes_nothing(tmp_path: Path, model_server: ModelSe
         model_server.set_chat_reply(replies(draft))
         stats = synthesize(vault, dry_run=True)
         assert stats.created == 1 and deductions(vault) == []
+
+
+def test_a_timing_out_llm_writes_no_deduction(tmp_path: Path, model_server: ModelServer) -> None:
+    from memtrove.models.openai_compat import HttpLLM
+
+    model_server.slow_seconds = 1.0
+    model_server.set_mode("chat", "slow")
+    with smart_vault(tmp_path, model_server) as vault:
+        seed(vault)
+        vault.models._llm = HttpLLM(model_server.url, timeout=0.2)
+        stats = synthesize(vault)
+        assert stats.null_calls == 1 and stats.drafted == 0 and deductions(vault) == []
+        assert (
+            vault._connection.execute("SELECT COUNT(*) FROM deductive_sources").fetchone()[0] == 0
+        )
