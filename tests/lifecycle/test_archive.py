@@ -75,6 +75,10 @@ def snapshot(vault: Vault, path: str) -> dict[str, Any]:
     }
 
 
+def ranking(vault: Vault) -> list[tuple[str, float]]:
+    return [(r.path, r.score) for r in vault.search("zephyrine broker queue", limit=20)]
+
+
 def paths(results: Any) -> set[str]:
     return {result.path for result in results}
 
@@ -119,6 +123,7 @@ def test_archived_documents_leave_every_search_and_come_back_intact(notes_vault:
     notes_vault.pin("notes/old-cache.md")
     notes_vault.pin("notes/old-cache.md", unpin=True)
     before = {path: snapshot(notes_vault, path) for path in ("old-cache.md", "old-queue.md")}
+    ranked = ranking(notes_vault)
     report = notes_vault.lifecycle_sweep(apply=True)
     assert not report.dry_run and report.archived == 3
     gone = {"old-cache.md", "old-queue.md", "journal/day.md"}
@@ -135,6 +140,7 @@ def test_archived_documents_leave_every_search_and_come_back_intact(notes_vault:
     restored = notes_vault.lifecycle_restore(all=True)
     assert restored.restored == 3
     assert {path: snapshot(notes_vault, path) for path in before} == before
+    assert ranking(notes_vault) == ranked  # BM25 totals too: the same scores as before
     assert len(notes_vault.search("zephyrine", limit=20)) == 5
     assert "old-cache.md" in paths(notes_vault.vsearch("zephyrine cache eviction", limit=20))
     assert len(notes_vault.relations_of("notes/old-queue.md")) == 1

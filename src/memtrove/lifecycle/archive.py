@@ -9,6 +9,14 @@ by body), relations, pin and counters stay untouched for :func:`restore_document
 An archived document whose file is edited is indexed again by ``update`` (it is in use);
 :func:`settle` then drops its stale archive marks. Writes go in batches of
 :data:`BATCH` documents, one ``BEGIN IMMEDIATE`` transaction each.
+
+FTS5 does not take a deleted row out of a ``contentless_delete`` table's BM25 totals (its row
+count and tokens per column, the "averages" record): left alone, a sweep and a restore of
+7,000 documents would leave the index counting 17,000 rows and every score shifted. After
+each operation one more short transaction rewrites both tables' totals from their
+``_docsize`` rows (:func:`repair_fts_totals`), so a restored vault ranks as before its sweep.
+It must run after the transactions that wrote the rows: FTS5 writes the totals it holds in
+memory when such a transaction commits.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ __all__ = [
     "archive_documents",
     "archived_ids",
     "purge_documents",
+    "repair_fts_totals",
     "restore_documents",
     "search_archived",
     "settle",
@@ -48,6 +57,51 @@ def _fts_row(connection: Connection, doc_id: int) -> tuple[str, str, str] | None
         return None
     body = parse_markdown(str(row[2])).body
     return str(row[0]), segment_cjk(str(row[1])), segment_cjk(body)
+
+
+def _varints(data: bytes) -> list[int]:
+    """SQLite varints (big-endian 7-bit groups; a ninth byte whole), as FTS5 stores them."""
+    values: list[int] = []
+    index = 0
+    while index < len(data):
+        value = 0
+        for position in range(9):
+            byte = data[index]
+            index += 1
+            if position == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def _varint(value: int) -> bytes:
+    if value <= 0x7F:
+        return bytes([value])
+    groups = [value & 0x7F]
+    value >>= 7
+    while value:
+        groups.append((value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(reversed(groups))
+
+
+def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> None:
+    """Rewrite each FTS5 table's BM25 totals (id 1 of ``<table>_data``: row count, tokens
+    per column) from its ``<table>_docsize`` rows, in one transaction of its own."""
+    with write_transaction(connection):
+        for table in tables:
+            rows = 0
+            totals = [0] * columns
+            for (size,) in connection.execute(f"SELECT sz FROM {table}_docsize"):
+                rows += 1
+                for column, tokens in enumerate(_varints(bytes(size))[:columns]):
+                    totals[column] += tokens
+            record = _varint(rows) + b"".join(_varint(total) for total in totals)
+            connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))
 
 
 def archive_documents(
@@ -74,6 +128,8 @@ def archive_documents(
                     (doc_id, *text),
                 )
                 archived += 1
+    if archived:
+        repair_fts_totals(connection, ("documents_fts",))
     return archived
 
 
@@ -200,6 +256,8 @@ def restore_documents(connection: Connection, ids: Sequence[int]) -> RestoreRepo
                     (doc_id, *text),
                 )
                 restored.append(str(row[0]))
+    if restored:
+        repair_fts_totals(connection, ("documents_fts", "archived_fts"))
     return RestoreReport(restored=len(restored), documents=restored)
 
 
@@ -236,4 +294,6 @@ def purge_documents(connection: Connection, ids: Sequence[int]) -> PurgeReport:
                 connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
                 connection.execute("DELETE FROM content WHERE hash = ?", (body_hash,))
                 bodies += 1
+    if purged:
+        repair_fts_totals(connection, ("archived_fts",))
     return PurgeReport(purged=len(purged), bodies=bodies, documents=purged)
