@@ -83,7 +83,7 @@ def test_retrieve_runs_the_pipeline_by_default(client: TestClient) -> None:
     assert keyword["mode"] == "keyword" and keyword["stages"] == ["bm25"]
     for mode in ("causal", "timeline", "discovery", "complex"):  # memory_retrieve's modes
         routed = client.post("/retrieve", json={"query": "refresh token", "mode": mode}).json()
-        assert routed["mode"] == mode and routed["stages"][0] in ("intent", "plan")
+        assert routed["mode"] == mode and routed["stages"][0] in ("intent", "plan", "timeline")
     assert client.post("/retrieve", json={"query": "x", "mode": "psychic"}).status_code == 422
 
 

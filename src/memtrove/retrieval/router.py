@@ -14,9 +14,9 @@ the first signal wins::
 
 Every mode runs (``Vault.retrieve``): ``keyword`` is BM25, ``semantic`` vectors (BM25 when
 they find nothing), ``hybrid`` BM25 and vectors fused; ``causal`` is ``intent_search`` as a
-WHY question (vector-weighted fusion and graph traversal), ``timeline`` ``intent_search`` as
-a WHEN question (BM25-weighted, the dates it names as a filter, no traversal),
-``discovery`` ``intent_search`` as an ENTITY question (balanced fusion, then traversal to
+WHY question (vector-weighted fusion and graph traversal), ``timeline`` a real timeline
+(documents in time order and the sessions of the window the question names, else of the
+last session; :mod:`memtrove.retrieval.temporal_timeline`), ``discovery`` ``intent_search`` as an ENTITY question (balanced fusion, then traversal to
 what the top results link to), and ``complex`` ``query_plan`` (sub-queries merged).
 """
 
@@ -27,7 +27,15 @@ from dataclasses import dataclass
 
 from memtrove.errors import InvalidQueryError
 
-__all__ = ["MODES", "MODE_INTENTS", "RUNNABLE_MODES", "Route", "classify_retrieval_mode", "route"]
+__all__ = [
+    "MODES",
+    "MODE_INTENTS",
+    "ROUTED_MODES",
+    "RUNNABLE_MODES",
+    "Route",
+    "classify_retrieval_mode",
+    "route",
+]
 
 MODES: tuple[str, ...] = (
     "auto",
@@ -40,8 +48,10 @@ MODES: tuple[str, ...] = (
     "hybrid",
 )
 RUNNABLE_MODES: tuple[str, ...] = MODES[1:]
+# the modes that are more than a search: REST ``/retrieve`` runs ``query`` for the others
+ROUTED_MODES: tuple[str, ...] = ("causal", "timeline", "discovery", "complex")
 # what intent_search is asked for by the modes it runs
-MODE_INTENTS: dict[str, str] = {"causal": "WHY", "timeline": "WHEN", "discovery": "ENTITY"}
+MODE_INTENTS: dict[str, str] = {"causal": "WHY", "discovery": "ENTITY"}
 
 _TIMELINE = re.compile(
     r"\b(?:last session|yesterday|prior session|previous session|last time we|handoff|"

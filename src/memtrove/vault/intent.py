@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtrove.results import SearchResult, SearchResults
+from memtrove.results import SearchResult, SearchResults, SessionRecord
 from memtrove.retrieval.pipeline import Ranking
 from memtrove.vault.reading import Reading
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from memtrove.retrieval.planner import Clause
     from memtrove.retrieval.router import Route
 
-__all__ = ["CausalLinks", "IntentAccess", "IntentResults", "PlanResults"]
+__all__ = ["CausalLinks", "IntentAccess", "IntentResults", "PlanResults", "TimelineResults"]
 
 
 class IntentResults(SearchResults):
@@ -64,6 +64,30 @@ class PlanResults(SearchResults):
         for item in data["results"]:
             item["clauses"] = self.provenance.get(item["docid"], [])
         return {"clauses": [clause.to_dict() for clause in self.clauses], **data}
+
+
+class TimelineResults(SearchResults):
+    """``memory_retrieve``'s timeline: documents in time order (oldest first) in the window
+    the question names, and the sessions active in it."""
+
+    def __init__(
+        self,
+        results: Iterable[SearchResult] = (),
+        *,
+        window: Mapping[str, str | None] | None = None,
+        sessions: Sequence[SessionRecord] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(results, **kwargs)
+        self.window = dict(window or {})
+        self.sessions = list(sessions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "sessions": [session.to_dict() for session in self.sessions],
+            **super().to_dict(),
+        }
 
 
 class CausalLinks(list["CausalLink"]):
@@ -210,6 +234,35 @@ class IntentAccess(Reading):
             warnings=results.warnings,
         )
 
+    def timeline_of(
+        self, query: str, limit: int = 10, *, collections: Sequence[str] | None = None
+    ) -> TimelineResults:
+        """What happened around the time ``query`` names (the last session when it names
+        none): documents in time order and the sessions of that window (see
+        :mod:`memtrove.retrieval.temporal_timeline`)."""
+        from memtrove.lifecycle.sessions import session_records
+        from memtrove.retrieval.temporal_timeline import SESSION_LOOKBACK, run_timeline
+
+        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        with self._lock:
+            sessions = session_records(self._connection, SESSION_LOOKBACK)
+            found = run_timeline(
+                self._retriever, self._connection, query, limit, filters, sessions, self._clock()
+            )
+            if found is None:
+                return TimelineResults(
+                    stages=["timeline"], skipped={"timeline": "no dated document or session"}
+                )
+            results = self._present(query, found.ranking, 0.0)
+        return TimelineResults(
+            results,
+            window=found.window_dict(),
+            sessions=found.sessions,
+            stages=results.stages,
+            skipped=results.skipped,
+            warnings=results.warnings,
+        )
+
     def retrieve(
         self,
         query: str,
@@ -241,13 +294,15 @@ class IntentAccess(Reading):
                 skipped={**fallback.skipped, "vector": reason},
                 warnings=fallback.warnings,
             )
+        if chosen.mode == "timeline":
+            return chosen, self.timeline_of(query, limit, collections=collections)
         if chosen.mode in MODE_INTENTS:
             intent = MODE_INTENTS[chosen.mode]
             return chosen, self.intent_search(
                 query,
                 limit,
                 force_intent=intent,
-                enable_graph_traversal=intent != "WHEN",
+                enable_graph_traversal=True,
                 collections=collections,
             )
         if chosen.mode == "complex":

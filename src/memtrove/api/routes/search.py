@@ -28,8 +28,10 @@ def search(body: SearchRequest, vault: VaultDependency) -> dict[str, Any]:
 
 @router.post("/retrieve", response_model=SearchResponse, responses=ERRORS)
 def retrieve(body: SearchRequest, vault: VaultDependency) -> dict[str, Any]:
-    """Retrieve for an agent: like ``/search``, but ``mode: auto`` runs the full ``query``
-    pipeline (expansion and reranking when model services are configured)."""
+    """Retrieve for an agent: like ``/search``, but ``mode: auto`` routes as
+    ``memory_retrieve`` does: causal, timeline, discovery and complex questions run their
+    mode, any other the full ``query`` pipeline (expansion and reranking when model
+    services are configured)."""
     return _answer(vault, body, resolve_mode(body, retrieve=True))
 
 
@@ -37,6 +39,12 @@ def resolve_mode(body: SearchRequest, *, retrieve: bool) -> str:
     """The mode that runs: ``auto`` resolved; an ``intent`` needs (and implies) ``query``."""
     mode = body.mode
     if mode == "auto":
+        if retrieve and body.intent is None:
+            from memtrove.retrieval.router import ROUTED_MODES, classify_retrieval_mode
+
+            routed = classify_retrieval_mode(body.query)  # why/when/explore/compare questions
+            if routed in ROUTED_MODES:
+                return routed
         if retrieve or body.intent is not None:
             return "query"
         return "keyword" if len(body.query.split()) <= _AUTO_KEYWORD_WORDS else "hybrid"
