@@ -10,6 +10,7 @@ import pytest
 from memtrove.hooks.catalog import HOOKS
 from memtrove.hooks.settings import HookSettings
 from tests.capture.transcripts import SESSION, SESSION_ONE, SESSION_TWO, write_transcript
+from tests.fakes.model_server import ModelServer
 from tests.hooks.conftest import (  # noqa: F401  (fixtures)
     context_of,
     hook_env,
@@ -118,3 +119,28 @@ def test_session_bootstrap_injects_the_last_handoff_within_budget(
             ).fetchone()[0]
             == 1
         )
+
+
+def test_the_hooks_ask_the_configured_model(
+    tmp_path: Path,
+    hook_env: dict[str, str],  # noqa: F811
+    model_server: ModelServer,
+) -> None:
+    observed = (
+        "<observations><observation><type>decision</type><title>Keep Redis for sessions"
+        "</title><narrative>Redis stays the session store.</narrative><triples><triple>"
+        "<subject>session store</subject><predicate>uses</predicate><object>Redis</object>"
+        "</triple></triples></observation></observations>"
+    )
+    summary = "<summary><request><item>Fix the cache</item></request></summary>"
+    model_server.set_chat_reply(lambda prompt: summary if "Summarise" in prompt else observed)
+    env = {**hook_env, "MEMTROVE_LLM_URL": model_server.url}
+    transcript = write_transcript(tmp_path / "s.jsonl", SESSION_ONE)
+    for name in ("decision-extractor", "handoff-generator"):
+        assert run_hook(name, stop(transcript), env) == PLAIN
+    with open_test_vault(hook_env) as vault:
+        bodies = [vault.get(f"_memtrove/{d.path}").body for d in vault.list(20, "_memtrove")]
+        facts = vault._connection.execute("SELECT predicate FROM entity_triples").fetchall()
+    assert any('source: "observer"' in body and "Keep Redis" in body for body in bodies)
+    assert any("# Handoff: Fix the cache" in body for body in bodies)
+    assert [tuple(row) for row in facts] == [("uses",)]

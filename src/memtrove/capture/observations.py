@@ -211,7 +211,7 @@ _DECISION = re.compile(
     re.I,
 )
 _PREFERENCE = re.compile(
-    r"\b(?:i (?:prefer|like|want|always|never)|please (?:always|never|don'?t)|always use"
+    r"\b(?:i (?:prefer|always|never)|please (?:always|never|don'?t)|always use"
     r"|never use|don'?t (?:use|add|commit|push|change|touch|write|run|ever))\b",
     re.I,
 )
