@@ -293,3 +293,9 @@ def test_a_timing_out_llm_falls_back_and_writes_whole_rows(
         assert report.llm_failures == 1 and report.created == 1
         [row] = rows(vault)
         assert sorted(row["source_doc_ids"]) == sorted([a, b]) and row["proof_count"] == 2
+
+
+def test_a_hostile_observation_is_bounded(vault: Vault) -> None:
+    observe(vault, "huge", [f"fact {i} " + "x" * 2000 for i in range(1000)] + [""])
+    [observation] = select_observations(vault._connection)
+    assert len(observation.facts) == 20 and all(len(f) <= 500 for f in observation.facts)

@@ -67,6 +67,7 @@ CLUSTER_SIMILARITY = 0.75
 CLUSTER_SIMILARITY_NO_ANCHORS = 0.9
 SHORTLIST_JACCARD = 0.5
 MAX_PATTERN_CHARS = 500
+MAX_FACTS = 20  # per observation: a hostile list cannot make clustering quadratic in it
 _UNCONSOLIDATED = (
     "d.id NOT IN (SELECT json_each.value FROM consolidated_observations co, "
     "json_each(co.source_doc_ids) WHERE co.status = 'active')"
@@ -133,7 +134,8 @@ class Phase2Report(NamedTuple):
 def _facts(value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
-    return tuple(" ".join(str(x).split())[:MAX_PATTERN_CHARS] for x in value if str(x).strip())
+    facts = (" ".join(str(x).split())[:MAX_PATTERN_CHARS] for x in value[:MAX_FACTS])
+    return tuple(fact for fact in facts if fact)
 
 
 def _observation(row: Sequence[Any]) -> Observation | None:

@@ -22,6 +22,7 @@ __all__ = ["MIN_COUNT", "Reflection", "reflect"]
 MIN_COUNT = 3
 MAX_PHRASES = 20
 MAX_ITEMS = 10
+MAX_BODY_CHARS = 20_000  # of each decision: phrases repeat early, and memory stays bounded
 _WORD = re.compile(r"[a-z][a-z0-9'+#.-]*[a-z0-9+#]|[a-z]")
 
 
@@ -51,7 +52,7 @@ class Reflection(NamedTuple):
 def _phrases(bodies: list[str]) -> list[dict[str, Any]]:
     counts: Counter[tuple[str, ...]] = Counter()
     for body in bodies:
-        tokens = _WORD.findall(body.lower())
+        tokens = _WORD.findall(body[:MAX_BODY_CHARS].lower())
         for size in (2, 3):
             for i in range(len(tokens) - size + 1):
                 gram = tuple(tokens[i : i + size])
