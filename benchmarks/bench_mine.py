@@ -3,8 +3,9 @@
 1. Speed, without ``--embed``, on the 2.7 MB Claude Code session with subagents and the
    192-conversation ChatGPT export of ``../shared/bench/mine/`` (read in place, never
    copied): each run mines the file into a fresh vault; the first import and a rerun
-   (everything unchanged) are timed, and, as the baseline measured in the same process,
-   the reader alone (parse and cut into exchanges, no vault). Medians of ``--runs``.
+   (everything unchanged) are timed, and, as baselines measured in the same process, the
+   reader alone (parse and cut into exchanges, no vault) and the reader followed by a bare
+   FTS5 insert of each exchange's text (the floor any writer has). Medians of ``--runs``.
 2. Memory: a generated Claude Code session of ``--large-mb`` megabytes (tool results of
    100 KB each, the shape that makes sessions huge) is mined in a child process, whose peak
    RSS is compared with a child that only opens the vault.
@@ -47,6 +48,37 @@ def reader_only(label: str, path: Path) -> tuple[int, float]:
     return count, time.perf_counter() - started
 
 
+def fts_baseline(label: str, path: Path) -> tuple[int, float]:
+    """The reader, then each exchange's document text into a bare FTS5 table (one
+    transaction, no redaction, fragments, rows or indexes): the floor a writer can reach."""
+    import sqlean
+
+    from memtrove.mine.exchanges import Skips, exchanges
+    from memtrove.mine.formats import reader
+    from memtrove.mine.writer import render
+
+    with tempfile.TemporaryDirectory(prefix="bench-mine-fts-") as folder:
+        connection = sqlean.connect(str(Path(folder) / "fts.sqlite"))
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(path, body, tokenize='porter unicode61')"
+        )
+        started = time.perf_counter()
+        count = 0
+        with connection:
+            for conversation in reader(label).read(path, Skips()):
+                for exchange in exchanges(conversation):
+                    document = render(exchange, path.name)
+                    if document is not None:
+                        connection.execute(
+                            "INSERT INTO t VALUES (?, ?)", (document.path, document.text)
+                        )
+                        count += 1
+        seconds = time.perf_counter() - started
+        connection.close()
+    return count, seconds
+
+
 def mine_once(path: Path) -> dict[str, float]:
     from memtrove import Vault
 
@@ -73,10 +105,12 @@ def speed(label: str, path: Path, runs: int) -> dict[str, Any]:
     mine_once(path)  # warm: imports, the page cache
     samples = [mine_once(path) for _ in range(runs)]
     readers = [reader_only(label, path) for _ in range(runs)]
+    floors = [fts_baseline(label, path) for _ in range(runs)]
     exchanges = samples[0]["exchanges"]
     import_s = statistics.median(s["import_s"] for s in samples)
     rerun_s = statistics.median(s["rerun_s"] for s in samples)
     read_s = statistics.median(seconds for _, seconds in readers)
+    fts_s = statistics.median(seconds for _, seconds in floors)
     megabytes = path.stat().st_size / 1e6
     return {
         "file": path.name,
@@ -90,6 +124,9 @@ def speed(label: str, path: Path, runs: int) -> dict[str, Any]:
         "reader_seconds": round(read_s, 3),
         "reader_exchanges_per_s": round(exchanges / read_s),
         "import_vs_reader": round(import_s / read_s, 1),
+        "fts_baseline_seconds": round(fts_s, 3),
+        "fts_baseline_exchanges_per_s": round(floors[0][0] / fts_s),
+        "import_vs_fts_baseline": round(import_s / fts_s, 1),
     }
 
 
@@ -199,7 +236,10 @@ def main() -> None:
                 f"{r['import_seconds']}s ({r['import_exchanges_per_s']} exchanges/s, "
                 f"{r['import_mb_per_s']} MB/s), rerun {r['rerun_seconds']}s "
                 f"({r['rerun_exchanges_per_s']}/s), reader alone {r['reader_seconds']}s "
-                f"({r['reader_exchanges_per_s']}/s; import = {r['import_vs_reader']}x reader)"
+                f"({r['reader_exchanges_per_s']}/s; import = {r['import_vs_reader']}x reader); "
+                f"reader + bare FTS5 insert {r['fts_baseline_seconds']}s "
+                f"({r['fts_baseline_exchanges_per_s']}/s; import = "
+                f"{r['import_vs_fts_baseline']}x it)"
             )
     if "large_session" in results:
         r = results["large_session"]
