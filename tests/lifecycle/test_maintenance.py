@@ -354,3 +354,17 @@ def test_a_lease_left_on_another_host_waits_out_its_ttl(
             (HEAVY_LEASE, to_iso(datetime.now(UTC)), expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
         )
     assert vault.heavy_lane_tick(LaneSettings()).status == status
+
+
+def test_a_failing_phase_is_journaled_as_failed(vault: Vault) -> None:
+    observe(vault, "a1", [ALICE])
+    with write_transaction(vault._connection):  # a damaged vault: Phase 2 cannot read
+        vault._connection.execute("ALTER TABLE consolidated_observations RENAME TO broken")
+    tick = vault.heavy_lane_tick(LaneSettings())
+    assert (tick.status, tick.reason) == ("failed", "phase2_exception")
+    [run] = vault.maintenance_runs(lane="heavy")
+    assert (run.phase, run.status, run.reason) == ("consolidate", "failed", "phase2_exception")
+    assert "consolidated_observations" in run.metrics["error"] and run.finished_at is not None
+    Lease.acquire(vault._connection, HEAVY_LEASE).release()  # released despite the failure
+    light = vault.light_lane_tick(LaneSettings())
+    assert (light.status, light.reason) == ("failed", "tick_exception")
