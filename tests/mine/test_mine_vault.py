@@ -314,3 +314,22 @@ def test_hostile_lines_and_unreadable_files_cost_only_themselves(
     else:
         assert report.formats["claude-code"].exchanges == 2
         assert [e.split(":")[0] for e in report.errors] == ["locked.jsonl"]
+
+
+def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: Path) -> None:
+    folder = session(
+        tmp_path,
+        FIRST[0],
+        line("s1", "u1", "user", "Warmup", 0, isSidechain=True),
+        line(
+            "s2", "s1", "assistant", "Ready to help with the sidechain task.", 0, isSidechain=True
+        ),
+        FIRST[1],
+    )
+    report = vault.mine(folder, embed=True)
+    assert report.skipped["claude-code"]["sidechain line"] == 2
+    (path, _, _) = documents(vault)[0]
+    assert "Warmup" not in vault.get(f"conversations/{path}").body
+    assert vault.index_stats().embedded_documents == 1
+    found = vault.vsearch("rotating refresh tokens", collections=["conversations"])
+    assert [r.title for r in found] == ["How do we rotate the refresh tokens?"]
