@@ -17,6 +17,7 @@ notes into a new vault (a child process too). Run from the repository root::
 
     .venv/bin/python benchmarks/bench_portable.py [--size 10000] [--entries 2000] [--repeats 3]
         [--embed]   # also: embedding the first imported vault, and what its vectors would weigh
+        [--vectors] # instead: export --vectors of an embedded vault of the notes, and its import
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from corpus import BENCH_DIR, corpus_dir, generate_corpus, generate_queries
 from memtrove import Vault
@@ -74,8 +76,8 @@ def child(step: str, vault_path: Path, file: Path) -> None:
     """Run one step in this (child) process and print one JSON line."""
     started = time.perf_counter()
     with Vault.open(vault_path, config_dir=vault_path.parent / f"config-{step}") as vault:
-        if step == "export":
-            report = vault.export_to(file)
+        if step in ("export", "export-vectors"):
+            report = vault.export_to(file, vectors=step == "export-vectors")
             outcome = {"records": report.records, "bytes": report.bytes}
         elif step == "index":  # the other way to rebuild a vault: index the files again
             vault.add_collection(file, name="bench")
@@ -176,6 +178,59 @@ def run_once(source: Path, queries: list[str], size: int, embed: bool) -> dict[s
     }
 
 
+def embedded_vault(size: int) -> Path:
+    """An embedded vault of the same notes (a copy of ``bench_retrieval.py``'s, else built)."""
+    home = BENCH_DIR / f"portable-{size}"
+    target = home / "embedded.sqlite"
+    if target.exists():
+        return target
+    home.mkdir(parents=True, exist_ok=True)
+    retrieval = BENCH_DIR / f"retrieval-{size}" / "vault.sqlite"
+    if retrieval.exists():
+        log(f"copying the embedded vault {retrieval} ...")
+        connection = open_connection(retrieval)
+        try:
+            copy_database(connection, target)
+        finally:
+            connection.close()
+        return target
+    folder = corpus_dir(size)
+    generate_corpus(folder, size)
+    log(f"indexing and embedding {size} notes into {target} (once) ...")
+    with Vault.open(target, config_dir=home / "config-embedded") as vault:
+        vault.add_collection(folder, name="bench")
+        vault.update()
+        vault.embed()
+    return target
+
+
+def run_vectors(source: Path, queries: list[str]) -> dict[str, Any]:
+    """``export --vectors`` of an embedded vault, then the import: no embedding needed."""
+    with tempfile.TemporaryDirectory(dir=BENCH_DIR) as folder:
+        file = Path(folder) / "vault.jsonl"
+        target = Path(folder) / "target.sqlite"
+        exported = _step("export-vectors", source, file)
+        imported = _step("import", target, file)
+        with (
+            Vault.open(source, config_dir=source.parent / "config-embedded") as one,
+            Vault.open(target, config_dir=target.parent / "config-import") as two,
+        ):
+            same = sum(
+                [r.docid for r in one.vsearch(query)] == [r.docid for r in two.vsearch(query)]
+                for query in queries
+            )
+            pending = two.embed().fragments
+    return {
+        "export_seconds": exported["seconds"],
+        "import_seconds": imported["seconds"],
+        "export_rss_mb": exported["peak_rss_mb"],
+        "import_rss_mb": imported["peak_rss_mb"],
+        "megabytes": round(exported["bytes"] / 1e6, 1),
+        "same_vsearch_top10": same,
+        "left_to_embed": pending,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000)
@@ -186,13 +241,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embed", action="store_true", help="Also time embedding the first imported vault."
     )
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="Instead: export --vectors of an embedded vault of the notes, then import it.",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return 0
-    source = source_vault(args.size, args.entries)
     queries = generate_queries(args.queries)
+    if args.vectors:
+        outcome = run_vectors(embedded_vault(args.size), queries)
+        print(json.dumps(outcome) if args.json else outcome)
+        return 0
+    source = source_vault(args.size, args.entries)
     runs = []
     for number in range(max(1, args.repeats)):
         outcome = run_once(source, queries, args.size, args.embed and number == 0)
