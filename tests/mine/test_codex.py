@@ -131,3 +131,25 @@ def test_a_malformed_line_is_skipped(tmp_path: Path) -> None:
     _, found, skips = read(path)
     assert [e.messages[0].text for e in found] == ["hi there codex"]
     assert skips == {"malformed line": 1, "not a rollout record": 1}
+
+
+def test_the_ide_extension_context_is_cut_to_the_request(tmp_path: Path) -> None:
+    text = (
+        "# Context from my IDE setup:\n\n## Active file: src/app.py\n\n## Open tabs:\n- app.py\n\n"
+        "## My request for Codex:\nrename the handler to on_submit"
+    )
+    records = [
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "ide"}},
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}},
+        {"timestamp": "2026-01-01T00:00:02Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": text}},
+        {"timestamp": "2026-01-01T00:00:03Z", "type": "response_item",
+         "payload": {"type": "message", "role": "assistant",
+                     "content": [{"type": "output_text", "text": "Renamed it in src/app.py."}]}},
+    ]  # fmt: skip
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    _, found, _ = read(path)
+    assert [e.messages[0].text for e in found] == ["rename the handler to on_submit"]
+    assert len(found) == 1 and found[0].messages[1].text == "Renamed it in src/app.py."

@@ -6,7 +6,8 @@ conversation is the ``response_item`` messages (the user's ``input_text``, the a
 each (:mod:`memtrove.mine.summaries`), paired with their outputs by ``call_id``. Reasoning
 is skipped (its text is encrypted or a summary of thoughts), and so are the developer
 messages and the context Codex injects as user messages (``<environment_context>``,
-``AGENTS.md`` instructions...). The user's text appears twice, as a ``response_item`` message
+``AGENTS.md`` instructions...); of a message the IDE extension prefixed with its context,
+only the request is kept. The user's text appears twice, as a ``response_item`` message
 and as an ``event_msg`` ``user_message`` (and the assistant's as ``agent_message``): the
 events are used only where the response item is missing, so nothing is doubled. A file is
 streamed line by line; a malformed line is counted and skipped.
@@ -36,6 +37,8 @@ _CONTEXT_PREFIXES = (
     "<INSTRUCTIONS>",
     "<turn_aborted>",
 )
+_IDE_CONTEXT = "# Context from my IDE setup"
+_IDE_REQUEST = "## My request for Codex:"
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
@@ -106,6 +109,7 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
                     continue
                 text = scrub(text.strip())
                 if payload["type"] == "user_message":
+                    text = _request(text)
                     if text == last_user and not turn.lines:
                         continue  # the same message as its response item
                     close_turn()
@@ -122,6 +126,8 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
             if item == "message":
                 role = payload.get("role")
                 text = scrub(_message_text(payload.get("content")).strip())
+                if role == "user":
+                    text = _request(text)
                 if role == "user":
                     if not text or text.startswith(_CONTEXT_PREFIXES):
                         skips.skip("injected context")
@@ -161,6 +167,13 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
     close_turn()
     if messages:
         yield Conversation(LABEL, path, session or path.stem, None, tuple(messages))
+
+
+def _request(text: str) -> str:
+    """A user message without the IDE extension's context block: only the request."""
+    if text.startswith(_IDE_CONTEXT) and _IDE_REQUEST in text:
+        return text.split(_IDE_REQUEST, 1)[1].strip()
+    return text
 
 
 def _message_text(content: Any) -> str:
