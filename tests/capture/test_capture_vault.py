@@ -230,3 +230,11 @@ def test_the_collection_name_is_the_index_one() -> None:
     from memtrove.index import internal
 
     assert MEMORY_COLLECTION == internal.MEMORY_COLLECTION
+
+
+def test_doctor_says_how_capture_runs(vault: Vault, transcripts: tuple[str, str]) -> None:
+    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault.write_handoff(SESSION, read_turns(transcripts[0]))
+    check = next(c for c in vault.doctor().checks if c.name == "capture")
+    assert check.status == "ok" and "without an LLM" in check.detail
+    assert "1 handoff(s)" in check.detail and "MEMTROVE_LLM_URL" in check.fix

@@ -46,10 +46,10 @@ def sql(vault: Vault, statement: str, *parameters: object) -> None:
 
 def test_a_sound_vault_passes_every_check(demo: Vault) -> None:
     report = demo.doctor()
-    assert report.ok and report.summary == "all 13 checks passed"
+    assert report.ok and report.summary == "all 14 checks passed"
     assert [check.name for check in report.checks] == [
         "vault", "schema", "collection demo", "fragments", "vectors", "embeddings", "enrichment",
-        "consolidation", "secrets", "embedding space", "embedder", "llm", "reranker",
+        "consolidation", "capture", "secrets", "embedding space", "embedder", "llm", "reranker",
     ]  # fmt: skip
     checks = by_name(report)
     assert "310 vectors of wordllama:l2_supercat (256-d), consistent" in checks["vectors"].detail

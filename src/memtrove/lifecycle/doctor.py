@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from memtrove.capture.status import capture_check
 from memtrove.db.connection import Connection
 from memtrove.db.migrations import applied_migrations
 from memtrove.db.schema import MIGRATIONS
@@ -74,6 +75,7 @@ def run_doctor(
         checks.append(_embed_state_check(connection))
         checks.append(enrichment_check(connection, models.has_llm))
         checks.append(consolidation_check(connection, models.has_llm))
+        checks.append(capture_check(connection, models.has_llm))
         space = stored_space(connection)
     if secrets is not None:
         checks.append(_secrets_check(secrets))
