@@ -333,3 +333,19 @@ def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: 
     assert vault.index_stats().embedded_documents == 1
     found = vault.vsearch("rotating refresh tokens", collections=["conversations"])
     assert [r.title for r in found] == ["How do we rotate the refresh tokens?"]
+
+
+def test_a_mined_collection_is_removed_and_mined_again(vault: Vault, tmp_path: Path) -> None:
+    folder = session(tmp_path, *FIRST, *SECOND)
+    vault.mine(folder)
+    (path, _, _) = documents(vault)[0]
+    vault.forget(f"conversations/{path}")
+    assert vault.mine(folder).unchanged == 2  # a forgotten exchange stays forgotten
+    removed = vault.remove_collection("conversations")
+    assert (removed.name, removed.pattern) == ("conversations", "(mined)")
+    assert [flag for _, _, flag in documents(vault)] == [0, 0]
+    assert vault.mined_collections() == [] and vault.import_status() == []
+    assert "conversations" not in {c.name for c in vault.status().collections}
+    again = vault.mine(folder)  # back in search, but for the exchange that was forgotten
+    assert (again.written, again.unchanged) == (1, 1)
+    assert [flag for _, _, flag in documents(vault)] == [0, 1]

@@ -11,6 +11,7 @@ from memtrove.results import Check
 
 __all__ = [
     "finish_run",
+    "forget_mined",
     "last_runs",
     "mined_checks",
     "mined_collections",
@@ -90,6 +91,23 @@ def mined_collections(connection: Connection) -> list[tuple[str, str]]:
         "(SELECT MAX(id) FROM mine_runs GROUP BY collection) ORDER BY collection"
     ).fetchall()
     return [(str(name), str(source)) for name, source in rows]
+
+
+def forget_mined(connection: Connection, collection: str) -> int:
+    """Take a mined collection's documents out of search and forget its runs, in one
+    transaction (their text stays; mining again brings them back); how many documents."""
+    from memtrove.index.indexer import deactivate_documents
+
+    with write_transaction(connection):
+        ids = [
+            int(row[0])
+            for row in connection.execute(
+                "SELECT id FROM documents WHERE collection = ? AND active = 1", (collection,)
+            )
+        ]
+        deactivate_documents(connection, ids)
+        connection.execute("DELETE FROM mine_runs WHERE collection = ?", (collection,))
+    return len(ids)
 
 
 def mined_checks(connection: Connection) -> list[Check]:

@@ -202,7 +202,7 @@ class Writer:
         if self._dry_run:
             for item in items:
                 row = self._existing(item.file.path)
-                if row is not None and row[1] == item.hash:
+                if row is not None and row[1] == item.hash and row[2]:
                     self.unchanged += 1
                 else:
                     self.written += 1
@@ -235,25 +235,35 @@ class Writer:
             fragments=None,  # cut by _store_content, only for a body the vault lacks
         )
 
-    def _existing(self, path: str) -> tuple[int, str] | None:
+    def _existing(self, path: str) -> tuple[int, str, bool] | None:
+        """(id, hash, settled) of the document at ``path``: settled when it is active, or
+        was forgotten or archived (the indexer's rule: a rerun does not bring those back)."""
         row = self._connection.execute(
-            "SELECT id, hash FROM documents WHERE collection = ? AND path = ?",
+            "SELECT id, hash, active, forgotten_hash FROM documents "
+            "WHERE collection = ? AND path = ?",
             (self._collection, path),
         ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
+        if row is None:
+            return None
+        return int(row[0]), str(row[1]), bool(row[2]) or row[3] is not None
 
     def _write(self, item: Prepared) -> None:
         row = self._existing(item.file.path)
-        if row is not None and row[1] == item.hash:
-            self.unchanged += 1  # also when forgotten: a rerun does not bring it back
+        if row is not None and row[1] == item.hash and row[2]:
+            self.unchanged += 1
             return
         _store_content(self._connection, item, self._now)
         if row is None:
             doc_id = _insert_document(self._connection, self._collection, item, self._now)
-        else:
+        else:  # changed, or taken out of search with its collection or branch: back in
             doc_id = row[0]
             _write_document(
-                self._connection, doc_id, item, self._collection, self._now, revision=True
+                self._connection,
+                doc_id,
+                item,
+                self._collection,
+                self._now,
+                revision=row[1] != item.hash,
             )
         self.written += 1
         self.ids.append(doc_id)

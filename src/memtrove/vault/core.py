@@ -285,7 +285,15 @@ class Vault(
         return collection
 
     def remove_collection(self, name: str) -> Collection:
-        """Forget a collection and deactivate its documents (their text stays in the vault)."""
+        """Forget a collection and deactivate its documents (their text stays in the vault).
+        A mined collection (see :meth:`mine`) is forgotten with its runs."""
+        mined = dict(self.mined_collections())
+        if name in mined and all(c.name != name for c in self.collections()):
+            from memtrove.mine.runs import forget_mined
+
+            with self._lock:
+                forget_mined(self._connection, name)
+            return Collection(name, Path(mined[name]), "(mined)")
         removed = self._collections.remove(name)
         with self._lock:
             from memtrove.index.indexer import deactivate_collection
