@@ -196,6 +196,8 @@ def test_graph_rows_arrive_mapped_and_dangling_ones_are_counted(
             INSERT INTO entity_triples (subject_entity_id, predicate, object_literal,
                 valid_from, source_doc_id)
                 VALUES ('default:tool:pprof', 'uses', 'profiler labels', '2016-09-01', 14);
+            INSERT INTO documents (collection, path, title, hash, created_at, modified_at)
+                VALUES ('goprop', 'lost.md', 'Lost', 'no-such-body', '2026-12-01', '2026-12-01');
             INSERT INTO memory_evolution (memory_id, triggered_by, version, new_context,
                 reasoning, created_at)
                 VALUES (10, 11, 1, 'stack re-scanning', 'a newer proposal', '2026-12-01 19:02:00');
@@ -206,6 +208,7 @@ def test_graph_rows_arrive_mapped_and_dangling_ones_are_counted(
     assert first.records["entity_mentions"] == 2 and first.records["memory_evolution"] == 1
     assert first.records["entity_cooccurrences"] == 1 and first.records["entity_nodes"] == 2
     assert first.not_mapped["memory_relations (rows pointing at what did not arrive)"]["rows"] == 1
+    assert first.not_mapped["documents (without their content)"]["rows"] == 1
     edges = vault.relations_of("goprop/17503-eliminate-rescan.md")
     assert [(e.relation_type, e.weight) for e in edges] == [("causal", pytest.approx(0.9))]
     facts = vault.kg_query("pprof").facts

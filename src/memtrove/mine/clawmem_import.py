@@ -364,6 +364,16 @@ class _Documents:
     def unmapped_columns(self) -> dict[str, dict[str, Any]]:
         """Document columns memtrove has no place for that hold a value, with their counts."""
         found: dict[str, dict[str, Any]] = {}
+        bodiless = int(
+            self.source.execute(
+                "SELECT COUNT(*) FROM documents WHERE hash NOT IN (SELECT hash FROM content)"
+            ).fetchone()[0]
+        )
+        if bodiless:
+            found["documents (without their content)"] = {
+                "rows": bodiless,
+                "reason": "their body is not in the source's content table",
+            }
         for column in self.columns:
             if column in _MAPPED:
                 continue
