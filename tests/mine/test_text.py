@@ -119,8 +119,8 @@ def test_markdown_that_is_not_a_transcript_is_refused(tmp_path: Path) -> None:
     for note in notes:
         assert read(note) == ([], Skips()), note.name
     lone = tmp_path / "meeting.md"
-    lone.write_text("User: admin\nPassword policy: rotate yearly\n", encoding="utf-8")
-    assert read(lone)[0] == []
+    lone.write_text("User: admin\nUser:\nPassword policy: rotate yearly\n", encoding="utf-8")
+    assert read(lone) == ([], Skips())  # nothing counted: it is not a transcript at all
 
 
 def test_an_aider_history_file_dates_each_session(tmp_path: Path) -> None:

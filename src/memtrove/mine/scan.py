@@ -64,9 +64,8 @@ def _readers(labels: Sequence[str]) -> list[tuple[str, ModuleType]]:
 def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path, bool]]:
     """(path, is a folder export) in a stable order: folders a reader takes whole (Slack),
     then files by extension. Symbolic links are not followed."""
-    folder_readers = [
-        module for label, module in _readers(labels) if label == "slack"
-    ]  # only Slack exports are folders
+    # Only Slack exports are folders (or zips) read whole.
+    folder_readers = [module for label, module in _readers(labels) if label == "slack"]
     if root.is_file():
         yield root, False
         return

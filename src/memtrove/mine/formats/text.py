@@ -62,13 +62,16 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
     text = scrub(path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff"))
     lines = _strip_gutter(text.splitlines())
     turns: list[_Turn] = []
+    dropped = Skips()
     for parse in (_terminal, _aider, _headings, _labels):
-        turns = parse(lines, skips)
+        dropped = Skips()
+        turns = parse(lines, dropped)
         if turns:
             break
     roles = {turn[0] for turn in turns}
     if len(turns) < 2 or roles != {USER, ASSISTANT}:
-        return
+        return  # not a transcript: nothing was skipped from one
+    skips.update(dropped)
     stamp = _header_value(lines, "Date")
     timestamp = parse_iso_datetime(stamp.replace(" ", "T", 1)) if stamp else None
     session = _header_value(lines, "Session ID") or path.stem
