@@ -297,3 +297,18 @@ def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
     assert not any(again.added.values()), again.added  # a second merge adds nothing
     target.export_to(tmp_path / "merged-again.jsonl")
     assert _records(tmp_path / "merged-again.jsonl") == _records(tmp_path / "merged.jsonl")
+
+
+def test_a_folder_the_file_names_is_registered_only_if_it_holds_the_files(
+    exported: Path, vault: Vault, tmp_path: Path
+) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write(elsewhere, "unrelated.md", "# Not one of the demo notes\n")
+    header["collections"][0]["path"] = str(elsewhere)
+    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
+    assert report.collections_added == [] and report.collections_missing == ["demo"]
+    assert vault.collections() == [] and vault.status().documents == 31  # still searchable
+    assert vault.search("refresh token race")

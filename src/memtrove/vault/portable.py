@@ -151,8 +151,12 @@ class PortableAccess(VaultState):
         )
 
     def _register(self, collections: Any, dry_run: bool) -> tuple[list[str], list[str]]:
-        """Add to ``config.yaml`` the collections whose folder exists here (and whose name is
-        free); the names of the others. A dry run only says which."""
+        """Add to ``config.yaml`` the collections whose folder exists here and holds their
+        files (and whose name is free); the names of the others. A dry run only says which.
+
+        "Holds their files": one of the collection's first active documents is a file there.
+        A file from elsewhere names any folder it likes; this keeps a crafted export from
+        registering (and the next ``update`` from indexing) a folder that is not its own."""
         added: list[str] = []
         missing: list[str] = []
         if not isinstance(collections, list):
@@ -171,6 +175,9 @@ class PortableAccess(VaultState):
             if dry_run:
                 added.append(name)
                 continue
+            if not self._holds_its_files(name, folder):
+                missing.append(name)
+                continue
             try:
                 self.add_collection(
                     folder,
@@ -186,3 +193,20 @@ class PortableAccess(VaultState):
                 continue
             added.append(name)
         return added, missing
+
+    def _holds_its_files(self, collection: str, folder: Path) -> bool:
+        with self._lock:
+            paths = [
+                str(row[0])
+                for row in self._connection.execute(
+                    "SELECT path FROM documents WHERE collection = ? AND active = 1 "
+                    "ORDER BY id LIMIT 5",
+                    (collection,),
+                )
+            ]
+        root = folder.resolve()
+        for path in paths:
+            candidate = (root / path).resolve()
+            if candidate.is_relative_to(root) and candidate.is_file():
+                return True
+        return False
