@@ -5,9 +5,10 @@ entity is ranked exactly as without them:
 
 - **temporal constraint** (the question names a time, :mod:`memtrove.retrieval.temporal`):
   the documents whose effective time (``authored_at``, else ``modified_at``) lies in the
-  window: first those retrieval found, in its order, then BM25 over the window alone (the
-  question without its time phrase), which finds in-window documents the whole-vault
-  search ranked too low;
+  window: first BM25 over the window alone (the question without its time phrase, with
+  conversation context), which finds in-window documents the whole-vault search ranked
+  too low, then those retrieval found, in its order. No vectors here: a date-filtered
+  vector search costs far more than the rest of the query on a large vault;
 - **temporal proximity** (same trigger): every candidate on the right side of the window
   ("before X" keeps what is earlier), nearest to the referenced time first;
 - **entity graph** (the question names a known entity, :mod:`memtrove.retrieval.entity_channel`).
