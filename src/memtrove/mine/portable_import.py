@@ -41,7 +41,22 @@ __all__ = [
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a body is at most 5 MB; escaped JSON at most ~6x that
-_SEEDED = {"memory_stores": "name != 'global'"}  # rows every new vault starts with
+# What a vault holds once it is in use: any row in these makes it "not empty". Rows in the
+# other tables (``memory_stores``' ``global``, whatever a migration seeds) are a new vault's
+# own, and an import replaces them with the file's.
+_DATA = (
+    "content",
+    "documents",
+    "memory_entries",
+    "memory_entry_versions",
+    "memory_relations",
+    "entity_nodes",
+    "entity_triples",
+    "predictions",
+    "behaviors",
+    "session_log",
+    "context_usage",
+)
 # Free text from outside, redacted before it is stored (bodies are handled on their own).
 _FREE_TEXT: dict[str, tuple[str, ...]] = {
     "documents": ("title",),
@@ -90,15 +105,15 @@ def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def vault_contents(connection: Connection) -> dict[str, int]:
-    """The tables an export writes that already hold rows here, with their counts."""
+    """The data tables (documents, entries, graph, rules, sessions) that hold rows here,
+    with their counts: empty when the vault is new."""
+    tables = set(stored_tables(connection))
     counts: dict[str, int] = {}
-    for table in stored_tables(connection):
-        where = _SEEDED.get(table, "1")
-        count = int(
-            connection.execute(f'SELECT COUNT(*) FROM "{table}" WHERE {where}').fetchone()[0]
-        )
-        if count:
-            counts[table] = count
+    for table in _DATA:
+        if table in tables:
+            count = int(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+            if count:
+                counts[table] = count
     return counts
 
 
@@ -150,6 +165,11 @@ class Importer:
         self.connection = connection
         self.redact = redact
         self.tables = set(stored_tables(connection))
+        self.seeded = {  # tables a new vault starts with rows in
+            table
+            for table in self.tables - set(_DATA)
+            if connection.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+        }
         self.columns: dict[str, dict[str, tuple[type, ...]]] = {}
         self.statements: dict[tuple[str, tuple[str, ...]], str] = {}
         self.renamed: dict[str, str] = {}  # content hash -> hash of its redacted body
@@ -349,7 +369,7 @@ class Importer:
         columns = tuple(values)
         statement = self.statements.get((table, columns))
         if statement is None:
-            seeded = table in _SEEDED and self.verb == "INSERT"  # a new vault's own rows
+            seeded = table in self.seeded and self.verb == "INSERT"  # a new vault's own rows
             verb = "INSERT OR REPLACE" if seeded else self.verb
             names = ", ".join(f'"{c}"' for c in columns)
             marks = ", ".join("?" for _ in columns)
