@@ -3,6 +3,7 @@ contradictions, with the loopback fake model server and without any LLM."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -238,3 +239,20 @@ def test_doctor_says_how_capture_runs(vault: Vault, transcripts: tuple[str, str]
     check = next(c for c in vault.doctor().checks if c.name == "capture")
     assert check.status == "ok" and "without an LLM" in check.detail
     assert "1 handoff(s)" in check.detail and "MEMTROVE_LLM_URL" in check.fix
+
+
+def test_secrets_never_reach_the_model(
+    smart: Vault, model_server: ModelServer, tmp_path: Path
+) -> None:
+    from tests.capture.transcripts import assistant, user
+
+    key = "sk-ant-api03-" + "B" * 40
+    path = write_transcript(
+        tmp_path / "secret.jsonl",
+        [user(f"deploy with {key}"), assistant(f"We decided to rotate {key} weekly.")],
+    )
+    model_server.set_chat_reply(replying(OBSERVED))
+    smart.capture_observations(SESSION, read_turns(str(path)))
+    smart.write_handoff(SESSION, read_turns(str(path)))
+    sent = [json.dumps(r.body) for r in model_server.requests_to("chat")]
+    assert len(sent) >= 2 and not any(key in body for body in sent)

@@ -144,3 +144,20 @@ def test_the_hooks_ask_the_configured_model(
     assert any('source: "observer"' in body and "Keep Redis" in body for body in bodies)
     assert any("# Handoff: Fix the cache" in body for body in bodies)
     assert [tuple(row) for row in facts] == [("uses",)]
+
+
+def test_a_huge_line_read_from_the_end_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memtrove.hooks import transcript as module
+    from tests.capture.transcripts import assistant, user
+
+    monkeypatch.setattr(module, "MAX_LINE_BYTES", 256 * 1024)
+    path = tmp_path / "huge.jsonl"
+    with path.open("w") as handle:
+        handle.write(json.dumps(user("first prompt")) + "\n")
+        handle.write(json.dumps(assistant("x" * (3 * 1024 * 1024))) + "\n")
+        for index in range(3):
+            handle.write(json.dumps(user(f"prompt {index}")) + "\n")
+    messages = module.read_transcript(str(path), 200, tail_over=128 * 1024)
+    assert [m.content for m in messages] == ["first prompt", "prompt 0", "prompt 1", "prompt 2"]

@@ -108,10 +108,10 @@ def new_turns(turns: Sequence[Turn], cursor: str | None) -> list[Turn]:
 
 
 def _observe(
-    turns: Sequence[Turn], llm: LLM | None, seconds: float
+    turns: Sequence[Turn], llm: LLM | None, seconds: float, redact: Callable[[str], str]
 ) -> tuple[list[Observation], str, str | None]:
     if llm is not None:
-        prompt = observer_prompt(turns)
+        prompt = redact(observer_prompt(turns))  # secrets never leave for the model either
         answer, error = bounded(
             lambda: llm.complete(prompt, max_tokens=OBSERVER_MAX_TOKENS), seconds
         )
@@ -145,14 +145,15 @@ def capture_turns(
     todo = [turn for turn in new_turns(turns, capture_cursor(connection, session_id)) if turn.reply]
     if not todo:
         return CaptureReport(0, "none", 0, 0, 0, 0, (), (), None)
-    observations, source, llm_error = _observe(todo, llm, time_budget * 0.6)
+    observations, source, llm_error = _observe(todo, llm, time_budget * 0.6, redact)
     ask: Callable[[str], str | None] | None = None
     if llm is not None and source == "observer":
         deadline = started + time_budget
 
         def ask(prompt: str) -> str | None:
             left = deadline - time.monotonic()
-            answer, _ = bounded(lambda: llm.complete(prompt, max_tokens=VERDICT_MAX_TOKENS), left)
+            text = redact(prompt)
+            answer, _ = bounded(lambda: llm.complete(text, max_tokens=VERDICT_MAX_TOKENS), left)
             return answer
 
     verdicts: dict[str, list[Contradiction]] = {}

@@ -249,7 +249,7 @@ def write_handoff(
     summary: Summary | None = None
     source, error = "heuristic", None
     if llm is not None:
-        prompt = handoff_prompt(turns)
+        prompt = redact(handoff_prompt(turns))  # secrets never leave for the model
         answer, error = bounded(
             lambda: llm.complete(prompt, max_tokens=SUMMARY_MAX_TOKENS), time_budget
         )

@@ -36,6 +36,7 @@ __all__ = [
 MAX_TRANSCRIPT_BYTES = 1024**3
 TAIL_THRESHOLD_BYTES = 10 * 1024 * 1024
 CHUNK_BYTES = 2 * 1024 * 1024
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line, read from the end, is skipped
 TOOL_RESULT_CHARS = 500
 ROLES = ("user", "assistant", "system")
 
@@ -113,6 +114,7 @@ def _tail_messages(
     ``wanted`` are found."""
     messages: list[Message] = []
     partial = b""  # the start of a line cut by the chunk boundary
+    skipping = False  # inside a line longer than MAX_LINE_BYTES
     position = size
     with open(path, "rb") as handle:
         while position > 0 and len(messages) < wanted:
@@ -121,6 +123,12 @@ def _tail_messages(
             handle.seek(position)
             lines = (handle.read(step) + partial).split(b"\n")
             partial = lines.pop(0) if position > 0 else b""
+            if len(partial) > MAX_LINE_BYTES:  # one huge line: skipped, never held whole
+                partial = b""
+                skipping = True
+            elif skipping and lines:
+                lines.pop()  # the rest of the skipped line, up to its newline
+                skipping = False
             found = _parse(line.decode("utf-8", errors="replace") for line in lines)
             messages = found + messages
     return messages
