@@ -22,6 +22,7 @@ OURS = {
     "PreCompact": [("precompact-extract", 5)],
     "PostToolBatch": [("buffer-batch", 5)],
     "Stop": [("decision-extractor", 30), ("handoff-generator", 30), ("feedback-loop", 30)],
+    "SessionEnd": [("handoff-generator", 30)],
 }
 UNRELATED: dict[str, Any] = {
     "model": "opus",
@@ -82,7 +83,7 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     path.write_text(json.dumps(UNRELATED))
 
     out = run("setup", "hooks")
-    assert out.startswith(f"installed 9 memtrove hooks in {path} (backup: ")
+    assert out.startswith(f"installed 10 memtrove hooks in {path} (backup: ")
     data = settings(home)
     assert our_hooks(data) == OURS
     assert data["model"] == "opus" and data["permissions"] == UNRELATED["permissions"]
@@ -95,14 +96,14 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     assert settings(home) == data and len(backups(path.parent, "settings.json")) == 1
 
     out = run("setup", "hooks", "--remove")
-    assert out.startswith(f"removed 9 memtrove hooks from {path} (backup: ")
+    assert out.startswith(f"removed 10 memtrove hooks from {path} (backup: ")
     assert settings(home) == UNRELATED
     assert run("setup", "hooks", "--remove") == f"no memtrove hooks in {path}\n"
 
 
 def test_setup_hooks_replaces_stale_entries_and_creates_the_file(home: Path) -> None:
     path = home / ".claude" / "settings.json"
-    assert run("setup", "hooks").startswith(f"installed 9 memtrove hooks in {path}\n")
+    assert run("setup", "hooks").startswith(f"installed 10 memtrove hooks in {path}\n")
     assert our_hooks(settings(home)) == OURS and backups(path.parent, "settings.json") == []
 
     stale = settings(home)
@@ -224,7 +225,7 @@ def test_bootstrap_setup_claude_does_everything(home: Path, tmp_path: Path) -> N
         "--setup-claude",
     )
     assert "+30 ~0 =0 -0" in out
-    assert "installed 9 memtrove hooks" in out and "added MCP server memtrove" in out
+    assert "installed 10 memtrove hooks" in out and "added MCP server memtrove" in out
     placement = claude_settings.placement_env(vault, home / ".config" / "memtrove")
     assert f"the hooks and the MCP server will open vault {vault} (config " in out
     assert our_hooks(settings(home), placement) == OURS
@@ -244,7 +245,7 @@ def test_a_chosen_vault_travels_with_the_hooks(home: Path, tmp_path: Path) -> No
     path = home / ".claude" / "settings.json"
     out = run("--vault", str(vault), "setup", "hooks")
     assert out == (
-        f"installed 9 memtrove hooks in {path}\n"
+        f"installed 10 memtrove hooks in {path}\n"
         f"the hooks will open vault {vault} (config {config})\n"
     )
     placement = {"MEMTROVE_VAULT": str(vault), "MEMTROVE_CONFIG_DIR": str(config)}
@@ -264,7 +265,7 @@ def test_a_chosen_vault_travels_with_the_hooks(home: Path, tmp_path: Path) -> No
     assert our_hooks(settings(home)) == OURS
 
     run("--vault", str(vault), "setup", "hooks")
-    assert run("setup", "hooks", "--remove").startswith(f"removed 9 memtrove hooks from {path}")
+    assert run("setup", "hooks", "--remove").startswith(f"removed 10 memtrove hooks from {path}")
     assert settings(home) == {}
 
 

@@ -168,7 +168,7 @@ def test_a_chosen_vault_with_a_space_and_a_quote(tmp_path: Path) -> None:
         f"MEMTROVE_CONFIG_DIR={shlex.quote(str(home / '.config' / 'memtrove'))} "
     )
     commands = hook_commands(home)
-    assert sum(len(found) for found in commands.values()) == 9
+    assert sum(len(found) for found in commands.values()) == 10
     assert all(c.startswith(prefix) for found in commands.values() for c in found)
     entry = mcp_entry(home)
     assert list(entry) == ["type", "command", "args", "env"] and entry["args"] == ["mcp"]
@@ -214,7 +214,7 @@ def test_rerun_updates_in_place_and_remove_takes_any_vault(tmp_path: Path) -> No
         memtrove("--vault", str(second), *command, env=env)
 
     commands = hook_commands(home)
-    assert [len(found) for found in commands.values()] == [1, 3, 1, 1, 3]
+    assert [len(found) for found in commands.values()] == [1, 3, 1, 1, 3, 1]
     quoted = shlex.quote(str(second))
     assert all(f"MEMTROVE_VAULT={quoted} " in c for found in commands.values() for c in found)
     assert mcp_entry(home)["env"]["MEMTROVE_VAULT"] == str(second)
@@ -230,7 +230,7 @@ def test_rerun_updates_in_place_and_remove_takes_any_vault(tmp_path: Path) -> No
     memtrove("--vault", str(second), "setup", "hooks", env=env)
     memtrove("--vault", str(second), "setup", "mcp", "--no-prime", env=env)
     out = memtrove("setup", "hooks", "--remove", env=env).stdout
-    assert out.startswith("removed 9 memtrove hooks")
+    assert out.startswith("removed 10 memtrove hooks")
     out = memtrove("setup", "mcp", "--remove", env=env).stdout
     assert out.startswith("removed MCP server memtrove")
     assert json.loads((home / ".claude.json").read_text())["mcpServers"] == {}

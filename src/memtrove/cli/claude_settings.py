@@ -67,6 +67,7 @@ HOOKS: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = (
         "Stop",
         (("decision-extractor", 30), ("handoff-generator", 30), ("feedback-loop", 30)),
     ),
+    ("SessionEnd", (("handoff-generator", 30),)),  # the last word, should a Stop be missed
 )
 COMMANDS = frozenset({"buffer-batch"})
 SERVER_NAME = "memtrove"
