@@ -1,6 +1,6 @@
-"""LoCoMo dev written out as Claude Code session files and mined: the retrieval eval over
-the mined collection (one document per exchange, each standing for its turns) against the
-per-turn ``eval locomo``, same method, same questions."""
+"""LoCoMo dev written out as Claude Code session files and as a ChatGPT export, and mined:
+the retrieval eval over the mined collection (one document per exchange, each standing for
+its turns) against the per-turn ``eval locomo``, same method, same questions."""
 
 from __future__ import annotations
 
@@ -8,29 +8,33 @@ from pathlib import Path
 
 import pytest
 
+from memtrove.errors import ConfigError
 from memtrove.eval.locomo import conversation_turns, load_locomo, parse_session_date, run_locomo
-from memtrove.eval.locomo_mined import exchange_turns, write_sessions
+from memtrove.eval.locomo_mined import FORMATS, exchange_turns, write_sessions
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "bench" / "locomo" / "locomo-dev.json"
 needs_locomo = pytest.mark.skipif(not LOCOMO.is_file(), reason="bench/locomo is not here")
 
 
 @needs_locomo
-def test_every_turn_lands_in_one_exchange(tmp_path: Path) -> None:
+@pytest.mark.parametrize("format", FORMATS)
+def test_every_turn_lands_in_one_exchange(tmp_path: Path, format: str) -> None:
     sample = load_locomo(LOCOMO)[0]
     turns = conversation_turns(sample)
-    write_sessions(sample, turns, tmp_path, parse_session_date)
-    held = [dia_id for ids in exchange_turns(tmp_path).values() for dia_id in ids]
+    write_sessions(sample, turns, tmp_path, parse_session_date, format)
+    held = [dia_id for ids in exchange_turns(tmp_path, format).values() for dia_id in ids]
     assert sorted(held) == sorted(turn.dia_id for turn in turns)
-    assert len(list(tmp_path.glob("session-*.jsonl"))) == len({t.session for t in turns})
 
 
 @needs_locomo
 @pytest.mark.slow
 def test_mined_recall_matches_the_per_turn_eval() -> None:
     per_turn = run_locomo(LOCOMO, "bm25")
-    mined = run_locomo(LOCOMO, "bm25", mined=True)
-    assert per_turn.n == mined.n == 997  # 999 questions, 2 without valid evidence
     turn_r10 = per_turn.metrics["all"]["R@10"]
-    mined_r10 = mined.metrics["all"]["R@10"]
-    assert abs(mined_r10 - turn_r10) <= 0.02, (turn_r10, mined_r10)
+    for format in FORMATS:
+        mined = run_locomo(LOCOMO, "bm25", mined=format)
+        assert per_turn.n == mined.n == 997  # 999 questions, 2 without valid evidence
+        mined_r10 = mined.metrics["all"]["R@10"]
+        assert abs(mined_r10 - turn_r10) <= 0.02, (format, turn_r10, mined_r10)
+    with pytest.raises(ConfigError, match="mined must be one of"):
+        run_locomo(LOCOMO, "bm25", mined="slack", conversations=1)

@@ -275,14 +275,15 @@ def run_locomo(
     session: bool = False,
     hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
-    mined: bool = False,
+    mined: str | None = None,
 ) -> LocomoReport:
     """Run the LoCoMo retrieval task on the file at ``path`` with one retrieval ``method``.
 
     ``session`` (``surfacing`` only): each conversation's questions come in order through
-    one hook session, so lookback sees the earlier questions. ``mined``: the sessions are
-    written as Claude Code files and imported with ``mine`` (one document per exchange; see
-    :mod:`memtrove.eval.locomo_mined`) instead of one document per turn.
+    one hook session, so lookback sees the earlier questions. ``mined`` (``claude-code`` or
+    ``chatgpt``): the sessions are written in that export format and imported with ``mine``
+    (one document per exchange; see :mod:`memtrove.eval.locomo_mined`) instead of one
+    document per turn.
     """
     check_method(method)
     started = time.perf_counter()
@@ -299,8 +300,8 @@ def run_locomo(
         turns = conversation_turns(sample)
         with scratch_vault() as (vault, folder):
             turns_of: dict[str, list[str]] = {}  # document path -> the turns it holds
-            if mined:
-                turns_of = _mine_sample(vault, sample, turns, folder, method)
+            if mined is not None:
+                turns_of = _mine_sample(vault, sample, turns, folder, method, mined)
             else:
                 for number, turn in enumerate(turns):
                     relative = f"t{number:05d}.md"
@@ -361,14 +362,21 @@ def run_locomo(
 
 
 def _mine_sample(
-    vault: Any, sample: Mapping[str, Any], turns: list[Turn], folder: Path, method: str
+    vault: Any,
+    sample: Mapping[str, Any],
+    turns: list[Turn],
+    folder: Path,
+    method: str,
+    format: str,
 ) -> dict[str, list[str]]:
-    """Write ``sample``'s sessions as Claude Code files in ``folder``, mine them into the
+    """Write ``sample``'s sessions in ``folder`` as ``format`` exports, mine them into the
     task's collection (embedding them for the vector methods); their documents' turns."""
-    from memtrove.eval.locomo_mined import exchange_turns, write_sessions
+    from memtrove.eval.locomo_mined import FORMATS, exchange_turns, write_sessions
 
-    write_sessions(sample, turns, folder, parse_session_date)
-    vault.mine(folder, COLLECTION)
+    if format not in FORMATS:
+        raise ConfigError(f"mined must be one of {', '.join(FORMATS)}, not {format!r}")
+    write_sessions(sample, turns, folder, parse_session_date, format)
+    vault.mine(folder, COLLECTION, format=format)
     if method != "bm25":
         vault.embed()
-    return exchange_turns(folder)
+    return exchange_turns(folder, format)
