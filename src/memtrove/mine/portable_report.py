@@ -42,8 +42,9 @@ class ImportReport(NamedTuple):
 
     def text(self) -> str:
         verb = "would import" if self.dry_run else "imported"
-        total = sum(self.records.values())
-        lines = [f"{verb} {total} records from {self.path} in {self.elapsed_seconds:.2f}s"]
+        total, written_total = sum(self.records.values()), sum(self.added.values())
+        counted = f"{total}" if written_total == total else f"{written_total} of {total}"
+        lines = [f"{verb} {counted} records from {self.path} in {self.elapsed_seconds:.2f}s"]
         for table, count in self.records.items():
             written = self.added.get(table, 0)
             kept = f" ({count - written} already here, kept)" if written != count else ""
