@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from memtrove.db.connection import Connection, OperationalError, is_locked_error, write_transaction
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
+from memtrove.lifecycle.recall import diversity_score, spacing_score
 from memtrove.results import SessionRecord
 from memtrove.text import to_iso
 
@@ -53,9 +54,6 @@ __all__ = [
 
 CONTEXT_SURFACING = "context-surfacing"
 PREVIEW_CHARS = 120
-_DIVERSITY_SPAN = 5.0  # distinct queries or days for full diversity
-_SPACING_DAYS = 7.0  # distinct recall days for the full day-count half of spacing
-_SPACING_SPAN_DAYS = 30.0  # first-to-last recall span for the full span half
 
 
 def prompt_hash(prompt: str, *, strip: bool = True) -> str:
@@ -268,9 +266,8 @@ def _update_recall_stats(connection: Connection, doc: int, score: float, stamp: 
         "SELECT first_recalled_at FROM recall_stats WHERE doc_id = ?", (doc,)
     ).fetchone()[0]
     span_days = max(0.0, (_parse(stamp) - _parse(str(first))).total_seconds() / 86400)
-    diversity = min(1.0, max(int(unique_queries), int(recall_days)) / _DIVERSITY_SPAN)
-    spacing = 0.5 * min(1.0, math.log1p(int(recall_days)) / math.log1p(_SPACING_DAYS))
-    spacing += 0.5 * min(1.0, span_days / _SPACING_SPAN_DAYS)
+    diversity = diversity_score(int(unique_queries), int(recall_days))
+    spacing = spacing_score(int(recall_days), span_days)
     connection.execute(
         "UPDATE recall_stats SET unique_queries = ?, recall_days = ?, diversity_score = ?, "
         "spacing_score = ? WHERE doc_id = ?",
