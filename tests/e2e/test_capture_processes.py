@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +16,15 @@ import pytest
 
 from tests.capture.transcripts import BENCH, assistant, user
 from tests.e2e.test_hooks_processes import context, hook, process_env
+from tests.e2e.test_warm_path import (  # noqa: F401  (fixtures)
+    Copy,
+    a,
+    imported,
+    prepared,
+    serve,
+    stopped_cleanly,
+)
+from tests.e2e.test_warm_path import hook as warm_hook
 from tests.hooks.conftest import (  # noqa: F401  (fixtures)
     hook_env,
     open_test_vault,
@@ -151,3 +161,38 @@ def test_parallel_stop_hooks_with_a_slow_model_stay_within_their_time(
     assert any(p.startswith("agent/handoffs/") for p in paths)
     assert any(p.startswith("agent/observations/") for p in paths)
     assert 'source: "observer"' not in body
+
+
+def test_stop_hooks_through_a_running_server(tmp_path: Path, a: Copy) -> None:  # noqa: F811
+    """With ``memtrove serve`` up, the Stop hooks take the warm path: the server answers
+    at once and writes the capture after answering."""
+    from tests.capture.transcripts import SESSION_ONE, write_transcript
+
+    transcript = write_transcript(tmp_path / f"{SESSION}.jsonl", SESSION_ONE)
+    stop = json.dumps(
+        {"session_id": SESSION, "hook_event_name": "Stop", "transcript_path": str(transcript)}
+    ).encode()
+    running = serve(a)
+    try:
+        for name in ("decision-extractor", "handoff-generator", "feedback-loop"):
+            done = warm_hook(stop, a.env, name=name, trace=True)
+            assert json.loads(done.stdout) == PLAIN
+            assert "sqlean" not in imported(done.stderr)  # the server did the work
+        deadline = time.monotonic() + 30
+        found: tuple[int, int] = (0, 0)
+        while time.monotonic() < deadline:
+            connection = sqlite3.connect(a.vault, timeout=30)
+            try:
+                found = connection.execute(
+                    "SELECT (SELECT COUNT(*) FROM documents WHERE path LIKE 'agent/observations/%'),"
+                    " (SELECT COUNT(*) FROM session_log WHERE handoff_path IS NOT NULL)"
+                ).fetchone()
+            finally:
+                connection.close()
+            if found[0] and found[1]:
+                break
+            time.sleep(0.1)
+        assert found[0] >= 1 and found[1] == 1, found
+        assert "error" not in a.log()
+    finally:
+        stopped_cleanly(running)
