@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from memtrove.cli.common import open_vault, print_json, user_errors
+from memtrove.cli.common import fail, open_vault, print_json, user_errors
 from memtrove.eval import (
     LOCOMO_METRICS,
     RANKING_METRICS,
@@ -83,9 +83,17 @@ def locomo(
         HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
     ),
     progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
+    mined: str | None = typer.Option(
+        None,
+        "--mined",
+        help="claude-code or chatgpt: write the sessions in that format and mine them "
+        "(one document per exchange) instead of one document per turn.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Dialogue-turn recall on LoCoMo: R@5, R@10, SessR@5, SessR@10, MRR, latency."""
+    if mined is not None and mined not in ("claude-code", "chatgpt"):
+        raise fail("--mined must be claude-code or chatgpt", code=2)
     with user_errors():
         report = run_locomo(
             path,
@@ -94,6 +102,7 @@ def locomo(
             session=session,
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
+            mined=mined,
         )
     if as_json:
         print_json(report.to_dict())
