@@ -14,7 +14,9 @@ The pipeline (see ``spec/clawmem/internals__intent-search-pipeline.md``):
    conversation context, rather than weighting RRF lists: on the LoCoMo development set
    (997 questions, wordllama vectors) RRF gave R@10 .698, score fusion .786
    (``FUSION = "rrf"`` restores the reference product's fusion);
-3. WHY and ENTITY: adaptive graph traversal from the top 10 (:mod:`memtrove.graph.traversal`;
+3. ENTITY: documents whose title names the question's entity gain a share of a search
+   within them (:mod:`memtrove.retrieval.entity_focus`);
+   WHY and ENTITY: adaptive graph traversal from the top 10 (:mod:`memtrove.graph.traversal`;
    WHY also walks causal edges back to their causes);
    the walk starts from each anchor's fused score, and a discovered document scores its
    normalised traversal score times :data:`GRAPH_SHARE`, keeping the better of that and its
@@ -138,6 +140,8 @@ def run_intent_search(
         fused = _within_dates(
             connection, retriever, found.intent, query, depth, windowed, fused, ranking
         )
+    if found.intent == "ENTITY" and fused:
+        fused = _entity_focus(connection, retriever, query, depth, filters, fused, vector, ranking)
     if found.intent in TRAVERSING and enable_graph_traversal and fused:
         fused = _traverse(connection, retriever, fused, vector, ranking, found.intent)
     elif found.intent in TRAVERSING:
@@ -149,6 +153,35 @@ def run_intent_search(
     )
     ranking.stages.append("composite")
     return ranking, found
+
+
+def _entity_focus(
+    connection: Connection,
+    retriever: Retriever,
+    query: str,
+    depth: int,
+    filters: Filters,
+    fused: list[tuple[int, float]],
+    vector: Any,
+    ranking: Ranking,
+) -> list[tuple[int, float]]:
+    """ENTITY questions: the documents titled with the entity the question names rise
+    (see :mod:`memtrove.retrieval.entity_focus`)."""
+    from memtrove.retrieval.entity_focus import (
+        apply_focus,
+        focus_names,
+        focus_scores,
+        title_documents,
+    )
+
+    names = focus_names(query)
+    members = title_documents(connection, names) if names else set()
+    if not members:
+        ranking.skipped["entity focus"] = "no document title names the question's entity"
+        return fused
+    focus = focus_scores(connection, retriever, query, names, members, depth, filters, vector)
+    ranking.stages.append("entity focus")
+    return apply_focus(fused, focus)
 
 
 def _within_dates(
