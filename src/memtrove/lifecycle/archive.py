@@ -149,6 +149,7 @@ def settle(connection: Connection) -> None:
             "UPDATE documents SET archived_at = NULL, archive_reason = NULL "
             "WHERE active = 1 AND archived_at IS NOT NULL"
         )
+    repair_fts_totals(connection, ("archived_fts",))
 
 
 def archived_ids(
