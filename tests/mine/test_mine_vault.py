@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memtrove import Vault
-from memtrove.errors import CollectionError, InvalidQueryError
+from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQueryError
 from memtrove.mine.exchanges import Skips
 from memtrove.mine.formats import claude_code
 from memtrove.mine.runs import mined_checks
@@ -349,3 +349,11 @@ def test_a_mined_collection_is_removed_and_mined_again(vault: Vault, tmp_path: P
     again = vault.mine(folder)  # back in search, but for the exchange that was forgotten
     assert (again.written, again.unchanged) == (1, 1)
     assert [flag for _, _, flag in documents(vault)] == [0, 1]
+
+
+def test_update_names_a_mined_collection_for_what_it_is(vault: Vault, tmp_path: Path) -> None:
+    vault.mine(session(tmp_path, *FIRST))
+    with pytest.raises(CollectionNotFoundError, match="is a mined collection: `memtrove mine"):
+        vault.update(["conversations"])
+    with pytest.raises(CollectionNotFoundError, match="no collection named 'nothing'"):
+        vault.update(["nothing"])

@@ -311,6 +311,11 @@ class Vault(
         if collections:
             known = {collection.name for collection in configured}
             for name in collections:
+                if name in dict(self.mined_collections()) and name not in known:
+                    raise CollectionNotFoundError(
+                        f"{name!r} is a mined collection: `memtrove mine DIR -c {name}` "
+                        "refreshes it"
+                    )
                 if name not in known:
                     raise CollectionNotFoundError(f"no collection named {name!r}")
             configured = [c for c in configured if c.name in set(collections)]
