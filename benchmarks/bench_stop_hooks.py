@@ -21,7 +21,10 @@ p50 of ``context-surfacing`` (the baseline: timed the same way in the same run, 
 turns, so it saw the same load; its quiet-machine figure is in the README), plus a bare
 interpreter start and the hooks' 30 s timeout. The machine may be shared: read the medians. Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_stop_hooks.py [--sessions 20] [--turns 3] [--json]
+    .venv/bin/python benchmarks/bench_stop_hooks.py [--sessions 20] [--turns 3] [--served] [--json]
+
+``--served`` starts ``memtrove serve`` on the copy first, so every hook (context-surfacing
+too) takes the warm path: the server answers and does the work after answering.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench_hooks import baseline, hook_env, log, make_prompts, timed_process
+from bench_hooks import baseline, hook_env, log, make_prompts, start_server, timed_process
 from corpus import BENCH_DIR, percentile
 
 HOOKS = ("decision-extractor", "handoff-generator", "feedback-loop")
@@ -137,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument(
+        "--served", action="store_true", help="with memtrove serve running (the warm path)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     source = BENCH_DIR / "retrieval-10000"
@@ -150,7 +156,13 @@ def main(argv: list[str] | None = None) -> int:
         env = hook_env(root / "vault.sqlite", root / "config", root / "cache", "balanced")
         bare = baseline("pass", env, 15)
         log(f"baseline: python start {bare:.0f} ms; {args.sessions} sessions x {args.turns} turns")
-        timings = run(args.sessions, args.turns, env, root)
+        server = start_server(env) if args.served else None
+        try:
+            timings = run(args.sessions, args.turns, env, root)
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=60)
         stats = json.loads(
             subprocess.run(
                 [sys.executable, "-c", STATS, str(root / "vault.sqlite")],
