@@ -256,3 +256,19 @@ def test_secrets_never_reach_the_model(
     smart.write_handoff(SESSION, read_turns(str(path)))
     sent = [json.dumps(r.body) for r in model_server.requests_to("chat")]
     assert len(sent) >= 2 and not any(key in body for body in sent)
+
+
+def test_authored_at_comes_from_the_transcript(vault: Vault, tmp_path: Path) -> None:
+    from tests.capture.transcripts import assistant, user
+
+    entries = [user("Which queue should the mailer use?"), assistant("We decided to use SQS.")]
+    stamps = ("2026-05-01T09:00:00.000Z", "2026-05-01T09:00:07.123Z")
+    for entry, stamp in zip(entries, stamps, strict=True):
+        entry["timestamp"] = stamp
+    turns = read_turns(str(write_transcript(tmp_path / "t.jsonl", entries)))
+    assert turns[0].at == "2026-05-01T09:00:07.123Z"
+    vault.capture_observations(SESSION, turns)
+    report = vault.write_handoff(SESSION, turns)
+    paths = [d.path for d in vault.list(10, collection="_memtrove")]
+    for path in [*paths, report.path]:
+        assert 'authored_at: "2026-05-01T09:00:07' in vault.get(f"_memtrove/{path}").body, path

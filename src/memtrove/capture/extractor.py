@@ -40,7 +40,7 @@ from memtrove.capture.store import session_observations, write_capture
 from memtrove.capture.turns import Turn, fingerprint
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import MemtroveError
-from memtrove.text import to_iso
+from memtrove.text import parse_iso_datetime, to_iso
 
 if TYPE_CHECKING:
     from memtrove.models.protocols import LLM
@@ -163,6 +163,7 @@ def capture_turns(
             if candidates:
                 verdicts[observation.title] = judge(observation, candidates, ask)
     stamp = to_iso(now)
+    authored_at = authored_at or parse_iso_datetime(todo[-1].at) or None
     lowered: list[str] = []
     would: list[str] = []
     contradicts: list[tuple[int, int, float]] = []

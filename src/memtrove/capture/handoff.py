@@ -32,7 +32,7 @@ from memtrove.capture.observations import clean_line, heuristic_observations
 from memtrove.capture.store import MEMORY_COLLECTION, frontmatter, short_session
 from memtrove.capture.turns import Turn
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.text import to_iso
+from memtrove.text import parse_iso_datetime, to_iso
 
 if TYPE_CHECKING:
     from memtrove.models.protocols import LLM
@@ -270,7 +270,8 @@ def write_handoff(
         ).fetchone()
         if row and row[0] and str(row[0]).startswith(f"{MEMORY_COLLECTION}/{HANDOFFS_FOLDER}/"):
             path = str(row[0]).removeprefix(f"{MEMORY_COLLECTION}/")
-        text = render_handoff(summary, files, session_id, stamp, source, redact)
+        authored = parse_iso_datetime(turns[-1].at) if turns else None
+        text = render_handoff(summary, files, session_id, authored or stamp, source, redact)
         doc_id = write_internal(connection, MEMORY_COLLECTION, path, text, "handoff", stamp)
         line = redact(one_line(summary))
         end_session(

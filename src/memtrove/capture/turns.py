@@ -62,6 +62,11 @@ class MessageLike(Protocol):
     def content(self) -> str: ...
 
 
+def _timestamp(message: MessageLike) -> str:
+    value = getattr(message, "timestamp", "")
+    return value if isinstance(value, str) else ""
+
+
 class Turn(NamedTuple):
     """One prompt and the assistant's messages after it (``prompt`` is "" for messages
     before the first prompt of the window read)."""
@@ -70,6 +75,7 @@ class Turn(NamedTuple):
     replies: tuple[str, ...]
     files: tuple[str, ...]
     calls: tuple[str, ...] = ()  # the turn's tool calls as rendered (name and JSON input)
+    at: str = ""  # the timestamp of its last message, when the transcript has one
 
     @property
     def reply(self) -> str:
@@ -107,17 +113,20 @@ def split_turns(messages: Sequence[MessageLike]) -> list[Turn]:
     replies: list[str] = []
     files: dict[str, None] = {}
     calls: list[str] = []
+    at = ""
 
     def close() -> None:
         if prompt is not None or replies:
             kept = tuple(list(files)[:MAX_FILES])
-            turns.append(Turn(prompt or "", tuple(replies), kept, tuple(calls[-MAX_CALLS:])))
+            turns.append(Turn(prompt or "", tuple(replies), kept, tuple(calls[-MAX_CALLS:]), at))
 
     for message in messages:
+        stamp = _timestamp(message)
         if is_prompt(message):
             close()
             prompt, replies, files, calls = message.content.strip(), [], {}, []
-        elif message.role == "assistant":
+        at = stamp or at
+        if message.role == "assistant":
             calls += [call[:CALL_CHARS] for call in _TOOL_CALL.findall(message.content)]
             for path in edited_files(message.content):
                 files.setdefault(path)

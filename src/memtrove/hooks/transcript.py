@@ -47,6 +47,7 @@ class Message:
 
     role: str
     content: str
+    timestamp: str = ""  # the entry's ``timestamp`` as written (Claude Code: ISO-8601 UTC)
 
 
 def validate_transcript_path(path: str) -> Path | None:
@@ -100,7 +101,9 @@ def _message(line: str) -> Message | None:
         text = "\n".join(part for part in map(_block_text, content) if part)
     else:
         text = json.dumps(content, ensure_ascii=False)
-    return Message(role=str(role), content=text) if text else None
+    stamp = entry.get("timestamp")
+    when = stamp[:40] if isinstance(stamp, str) else ""
+    return Message(role=str(role), content=text, timestamp=when) if text else None
 
 
 def _parse(lines: Iterable[str]) -> list[Message]:
