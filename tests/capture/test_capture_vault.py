@@ -272,3 +272,21 @@ def test_authored_at_comes_from_the_transcript(vault: Vault, tmp_path: Path) -> 
     paths = [d.path for d in vault.list(10, collection="_memtrove")]
     for path in [*paths, report.path]:
         assert 'authored_at: "2026-05-01T09:00:07' in vault.get(f"_memtrove/{path}").body, path
+
+
+@pytest.mark.parametrize("verdict", ["no idea", '{"contradicts": "maybe"}', "", "```json\n{"])
+def test_an_unreadable_verdict_leaves_the_heuristic_standing(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str], verdict: str
+) -> None:
+    model_server.set_chat_reply("garbage")
+    smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    second = (
+        "<observations><observation><type>decision</type><title>Stop using Redis for the "
+        "session cache</title><narrative>We switch the session cache to Memcached instead of "
+        "Redis.</narrative></observation></observations>"
+    )
+    model_server.set_chat_reply(replying(second, verdict))
+    report = smart.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    assert report.source == "observer" and len(report.contradictions) == 1
+    assert "heuristic" in report.contradictions[0]
+    assert min(conf for conf, _ in decision_confidence(smart).values()) == pytest.approx(0.60)
