@@ -66,18 +66,21 @@ _SECTIONS = (
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _DONE = re.compile(
-    r"\b(?:done|fixed|now (?:passes|works|talks)|i'?ve (?:created|added|updated|fixed|implemented|written|removed|renamed|changed)"
+    r"^(?:all )?done\b|\b(?:fixed|now (?:passes|works|talks)"
+    r"|i'?ve (?:created|added|updated|fixed|implemented|written|removed|renamed|changed)"
     r"|i (?:created|added|updated|fixed|implemented|wrote|removed|renamed|changed)"
     r"|(?:is|are) (?:now )?(?:ready|working|passing|fixed)|successfully)\b",
     re.I,
 )
 _NEXT = re.compile(
-    r"\b(?:next(?: step)?s?\b|todo\b|still (?:need|to)|remaining\b|follow-?up|later we|"
-    r"you (?:can|could|may) (?:now|then|also))",
+    r"\b(?:next steps?|todo|still (?:need|needs|needed|to)|remaining|follow-?up|later we"
+    r"|you (?:can|could|may) (?:now|then|also))\b",
     re.I,
 )
 # Claude Code's own summary opening a resumed session: not something the user asked.
 _RESUMED = "This session is being continued from a previous conversation"
+# The assistant narrating what it does this turn, not a step left for the next session.
+_NARRATION = ("Let me", "I'll", "I will", "Now ")
 _ITEM = re.compile(r"<item>(.*?)</item>", re.S | re.I)
 
 
@@ -170,7 +173,7 @@ def heuristic_summary(turns: Sequence[Turn]) -> Summary:
         for sentence in _sentences(turn.reply):
             if sentence.endswith("?"):
                 questions.append(sentence)
-            elif _NEXT.search(sentence):
+            elif _NEXT.search(sentence) and not sentence.startswith(_NARRATION):
                 steps.append(sentence)
     return Summary(
         request=_items(asked),
