@@ -290,3 +290,24 @@ def test_an_unreadable_verdict_leaves_the_heuristic_standing(
     assert report.source == "observer" and len(report.contradictions) == 1
     assert "heuristic" in report.contradictions[0]
     assert min(conf for conf, _ in decision_confidence(smart).values()) == pytest.approx(0.60)
+
+
+def test_no_vault_lock_is_held_across_a_model_call(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
+) -> None:
+    free: list[bool] = []
+
+    def reply(prompt: str) -> str:  # runs in the fake server's thread while the call waits
+        taken = smart._lock.acquire(blocking=False)
+        free.append(taken)
+        if taken:
+            smart._lock.release()
+        return SUMMARYLESS if "Summarise" in prompt else OBSERVED
+
+    model_server.set_chat_reply(reply)
+    smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    smart.write_handoff(SESSION, read_turns(transcripts[0]))
+    assert len(free) >= 2 and all(free)
+
+
+SUMMARYLESS = "<summary><request><item>Look at the cache</item></request></summary>"

@@ -17,9 +17,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -136,13 +138,17 @@ def capture_turns(
     time_budget: float = 20.0,
     retry_seconds: float = 5.0,
     authored_at: str | None = None,
+    guard: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> CaptureReport:
-    """Capture the session's new turns (see the module docstring)."""
+    """Capture the session's new turns (see the module docstring). ``guard`` is held while
+    the connection is used, never across a model call."""
     from memtrove.graph.relations import upsert_relation
     from memtrove.lifecycle.sessions import capture_cursor, set_capture_cursor
 
     started = time.monotonic()
-    todo = [turn for turn in new_turns(turns, capture_cursor(connection, session_id)) if turn.reply]
+    with guard():
+        cursor = capture_cursor(connection, session_id)
+    todo = [turn for turn in new_turns(turns, cursor) if turn.reply]
     if not todo:
         return CaptureReport(0, "none", 0, 0, 0, 0, (), (), None)
     observations, source, llm_error = _observe(todo, llm, time_budget * 0.6, redact)
@@ -159,7 +165,8 @@ def capture_turns(
     verdicts: dict[str, list[Contradiction]] = {}
     for observation in observations:
         if observation.type == "decision":
-            candidates = find_candidates(connection, observation, session_id)
+            with guard():
+                candidates = find_candidates(connection, observation, session_id)
             if candidates:
                 verdicts[observation.title] = judge(observation, candidates, ask)
     stamp = to_iso(now)
@@ -167,39 +174,47 @@ def capture_turns(
     lowered: list[str] = []
     would: list[str] = []
     contradicts: list[tuple[int, int, float]] = []
-    with write_transaction(connection, retry_seconds=retry_seconds):
-        earlier = session_observations(connection, session_id, now)
-        written = write_capture(
-            connection, session_id, observations, now, authored_at=authored_at, redact=redact
-        )
-        by_title = {observation.title: doc_id for doc_id, observation in written.observations}
-        for title, found in verdicts.items():
-            new_id = by_title.get(title)
-            if new_id is None:
-                continue
-            for contradiction in found:
-                old = contradiction.old
-                apply_contradiction(connection, contradiction, new_id, stamp, invalidate=invalidate)
-                contradicts.append((new_id, old.doc_id, contradiction.confidence))
-                lowered.append(
-                    f"{old.path} ({contradiction.method}, {contradiction.confidence:.2f})"
-                )
-                if not invalidate:
-                    would.append(old.path)
-        set_capture_cursor(connection, session_id, fingerprint(todo[-1]), stamp)
-    triples = 0
-    for doc_id, observation in written.observations:
-        if observation.type in TRIPLE_TYPES:
-            triples += _write_triples(connection, doc_id, observation, redact)
-    links = causal_links(earlier, written.observations)
-    for cause, effect, weight in links:
-        upsert_relation(
-            connection, cause, effect, "causal", weight, {"source": "decision-extractor"}
-        )
-    for new_id, old_id, confidence in contradicts:
-        upsert_relation(
-            connection, new_id, old_id, "contradicts", confidence, {"source": "decision-extractor"}
-        )
+    with guard():
+        with write_transaction(connection, retry_seconds=retry_seconds):
+            earlier = session_observations(connection, session_id, now)
+            written = write_capture(
+                connection, session_id, observations, now, authored_at=authored_at, redact=redact
+            )
+            by_title = {observation.title: doc_id for doc_id, observation in written.observations}
+            for title, found in verdicts.items():
+                new_id = by_title.get(title)
+                if new_id is None:
+                    continue
+                for contradiction in found:
+                    old = contradiction.old
+                    apply_contradiction(
+                        connection, contradiction, new_id, stamp, invalidate=invalidate
+                    )
+                    contradicts.append((new_id, old.doc_id, contradiction.confidence))
+                    lowered.append(
+                        f"{old.path} ({contradiction.method}, {contradiction.confidence:.2f})"
+                    )
+                    if not invalidate:
+                        would.append(old.path)
+            set_capture_cursor(connection, session_id, fingerprint(todo[-1]), stamp)
+        triples = 0
+        for doc_id, observation in written.observations:
+            if observation.type in TRIPLE_TYPES:
+                triples += _write_triples(connection, doc_id, observation, redact)
+        links = causal_links(earlier, written.observations)
+        for cause, effect, weight in links:
+            upsert_relation(
+                connection, cause, effect, "causal", weight, {"source": "decision-extractor"}
+            )
+        for new_id, old_id, confidence in contradicts:
+            upsert_relation(
+                connection,
+                new_id,
+                old_id,
+                "contradicts",
+                confidence,
+                {"source": "decision-extractor"},
+            )
     return CaptureReport(
         len(todo),
         source,

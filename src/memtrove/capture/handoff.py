@@ -23,8 +23,10 @@ summary, files_changed, ended_at) are written in one transaction.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -243,8 +245,10 @@ def write_handoff(
     redact: Callable[[str], str] = lambda text: text,
     time_budget: float = 20.0,
     retry_seconds: float = 5.0,
+    guard: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> HandoffReport:
-    """Write (or rewrite) the session's handoff and its ``session_log`` row."""
+    """Write (or rewrite) the session's handoff and its ``session_log`` row; ``guard`` is
+    held while the connection is used, never across the model call."""
     from memtrove.capture.extractor import bounded
     from memtrove.index.internal import write_internal
     from memtrove.lifecycle.sessions import end_session
@@ -266,7 +270,7 @@ def write_handoff(
         summary = heuristic_summary(turns)
     files = _files(turns)
     stamp = to_iso(now)
-    with write_transaction(connection, retry_seconds=retry_seconds):
+    with guard(), write_transaction(connection, retry_seconds=retry_seconds):
         path = f"{HANDOFFS_FOLDER}/{stamp[:10]}-{short_session(session_id)}.md"
         row = connection.execute(
             "SELECT handoff_path FROM session_log WHERE session_id = ?", (session_id,)

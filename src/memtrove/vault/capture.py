@@ -49,18 +49,18 @@ class CaptureAccess(VaultState):
         from memtrove.capture.extractor import capture_turns
 
         llm = self._capture_llm(use_llm)
-        with self._lock:
-            return capture_turns(
-                self._connection,
-                session_id,
-                turns,
-                self._clock(),
-                llm=llm,
-                redact=self.redact,
-                invalidate=invalidate,
-                time_budget=time_budget,
-                retry_seconds=retry_seconds,
-            )
+        return capture_turns(
+            self._connection,
+            session_id,
+            turns,
+            self._clock(),
+            llm=llm,
+            redact=self.redact,
+            invalidate=invalidate,
+            time_budget=time_budget,
+            retry_seconds=retry_seconds,
+            guard=lambda: self._lock,  # held for the connection, not across a model call
+        )
 
     def write_handoff(
         self,
@@ -75,17 +75,17 @@ class CaptureAccess(VaultState):
         from memtrove.capture.handoff import write_handoff
 
         llm = self._capture_llm(use_llm)
-        with self._lock:
-            return write_handoff(
-                self._connection,
-                session_id,
-                turns,
-                self._clock(),
-                llm=llm,
-                redact=self.redact,
-                time_budget=time_budget,
-                retry_seconds=retry_seconds,
-            )
+        return write_handoff(
+            self._connection,
+            session_id,
+            turns,
+            self._clock(),
+            llm=llm,
+            redact=self.redact,
+            time_budget=time_budget,
+            retry_seconds=retry_seconds,
+            guard=lambda: self._lock,
+        )
 
     def apply_feedback(
         self, session_id: str, turns: Sequence[Turn], *, retry_seconds: float = 5.0
