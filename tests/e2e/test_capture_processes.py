@@ -118,6 +118,15 @@ def test_a_replayed_session_is_captured_and_surfaced_next_time(
     answer, _ = hook("context-surfacing", json.dumps(again).encode(), env)
     assert set(used) <= set(surfaced(context(answer)))
     assert "--[usage]-->" in context(answer)
+    # ... and the decision captured last session is surfaced when a prompt asks about it.
+    decided = {
+        "session_id": NEXT,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "What did we decide about the grace window for rotated refresh tokens?",
+    }
+    answer, _ = hook("context-surfacing", json.dumps(decided).encode(), env)
+    assert re.search(r"^_memtrove/agent/decisions/\S+\.md$", context(answer), re.M), context(answer)
+    assert "_memtrove/agent/observations/" not in context(answer)
 
 
 def test_parallel_stop_hooks_with_a_slow_model_stay_within_their_time(

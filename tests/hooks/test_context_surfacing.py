@@ -70,6 +70,7 @@ def test_private_experimental_and_injected_notes_never_surface(
 
 def test_filtered_paths() -> None:
     assert context_surfacing.FILTERED_PATHS == ("_PRIVATE/", "experiments/", "_memtrove/")
+    assert all(path.startswith("_memtrove/agent/") for path in context_surfacing.SURFACED_INTERNAL)
     assert context_surfacing.is_noise("   short  ")
     assert context_surfacing.is_noise("I don't recall anything about that project, sorry.")
     assert not context_surfacing.is_noise("# Real note\n\nWith a body.")

@@ -7,7 +7,8 @@ The pipeline (clawmem inventory section 4, steps 1-11):
 3. The profile (``MEMTROVE_PROFILE``) sets budget, depth, legs and thresholds.
 4. Multi-turn lookback builds the retrieval query (see :mod:`~memtrove.hooks.lookback`).
 5. Discovery legs (see :mod:`~memtrove.hooks.discovery`), deep escalation included.
-6. Filters: ``_PRIVATE/``, ``experiments/`` and the internal ``_memtrove`` collection;
+6. Filters: ``_PRIVATE/``, ``experiments/`` and the internal ``_memtrove`` collection (but
+   for the decisions, antipatterns and deductions the session capture writes there);
    collections configured with ``surface: false``; snoozed documents; noise (bodies under 10 characters, agent denials); documents that
    fail the prompt-injection filter anywhere in title, path or body.
 7. Composite scoring on the raw prompt, the adaptive threshold, then memory-type
@@ -57,6 +58,7 @@ from memtrove.vault import Vault
 __all__ = [
     "FILTERED_PATHS",
     "HOOK_NAME",
+    "SURFACED_INTERNAL",
     "diversify",
     "is_noise",
     "relationship_lines",
@@ -69,6 +71,13 @@ T = TypeVar("T")
 HOOK_NAME = "context-surfacing"
 EVENT_NAME = "UserPromptSubmit"
 FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
+# What the session capture distilled is surfaced like any note; the rest of ``_memtrove``
+# (raw observations, handoffs, memory-store entries) is not
+SURFACED_INTERNAL = (
+    "_memtrove/agent/decisions/",
+    "_memtrove/agent/antipatterns/",
+    "_memtrove/agent/deductions/",
+)
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
 MAX_RELATIONSHIPS = 10
 HOT_SCORE = 0.8
@@ -160,7 +169,10 @@ def _admit(
 ) -> Document | None:
     """The candidate's document when it may be injected, else None (steps 6's filters);
     ``unsurfaced`` names the collections configured with ``surface: false``."""
-    if any(marker in key for marker in FILTERED_PATHS):
+    distilled = key.startswith(SURFACED_INTERNAL)
+    if any(
+        marker in key for marker in FILTERED_PATHS if not (distilled and marker == "_memtrove/")
+    ):
         return None
     if key.partition("/")[0] in unsurfaced:
         return None
