@@ -28,6 +28,7 @@ from memtrove.errors import PortableFormatError, VaultNotEmptyError
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
 from memtrove.mine.portable import FORMAT, VECTORS, VERSION, decode_value, stored_tables
+from memtrove.mine.portable_vectors import VectorWriter
 from memtrove.text import segment_cjk
 
 __all__ = [
@@ -178,8 +179,7 @@ class Importer:
         self.added: dict[str, int] = {}  # rows written, per table
         self.verb = "INSERT"
         self.last_id: int | None = None  # the rowid the last insert gave
-        self.space: Any = None  # the header's embedding_space
-        self.next_vector: int | None = None  # the last content_vectors id given
+        self.vectors = VectorWriter(connection)
 
     def add(self, number: int, record: dict[str, Any]) -> None:
         table = record.pop("type")
@@ -227,83 +227,9 @@ class Importer:
         return values
 
     def _vector(self, number: int, record: dict[str, Any]) -> None:
-        """One fragment vector (``export --vectors``), stored when the vault's embedding
-        space is the file's (or the vault has none yet) and its fragment arrived."""
         self.records[VECTORS] = self.records.get(VECTORS, 0) + 1
-        space = self.space
-        if not isinstance(space, dict) or not isinstance(space.get("dimensions"), int):
-            raise _fail(number, "a vector, but the header names no embedding_space")
-        identity, dimensions = str(space.get("identity")), int(space["dimensions"])
-        if self.next_vector is None:
-            from memtrove.retrieval.vectors import set_space, stored_space
-
-            stored = stored_space(self.connection)
-            if stored is None:
-                set_space(self.connection, identity, dimensions)
-            elif (stored.identity, stored.dimensions) != (identity, dimensions):
-                raise _fail(
-                    number,
-                    f"the file's vectors come from {identity} ({dimensions}-d), this vault's "
-                    f"from {stored}; import without them (re-export without --vectors)",
-                )
-            self.next_vector = int(
-                self.connection.execute(
-                    "SELECT COALESCE(MAX(id), 0) FROM content_vectors"
-                ).fetchone()[0]
-            )
-        fields = (
-            "hash",
-            "model",
-            "fragment_type",
-            "fragment_label",
-            "embed_input_fp",
-            "embedded_at",
-        )
-        if not all(isinstance(record.get(name), str) for name in fields) or not isinstance(
-            record.get("seq"), int
-        ):
-            raise _fail(number, "a vector record without its fragment's hash, seq and model")
-        try:
-            vector = decode_value(record.get("vector"))
-        except ValueError as error:
-            raise _fail(number, f"vectors: {error}") from None
-        if not isinstance(vector, bytes) or len(vector) != dimensions * 4:
-            raise _fail(number, f"a vector that is not {dimensions} float32 values")
-        body_hash, seq = str(record["hash"]), int(record["seq"])
-        if body_hash in self.renamed:
-            return  # its body was redacted here: the vector is of another text
-        fragment = self.connection.execute(
-            "SELECT 1 FROM fragments WHERE hash = ? AND seq = ?", (body_hash, seq)
-        ).fetchone()
-        if fragment is None:
-            raise _fail(number, f"a vector of a fragment the file does not hold ({body_hash[:12]})")
-        taken = self.connection.execute(
-            "SELECT 1 FROM content_vectors WHERE hash = ? AND seq = ?", (body_hash, seq)
-        ).fetchone()
-        if taken is not None:
-            return  # merging: the vault has this fragment's vector already
-        self.next_vector += 1
-        self.connection.execute(
-            "INSERT INTO content_vectors (id, hash, seq, model, fragment_type, fragment_label, "
-            "embed_input_fp, embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.next_vector, body_hash, seq, *(record[name] for name in fields[1:])),
-        )
-        self.connection.execute(
-            "INSERT INTO vectors_vec (rowid, embedding) VALUES (?, ?)", (self.next_vector, vector)
-        )
-        self.added[VECTORS] = self.added.get(VECTORS, 0) + 1
-
-    def synced(self) -> None:
-        """Mark embedded the active documents whose every fragment now has its vector."""
-        if not self.added.get(VECTORS):
-            return
-        self.connection.execute(
-            "UPDATE documents SET embed_state = 'synced', embed_attempts = 0, embed_error = NULL "
-            "WHERE active = 1 AND embed_state != 'synced' "
-            "AND EXISTS (SELECT 1 FROM fragments f WHERE f.hash = documents.hash) "
-            "AND NOT EXISTS (SELECT 1 FROM fragments f WHERE f.hash = documents.hash AND NOT "
-            "EXISTS (SELECT 1 FROM content_vectors v WHERE v.hash = f.hash AND v.seq = f.seq))"
-        )
+        if self.vectors.add(number, record, self.renamed):
+            self.added[VECTORS] = self.added.get(VECTORS, 0) + 1
 
     def _column_types(self, table: str) -> dict[str, tuple[type, ...]]:
         """Each column and the Python types its declared type takes (empty: any), so that
@@ -438,12 +364,13 @@ def import_lines(
         importer: Importer = Merger(connection, redact)
     else:
         importer = Importer(connection, redact)
-    importer.space = header.get("embedding_space")
+    importer.vectors.space = header.get("embedding_space")
     total = sum(header["counts"].values())
     try:
         with write_transaction(connection):
             _import_records(importer, iterator, header, total, progress)
-            importer.synced()
+            if importer.added.get(VECTORS):
+                importer.vectors.synced()
             if not importer.renamed and not merge:  # the source's BM25 totals hold here too
                 _restore_averages(connection, header.get("fts_averages"))
             if dry_run:
