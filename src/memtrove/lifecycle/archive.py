@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memtrove.db.connection import Connection, OperationalError, write_transaction
+from memtrove.db.fts_totals import repair_fts_totals
 from memtrove.errors import InvalidQueryError
 from memtrove.index.markdown import parse_markdown
 from memtrove.results.lifecycle import ArchivedDocument, PurgeReport, RestoreReport
@@ -57,51 +58,6 @@ def _fts_row(connection: Connection, doc_id: int) -> tuple[str, str, str] | None
         return None
     body = parse_markdown(str(row[2])).body
     return str(row[0]), segment_cjk(str(row[1])), segment_cjk(body)
-
-
-def _varints(data: bytes) -> list[int]:
-    """SQLite varints (big-endian 7-bit groups; a ninth byte whole), as FTS5 stores them."""
-    values: list[int] = []
-    index = 0
-    while index < len(data):
-        value = 0
-        for position in range(9):
-            byte = data[index]
-            index += 1
-            if position == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        values.append(value)
-    return values
-
-
-def _varint(value: int) -> bytes:
-    if value <= 0x7F:
-        return bytes([value])
-    groups = [value & 0x7F]
-    value >>= 7
-    while value:
-        groups.append((value & 0x7F) | 0x80)
-        value >>= 7
-    return bytes(reversed(groups))
-
-
-def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> None:
-    """Rewrite each FTS5 table's BM25 totals (id 1 of ``<table>_data``: row count, tokens
-    per column) from its ``<table>_docsize`` rows, in one transaction of its own."""
-    with write_transaction(connection):
-        for table in tables:
-            rows = 0
-            totals = [0] * columns
-            for (size,) in connection.execute(f"SELECT sz FROM {table}_docsize"):
-                rows += 1
-                for column, tokens in enumerate(_varints(bytes(size))[:columns]):
-                    totals[column] += tokens
-            record = _varint(rows) + b"".join(_varint(total) for total in totals)
-            connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))
 
 
 def archive_documents(

@@ -1,0 +1,61 @@
+"""BM25 totals of a contentless FTS5 table, rewritten from its per-row sizes.
+
+FTS5 keeps, for ``bm25()``, one record of totals (rows, tokens per column: id 1 of
+``<table>_data``). A ``contentless_delete`` table cannot subtract a deleted row's tokens, so
+every delete (an edited file is a delete and an insert) leaves the totals inflated and the
+ranking drifts as a vault is used. The per-row sizes (``<table>_docsize``) stay exact, so
+the totals can be recomputed from them: :func:`repair_fts_totals`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memtrove.db.connection import Connection, write_transaction
+
+__all__ = ["repair_fts_totals"]
+
+
+def _varints(data: bytes) -> list[int]:
+    """SQLite varints (big-endian 7-bit groups; a ninth byte whole), as FTS5 stores them."""
+    values: list[int] = []
+    index = 0
+    while index < len(data):
+        value = 0
+        for position in range(9):
+            byte = data[index]
+            index += 1
+            if position == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def _varint(value: int) -> bytes:
+    if value <= 0x7F:
+        return bytes([value])
+    groups = [value & 0x7F]
+    value >>= 7
+    while value:
+        groups.append((value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(reversed(groups))
+
+
+def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> None:
+    """Rewrite each FTS5 table's BM25 totals (id 1 of ``<table>_data``: row count, tokens
+    per column) from its ``<table>_docsize`` rows, in one transaction of its own."""
+    with write_transaction(connection):
+        for table in tables:
+            rows = 0
+            totals = [0] * columns
+            for (size,) in connection.execute(f"SELECT sz FROM {table}_docsize"):
+                rows += 1
+                for column, tokens in enumerate(_varints(bytes(size))[:columns]):
+                    totals[column] += tokens
+            record = _varint(rows) + b"".join(_varint(total) for total in totals)
+            connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))
