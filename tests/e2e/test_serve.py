@@ -4,6 +4,7 @@ a missing or repeated Host header)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -134,8 +135,10 @@ def test_search_works(http: httpx.Client) -> None:
         "/search", json={"query": "photos too large to upload", "mode": "semantic"}, headers=BEARER
     ).json()  # loads the embedded model on this first vector request
     assert semantic["stages"] == ["vector"] and semantic["count"] == 10
-    retrieved = http.post("/retrieve", json={"query": "why were users logged out"}, headers=BEARER)
+    retrieved = http.post("/retrieve", json={"query": "how do we rotate tokens"}, headers=BEARER)
     assert retrieved.json()["mode"] == "query" and retrieved.json()["count"] > 0
+    causal = http.post("/retrieve", json={"query": "why were users logged out"}, headers=BEARER)
+    assert causal.json()["mode"] == "causal" and causal.json()["count"] > 0
 
 
 def test_an_unknown_docid_is_404(http: httpx.Client) -> None:
@@ -299,7 +302,10 @@ def test_foreign_origins_are_refused(http: httpx.Client, server: Server) -> None
     site = http.get("/export", headers={**BEARER, "Sec-Fetch-Site": "cross-site"})
     assert site.status_code == 403
     own = http.get("/export", headers={**BEARER, "Origin": server.url})
-    assert own.status_code == 200 and own.json()["count"] == 30
+    assert own.status_code == 200
+    records = [json.loads(line) for line in own.text.splitlines()]
+    assert records[0]["counts"]["documents"] == 30
+    assert sum(record.get("type") == "documents" for record in records) == 30
     assert not [name for name in own.headers if name.startswith("access-control-")]
 
 

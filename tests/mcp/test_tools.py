@@ -171,6 +171,9 @@ class FakeVault:
     def collections(self) -> list[Any]:
         return []
 
+    def mined_collections(self) -> list[Any]:
+        return []
+
     def search(self, query: str, limit: int, *args: Any, **kwargs: Any) -> SearchResults:
         return SearchResults(self.results, stages=["bm25"])
 
