@@ -40,3 +40,21 @@ def test_scores_after_many_edits_and_a_deletion_equal_a_fresh_index(tmp_path: Pa
         vault.add_collection(fresh, name="notes")
         vault.update()
         assert after_use == _scores(vault) and after_use
+
+
+def test_a_rewritten_agent_memory_is_recounted_by_the_next_update(tmp_path: Path) -> None:
+    from memtrove.db.fts_totals import fts_totals_drifted
+
+    notes = tmp_path / "notes"
+    for name, text in NOTES.items():
+        write(notes, name, text)
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c") as vault:
+        vault.add_collection(notes, name="notes")
+        vault.update()
+        connection = vault._connection
+        assert not fts_totals_drifted(connection, "documents_fts")
+        vault.remember("billing-retries", "Billing retries twice, then gives up.")
+        vault.remember("billing-retries", "Billing retries three times now.", overwrite=True)
+        assert fts_totals_drifted(connection, "documents_fts")  # the rewrite left it inflated
+        vault.update()  # nothing changed on disk, but the totals are settled
+        assert not fts_totals_drifted(connection, "documents_fts")

@@ -4,7 +4,9 @@ FTS5 keeps, for ``bm25()``, one record of totals (rows, tokens per column: id 1 
 ``<table>_data``). A ``contentless_delete`` table cannot subtract a deleted row's tokens, so
 every delete (an edited file is a delete and an insert) leaves the totals inflated and the
 ranking drifts as a vault is used. The per-row sizes (``<table>_docsize``) stay exact, so
-the totals can be recomputed from them: :func:`repair_fts_totals`.
+the totals can be recomputed from them: :func:`repair_fts_totals`. Since a delete never
+lowers the recorded row count either, comparing it with the number of size rows tells in
+microseconds whether a recount is due (:func:`fts_totals_drifted`, :func:`settle_fts_totals`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 
 from memtrove.db.connection import Connection, write_transaction
 
-__all__ = ["repair_fts_totals"]
+__all__ = ["fts_totals_drifted", "repair_fts_totals", "settle_fts_totals"]
 
 
 def _varints(data: bytes) -> list[int]:
@@ -59,3 +61,19 @@ def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: in
                     totals[column] += tokens
             record = _varint(rows) + b"".join(_varint(total) for total in totals)
             connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))
+
+
+def fts_totals_drifted(connection: Connection, table: str) -> bool:
+    """True when ``table``'s recorded row count differs from its rows (a delete happened)."""
+    record = connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    counted = connection.execute(f"SELECT COUNT(*) FROM {table}_docsize").fetchone()
+    recorded = _varints(bytes(record[0]))[:1] if record and record[0] else [0]
+    return int(counted[0]) != (recorded[0] if recorded else 0)
+
+
+def settle_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> bool:
+    """Recount the totals of the tables that drifted; True when any was recounted."""
+    drifted = [table for table in tables if fts_totals_drifted(connection, table)]
+    if drifted:
+        repair_fts_totals(connection, drifted, columns)
+    return bool(drifted)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.fts_totals import repair_fts_totals
+from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.graph.links import (
     WrittenDocument,
     extract_links,
@@ -109,9 +109,9 @@ def update_collections(
         engine = redactor if collection.redact else None
         _update_one(connection, collection, report, progress, max(1, batch_size), engine)
     _build_missing_fragments(connection)
-    if report.updated or report.removed or report.renamed:
-        # deleted full-text rows leave FTS5's BM25 totals inflated: recount them
-        repair_fts_totals(connection, ("documents_fts",))
+    # deleted full-text rows (edits, removals, agent memories rewritten) leave FTS5's BM25
+    # totals inflated: recount them when they drifted
+    settle_fts_totals(connection, ("documents_fts",))
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
 
