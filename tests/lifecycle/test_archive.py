@@ -156,6 +156,20 @@ def test_an_edited_archived_file_comes_back(notes_vault: Vault, notes: Path) -> 
     assert notes_vault.lifecycle_status().archived == 2
 
 
+def test_forgetting_an_archived_document_wins_over_restore(notes_vault: Vault) -> None:
+    notes_vault.lifecycle_sweep(apply=True)
+    forgotten = notes_vault.forget("notes/old-cache.md")
+    assert not forgotten.active
+    assert notes_vault.lifecycle_status().archived == 2
+    assert "old-cache.md" not in {item.path for item in notes_vault.lifecycle_search("zephyrine")}
+    restored = notes_vault.lifecycle_restore(all=True)
+    assert set(restored.documents) == {"notes/journal/day.md", "notes/old-queue.md"}
+    assert "old-cache.md" not in paths(notes_vault.search("zephyrine", limit=20))
+    notes_vault.update()  # an unchanged forgotten file stays forgotten
+    assert "old-cache.md" not in paths(notes_vault.search("zephyrine", limit=20))
+    assert notes_vault.lifecycle_purge(confirm=True).purged == 0  # purge is for archived only
+
+
 def test_lifecycle_search_finds_archived_documents_only(notes_vault: Vault) -> None:
     notes_vault.lifecycle_sweep(apply=True)
     found = notes_vault.lifecycle_search("zephyrine")

@@ -79,7 +79,12 @@ def snooze_document(connection: Connection, reference: str, until: str | None) -
 
 
 def forget_document(connection: Connection, reference: str) -> Document:
-    """Deactivate a document and remember its body as forgotten; idempotent."""
+    """Deactivate a document and remember its body as forgotten; idempotent.
+
+    Forgetting an archived document drops its archive marks, so ``lifecycle restore``
+    cannot bring it back."""
+    from memtrove.lifecycle.archive import drop_archive_marks, repair_fts_totals
+
     with write_transaction(connection):
         document = get_document(connection, reference, include_inactive=True)
         connection.execute(
@@ -88,4 +93,7 @@ def forget_document(connection: Connection, reference: str) -> Document:
         from memtrove.index.indexer import deactivate_documents  # the indexer loads on use
 
         deactivate_documents(connection, [document.doc_id])
+        was_archived = drop_archive_marks(connection, document.doc_id)
+    if was_archived:
+        repair_fts_totals(connection, ("archived_fts",))
     return document._replace(active=False)

@@ -36,6 +36,7 @@ __all__ = [
     "BATCH",
     "archive_documents",
     "archived_ids",
+    "drop_archive_marks",
     "purge_documents",
     "repair_fts_totals",
     "restore_documents",
@@ -87,6 +88,21 @@ def archive_documents(
     if archived:
         repair_fts_totals(connection, ("documents_fts",))
     return archived
+
+
+def drop_archive_marks(connection: Connection, doc_id: int) -> bool:
+    """Make an archived document plain inactive (call inside a transaction); whether it was
+    archived. Forgetting wins over archiving: a forgotten document must not come back with
+    ``lifecycle restore``, so its archive marks and ``archived_fts`` row go. The caller runs
+    :func:`repair_fts_totals` on ``archived_fts`` after its transaction commits."""
+    changed = connection.execute(
+        "UPDATE documents SET archived_at = NULL, archive_reason = NULL "
+        f"WHERE id = ? AND {ARCHIVED}",
+        (doc_id,),
+    ).rowcount
+    if changed:
+        connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
+    return bool(changed)
 
 
 def settle(connection: Connection) -> None:
