@@ -190,3 +190,11 @@ def test_turns_outside_the_window_are_not_negatives(tmp_path: Path) -> None:
         )
         report = vault.apply_feedback(SESSION, read_turns(str(transcript)))
         assert (report.checked, report.negatives, report.unaligned) == (3, 1, 2)
+        counted = vault._connection.execute(
+            "SELECT negative_count FROM recall_stats WHERE doc_id = ?", (doc.doc_id,)
+        ).fetchone()[0]
+        vault.recompute_recall_stats()  # one definition: the rebuild agrees with the loop
+        recounted = vault._connection.execute(
+            "SELECT negative_count FROM recall_stats WHERE doc_id = ?", (doc.doc_id,)
+        ).fetchone()[0]
+        assert counted == recounted == 1

@@ -12,7 +12,7 @@ import pytest
 from memtrove import Vault
 from memtrove.index.types import CONTENT_TYPES
 from memtrove.lifecycle.policy import DURABLE_TYPES
-from memtrove.lifecycle.recall import diversity_score, spacing_score
+from memtrove.lifecycle.recall import NO_VERDICT, diversity_score, spacing_score
 from memtrove.retrieval.scoring import ATTENTION_DECAY_TYPES, confidence_score
 from tests.conftest import write
 
@@ -38,9 +38,11 @@ def recalled(tmp_path: Path, notes: Path) -> Iterator[Vault]:
                     turn_index=turn,
                     query_text=f"question {day} {turn}",
                 )
-        # The feedback loop found "useful" used in every turn but the last of each session.
+        # The feedback loop judged every turn but the last of each session, and found
+        # "useful" used in each.
         vault._connection.execute(
-            "UPDATE recall_events SET was_referenced = 1 WHERE doc_id = ? AND turn_index = 0",
+            "UPDATE recall_events SET checked_at = surfaced_at, was_referenced = (doc_id = ?) "
+            "WHERE turn_index = 0",
             (ids["useful"],),
         )
         vault._clock = lambda: START + timedelta(days=20)
@@ -66,18 +68,28 @@ def test_recompute_matches_the_events(recalled: Vault) -> None:
     assert (count, queries, days) == (12, 12, 6)
     assert diversity == diversity_score(12, 6) == 1.0
     assert spacing == pytest.approx(spacing_score(6, 15.0))
-    # ... plus negatives: surfaced, not used, in a turn that is over (turn 1 of each session
-    # is the last: its reply is not judged yet).
+    # ... plus negatives: judged and not used (turn 1 of each session is not judged yet).
     assert negatives == 6
     assert stats(recalled, "useful")[5] == 0
     assert (first, last) == ("2026-03-02T09:00:00Z", "2026-03-17T09:00:00Z")
 
 
-def test_an_ended_session_judges_its_last_turn(recalled: Vault) -> None:
-    recalled._connection.execute("UPDATE session_log SET ended_at = '2026-03-20T00:00:00Z'")
+def test_only_judged_events_are_negatives(recalled: Vault) -> None:
+    connection = recalled._connection
+    connection.execute("UPDATE session_log SET ended_at = '2026-03-20T00:00:00Z'")
+    recalled.recompute_recall_stats()  # an ended session's last turn is still unjudged
+    assert stats(recalled, "noise")[5] == 6 and stats(recalled, "useful")[5] == 0
+    connection.execute(  # checked without a verdict: the turn had left the window
+        "UPDATE recall_events SET checked_at = surfaced_at, was_referenced = ? "
+        "WHERE turn_index = 1 AND session_id IN ('session-0', 'session-1')",
+        (NO_VERDICT,),
+    )
+    connection.execute(
+        "UPDATE recall_events SET checked_at = surfaced_at WHERE turn_index = 1 "
+        "AND session_id = 'session-2'"
+    )
     recalled.recompute_recall_stats()
-    assert stats(recalled, "noise")[5] == 12
-    assert stats(recalled, "useful")[5] == 6
+    assert stats(recalled, "noise")[5] == 7 and stats(recalled, "useful")[5] == 1
 
 
 def test_rows_without_events_go(recalled: Vault) -> None:

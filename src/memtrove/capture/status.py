@@ -19,7 +19,7 @@ def capture_check(connection: Connection, has_llm: bool) -> Check:
         (f"{OBSERVATIONS_FOLDER}/%", f"{HANDOFFS_FOLDER}/%", MEMORY_COLLECTION),
     ).fetchone()
     judged, referenced = connection.execute(
-        "SELECT COUNT(*), COALESCE(SUM(was_referenced), 0) FROM recall_events "
+        "SELECT COUNT(*), COALESCE(SUM(was_referenced = 1), 0) FROM recall_events "
         "WHERE checked_at IS NOT NULL"
     ).fetchone()
     done = (

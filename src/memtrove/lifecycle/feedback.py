@@ -26,7 +26,8 @@ calls, uses a document when it names:
 ``checked_at``; ``context_usage.was_referenced`` for a run any of whose documents was used;
 for each used document ``access_count + 1``, ``last_accessed_at`` and confidence +
 :data:`CONFIDENCE_BOOST` (cap 1); ``recall_stats.negative_count`` + 1 per event surfaced
-and not used; ``utility_signals`` (surfaced and referenced counts); a co-activation for
+and not used (the definition :data:`memtrove.lifecycle.recall.NEGATIVE` recomputes; an
+event checked without a verdict keeps ``was_referenced =`` ``NO_VERDICT``); ``utility_signals`` (surfaced and referenced counts); a co-activation for
 every pair of documents used in the same turn. After it, ``usage`` edges
 (:mod:`memtrove.graph.relations`) join those pairs, each write its own transaction.
 """
@@ -40,6 +41,7 @@ from itertools import combinations
 from typing import NamedTuple, Protocol
 
 from memtrove.db.connection import Connection, write_transaction
+from memtrove.lifecycle.recall import NO_VERDICT
 from memtrove.text import to_iso
 
 __all__ = [
@@ -272,7 +274,7 @@ def apply_feedback(
             verdict = verdicts[event.event_id]
             connection.execute(
                 "UPDATE recall_events SET checked_at = ?, was_referenced = ? WHERE id = ?",
-                (stamp, int(bool(verdict)), event.event_id),
+                (stamp, NO_VERDICT if verdict is None else int(verdict), event.event_id),
             )
             if verdict is None:
                 continue

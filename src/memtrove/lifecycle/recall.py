@@ -9,8 +9,11 @@ row from the events, so the summary says what the events say:
 - ``diversity_score = min(1, max(unique_queries, recall_days) / 5)``;
 - ``spacing_score`` = half log-scaled distinct days (full at 7) + half the first-to-last
   span (full at 30 days), so recalls spread over weeks beat a burst on one day;
-- ``negative_count``: events surfaced, not referenced, in a turn that is over (the session
-  had a later injection, or ended): the reply could have used the document and did not.
+- ``negative_count``: events the feedback loop judged (``checked_at`` set) and found
+  unused (``was_referenced = 0``): the reply could have used the document and did not. An
+  event not judged yet, or checked without a verdict (its turn had left the transcript
+  window: ``was_referenced =`` :data:`NO_VERDICT`), is not a negative. :data:`NEGATIVE` is
+  that one definition; the feedback loop counts with it as it goes, so a recompute agrees.
 
 Pin candidates: recalled at least :data:`PIN_MIN_RECALLS` times, diverse (at least 0.6),
 referenced at least once and at most half negative, not pinned. Snooze candidates: at
@@ -27,6 +30,8 @@ from memtrove.results.lifecycle import RecallCandidate
 from memtrove.text import to_iso
 
 __all__ = [
+    "NEGATIVE",
+    "NO_VERDICT",
     "PIN_MIN_RECALLS",
     "SNOOZE_MIN_NEGATIVES",
     "diversity_score",
@@ -62,14 +67,9 @@ def _days_between(first: str, last: str) -> float:
     return (end - start).total_seconds() / 86400
 
 
-# A turn is over once its session injected again later, or ended.
-_NEGATIVE = (
-    "e.was_referenced = 0 AND (EXISTS (SELECT 1 FROM recall_events later "
-    "WHERE later.session_id = e.session_id AND (later.turn_index > e.turn_index "
-    "OR later.surfaced_at > e.surfaced_at)) "
-    "OR EXISTS (SELECT 1 FROM session_log s WHERE s.session_id = e.session_id "
-    "AND s.ended_at IS NOT NULL))"
-)
+NO_VERDICT = -1  # recall_events.was_referenced of an event checked without a verdict
+# A negative: judged by the feedback loop, and not used (see the module docstring).
+NEGATIVE = "checked_at IS NOT NULL AND was_referenced = 0"
 
 
 def recompute_recall_stats(connection: Connection) -> int:
@@ -79,7 +79,7 @@ def recompute_recall_stats(connection: Connection) -> int:
         "SELECT e.doc_id, COUNT(*), COUNT(DISTINCT NULLIF(e.query_hash, '')), "
         "COUNT(DISTINCT substr(e.surfaced_at, 1, 10)), COALESCE(SUM(e.search_score), 0), "
         "COALESCE(MAX(e.search_score), 0), MIN(e.surfaced_at), MAX(e.surfaced_at), "
-        f"COALESCE(SUM({_NEGATIVE}), 0) FROM recall_events e GROUP BY e.doc_id"
+        f"COALESCE(SUM({NEGATIVE}), 0) FROM recall_events e GROUP BY e.doc_id"
     ).fetchall()
     values = []
     for doc, count, queries, days, total, best, first, last, negatives in rows:
