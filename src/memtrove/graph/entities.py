@@ -26,6 +26,7 @@ from memtrove.errors import ModelError
 
 if TYPE_CHECKING:
     from memtrove.db.connection import Connection
+    from memtrove.graph.entity_resolution import Resolver
     from memtrove.models.protocols import LLM
 
 __all__ = [
@@ -77,6 +78,8 @@ _PLACEHOLDER = re.compile(r"^(?:\{\{.*\}\}|<[^>]*>|\[[^\]]*\]|\$\{.*\}|%\w+%|x+|
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
 _IPV6 = re.compile(r"^[0-9a-fA-F:]{3,39}$")
 _VM_IDENTIFIER = re.compile(r"^[A-Za-z][\w.-]*[-_]\d+[\w.-]*$|^[a-z]{2,}-[a-z]+-\d+[a-z]?$")
+_ALPHANUMERIC = re.compile(r"[^\W_]")
+_CONTROL = re.compile(r"[\x00-\x1f]")
 _PLACE_NAME = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}$")
 
 
@@ -156,8 +159,8 @@ _COMMAND = re.compile(r"^[a-z][\w.-]*(?: -{0,2}[a-z][\w.=-]*){1,3}$")  # `go get
 _HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9][A-Za-z0-9_-]{1,38})\b")
 _AUTHOR_LINE = re.compile(r"^\s*[*_]*(?:authors?|author\(s\)|by)[*_]*\s*:\s*(.+)$", re.I | re.M)
 _PERSON = re.compile(r"^[A-Z][a-zà-ÿ'’-]+(?: [A-Z]\.?)?(?: [A-Z][a-zà-ÿ'’-]+){1,2}$")
-_CAPITALISED_RUN = re.compile(
-    r"(?<![\w.])((?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for )?"
+_CAPITALISED_RUN = re.compile(  # the lookahead first lets the scan skip to capitals
+    r"((?=[A-Z])(?<![\w.])(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for )?"
     r"(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)){1,3})(?![\w])"
 )
 # Acronyms and constants: DNS, IPv6, SIGPROF, GOROOT_BOOTSTRAP, $GOPATH.
@@ -173,12 +176,20 @@ _FILE_NAME = re.compile(
 )
 _SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _DECLARATION = re.compile(
-    r"\b(?:func|type|class|def|struct|interface|trait|fn)\s+(?:\([^)]*\)\s*)?([A-Z]\w{2,})"
+    r"(?=[ftcdsi])\b(?:func|type|class|def|struct|interface|trait|fn)\s+(?:\([^)]*\)\s*)?([A-Z]\w{2,})"
 )
 _VERSION = re.compile(r"\d+(?:\.\d+){0,2}")
 # Prose is read as tokens: whatever lies between spaces and punctuation that never occurs
 # inside a name (one fast pass; each token is then tested whole).
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}<>\"'`*|=“”‘]+")
+_TOKEN_CHARACTER = re.compile(r"[^\s,;:!?()\[\]{}<>\"'`*|=“”‘]")
+# A version after a known name: one space, any separators, then the version as a token.
+_VERSION_FOLLOWING = r" [\s,;:!?()\[\]{}<>\"'`*|=“”‘]*(\d+(?:\.\d+){0,2})(?:’s)?\.*(?![^\s,;:!?()\[\]{}<>\"'`*|=“”‘])"
+_VERSION_AFTER: dict[str, re.Pattern[str]] = {}
+_MEMO_LIMIT = 200_000  # distinct tokens remembered (a few MB), then forgotten at once
+_TOKEN_MEMO: dict[str, tuple[ExtractedEntity, bool]] = {}
+_PLAIN_TOKENS: set[str] = set()
+_HEADING = re.compile(r"^[ \t]*#.*$", re.M)  # headings are labels, not names
 _COMMON_WORD_NAMES = frozenset(
     "go make swift dart lambda meta apple amazon arm rust ruby java react vue deno helm slack"
     " chrome safari git sentry travis".split()
@@ -205,68 +216,110 @@ def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
     if has_at:
         text = _EMAIL.sub(" ", text)
     found: list[ExtractedEntity] = []
-    for line in _AUTHOR_LINE.findall(text):
-        for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
-            name = " ".join(part.split()).strip("*_ .\\")
-            if _PERSON.match(name):
-                found.append(ExtractedEntity(name, "person"))
+    if ":" in text:
+        for line in _AUTHOR_LINE.findall(text):
+            for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
+                name = " ".join(part.split()).strip("*_ .\\")
+                if _PERSON.match(name):
+                    found.append(ExtractedEntity(name, "person"))
     for handle in _HANDLE.findall(text) if has_at else ():
         found.append(ExtractedEntity("@" + handle, "person"))
     for declared in _DECLARATION.findall(body):
         found.append(ExtractedEntity(declared, "concept"))
-    for code in _BACKTICKS.findall(text):
-        code = code.strip().strip('"*,&').replace('"', "").replace("*", "")
-        if _IDENTIFIER.match(code) and (len(code) > 3 or code[0].isupper()):
-            found.append(ExtractedEntity(code, "concept"))
-        elif _COMMAND.match(code):
-            words = [word for word in code.split() if not word.startswith("-")]
-            words = [word for word in words if "=" not in word]
-            if len(words) >= 2 and words[0] not in _LEADING_WORDS:
-                found.append(ExtractedEntity(" ".join(words[:3]), "tool"))
-    prose = _BACKTICKS.sub(" ", text)
-    spans = [(match.group(), match.end()) for match in _TOKEN.finditer(prose)]
-    tokens = [token.rstrip(".").removesuffix("'s").removesuffix("’s") for token, _ in spans]
+    prose = text
+    if "`" in text:
+        for code in _BACKTICKS.findall(text):
+            code = code.strip().strip('"*,&').replace('"', "").replace("*", "")
+            if _IDENTIFIER.match(code) and (len(code) > 3 or code[0].isupper()):
+                found.append(ExtractedEntity(code, "concept"))
+            elif _COMMAND.match(code):
+                words = [word for word in code.split() if not word.startswith("-")]
+                words = [word for word in words if "=" not in word]
+                if len(words) >= 2 and words[0] not in _LEADING_WORDS:
+                    found.append(ExtractedEntity(" ".join(words[:3]), "tool"))
+        prose = _BACKTICKS.sub(" ", text)
     if "vs code" in prose.lower():
         found.append(ExtractedEntity("VS Code", "tool"))
-    for index, token in enumerate(tokens):
-        if not token:
+    found += _token_entities(prose)
+    for match in _CAPITALISED_RUN.finditer(_HEADING.sub("", prose) if "#" in prose else prose):
+        words = match.group(1).split()
+        while words and words[0].lower() in _LEADING_WORDS:
+            words = words[1:]
+        if len(words) < 2 or all(word.lower() in KNOWN_NAMES for word in words):
             continue
-        known = KNOWN_NAMES.get(token.lower())
-        if known is not None:
-            if token.lower() in _COMMON_WORD_NAMES and not token[0].isupper():
-                continue  # the verb, the word
-            canonical, kind = known
-            found.append(ExtractedEntity(canonical, kind))
-            following = tokens[index + 1] if index + 1 < len(tokens) else ""
-            adjacent = (
-                index + 1 < len(spans) and prose[spans[index][1] : spans[index][1] + 1] == " "
-            )
-            if adjacent and _VERSION.fullmatch(following):
-                found.append(ExtractedEntity(f"{canonical} {following}", kind))
-        elif token[0].isupper() or token[0] == "$":
-            acronym = _ACRONYM.fullmatch(token)
-            if acronym and acronym.group(1).upper().rstrip("S") not in _GENERIC_ACRONYMS:
-                found.append(ExtractedEntity(acronym.group(1), "concept"))
-        elif token[0].islower():
-            if "/" in token:
-                if _PATH.fullmatch(token) and token not in _NOT_PATHS:
-                    found.append(ExtractedEntity(token, "concept"))
-            elif "_" in token:
-                if _SNAKE_CASE.fullmatch(token):
-                    found.append(ExtractedEntity(token, "concept"))
-            elif "." in token and _FILE_NAME.fullmatch(token):
-                found.append(ExtractedEntity(token, "tool"))
-    for line in prose.splitlines():
-        if line.lstrip().startswith("#"):
-            continue  # headings are labels, not names
-        for match in _CAPITALISED_RUN.finditer(line):
-            words = match.group(1).split()
-            while words and words[0].lower() in _LEADING_WORDS:
-                words = words[1:]
-            if len(words) < 2 or all(word.lower() in KNOWN_NAMES for word in words):
-                continue
-            found.append(ExtractedEntity(" ".join(words), "concept"))
+        found.append(ExtractedEntity(" ".join(words), "concept"))
     return _unique(found)
+
+
+def _token_entities(prose: str) -> list[ExtractedEntity]:
+    """Known names (and their versions: ``Go 1.5``), acronyms and constants, paths, snake
+    case and file names among the prose's tokens, in order of first appearance. Each
+    distinct token is judged once per process (:data:`_TOKEN_MEMO`); most are plain words,
+    set aside in :data:`_PLAIN_TOKENS` and skipped by one set difference."""
+    tokens = _TOKEN.findall(prose)
+    wanted = set(tokens) - _PLAIN_TOKENS
+    if not wanted:
+        return []
+    if len(_TOKEN_MEMO) > _MEMO_LIMIT or len(_PLAIN_TOKENS) > _MEMO_LIMIT:
+        _TOKEN_MEMO.clear()
+        _PLAIN_TOKENS.clear()
+    found: list[ExtractedEntity] = []
+    for raw in sorted(wanted, key=tokens.index):
+        judged = _TOKEN_MEMO.get(raw)
+        if judged is None:
+            entity, known = _judge_token(raw)
+            if entity is None:
+                _PLAIN_TOKENS.add(raw)
+                continue
+            judged = _TOKEN_MEMO[raw] = (entity, known)
+        entity, known = judged
+        found.append(entity)
+        if known:  # a version right after the name, one space apart
+            for following in _versions_after(prose, raw):
+                found.append(ExtractedEntity(f"{entity.name} {following}", entity.entity_type))
+    return found
+
+
+def _judge_token(raw: str) -> tuple[ExtractedEntity | None, bool]:
+    """The entity one prose token names (None for a plain word), and whether it is a known
+    tool or service name (which a version may follow)."""
+    token = raw.rstrip(".").removesuffix("'s").removesuffix("’s")
+    if not token:
+        return None, False
+    lowered = token.lower()
+    known = KNOWN_NAMES.get(lowered)
+    if known is not None:
+        if lowered in _COMMON_WORD_NAMES and not token[0].isupper():
+            return None, False  # the verb, the word
+        return ExtractedEntity(*known), True
+    if token[0].isupper() or token[0] == "$":
+        acronym = _ACRONYM.fullmatch(token)
+        if acronym and acronym.group(1).upper().rstrip("S") not in _GENERIC_ACRONYMS:
+            return ExtractedEntity(acronym.group(1), "concept"), False
+    elif token[0].islower():
+        if "/" in token:
+            if _PATH.fullmatch(token) and token not in _NOT_PATHS:
+                return ExtractedEntity(token, "concept"), False
+        elif "_" in token:
+            if _SNAKE_CASE.fullmatch(token):
+                return ExtractedEntity(token, "concept"), False
+        elif "." in token and _FILE_NAME.fullmatch(token):
+            return ExtractedEntity(token, "tool"), False
+    return None, False
+
+
+def _versions_after(prose: str, raw: str) -> list[str]:
+    """The versions that follow token ``raw`` after one space (``Go 1.5``, ``Go (1.5)``)."""
+    pattern = _VERSION_AFTER.get(raw)
+    if pattern is None:
+        if len(_VERSION_AFTER) > 1000:
+            _VERSION_AFTER.clear()
+        pattern = _VERSION_AFTER[raw] = re.compile(re.escape(raw) + _VERSION_FOLLOWING)
+    return [
+        match.group(1)
+        for match in pattern.finditer(prose)
+        if match.start() == 0 or _TOKEN_CHARACTER.match(prose, match.start() - 1) is None
+    ]
 
 
 def _unique(entities: Sequence[ExtractedEntity]) -> list[ExtractedEntity]:
@@ -362,13 +415,13 @@ def filter_entities(
             and entity.entity_type in ENTITY_TYPES
             and lowered not in _BLOCKLIST
             and not _PLACEHOLDER.match(name)
-            and any(character.isalnum() for character in name)
+            and _ALPHANUMERIC.search(name) is not None
             and not (
                 own_title
                 and Levenshtein.normalized_similarity(lowered, own_title) > TITLE_SIMILARITY
             )
             and (entity.entity_type != "location" or _is_location(name))
-            and not any(ord(character) < 32 for character in name)
+            and _CONTROL.search(name) is None
         )
         if acceptable and lowered in seen:
             continue  # the same name again: not a rejection
@@ -392,6 +445,7 @@ def extract_entities(
     *,
     vault: str = "default",
     link: bool = True,
+    resolver: Resolver | None = None,
 ) -> EntityExtraction:
     """Extract, filter, resolve and record the entities of document ``doc_id``, replacing
     what an earlier run recorded for it (mentions, co-occurrences), then link it by
@@ -400,7 +454,8 @@ def extract_entities(
     With ``llm`` the model extracts; when it fails or answers unreadably the heuristic does
     (``error`` says why). Nothing is written until extraction is complete. ``link=False``
     records the mentions only (a bulk run links afterwards, when document frequencies are
-    known, so an entity named everywhere links nothing).
+    known, so an entity named everywhere links nothing); a bulk run also passes its
+    ``resolver`` (see :func:`memtrove.graph.entity_resolution.record_mentions`).
     """
     from memtrove.graph.entity_resolution import link_shared_entities, record_mentions
 
@@ -415,7 +470,7 @@ def extract_entities(
     if candidates is None:
         candidates = heuristic_entities(title, body)
     kept, rejected = filter_entities(candidates, title)
-    resolved = record_mentions(connection, doc_id, kept, vault=vault)
+    resolved = record_mentions(connection, doc_id, kept, vault=vault, resolver=resolver)
     if link:  # a bulk run links once every document's mentions are in (see enrich_entities)
         link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])
     return EntityExtraction(doc_id, source, resolved, rejected, error)
