@@ -8,14 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from memtrove.db.connection import write_transaction
+from memtrove.db.connection import Connection, write_transaction
 from memtrove.graph.entities import ExtractedEntity
 from memtrove.graph.entity_resolution import (
     ENTITY_EDGE_THRESHOLD,
     Entity,
+    LinkCache,
+    Resolver,
+    active_documents,
     bucket_of,
     ensure_entity,
     find_entity,
+    link_shared_entities,
     record_mentions,
     specificity,
 )
@@ -213,3 +217,138 @@ def test_extraction_joins_a_transaction_the_caller_holds(tmp_path: Path) -> None
         with write_transaction(connection):
             extract_entities(connection, doc.doc_id, doc.title, doc.body)
         assert connection.execute("SELECT COUNT(*) FROM entity_mentions").fetchone() == (1,)
+
+
+# -- bulk runs: one Resolver and one LinkCache give what one document at a time gives -----------
+
+BULK_NOTES = [
+    ("Jane Smith", "person"),
+    ("Jane", "person"),
+    ("PostgreSQL", "tool"),
+    ("Postgres", "service"),
+    ("postgres", "concept"),
+    ("Redis cluster", "tool"),
+    ("Redis clusters", "tool"),
+    ("Kafka", "tool"),
+    ("Python 3", "tool"),
+    ("Python 2", "tool"),
+    ("Andrea", "person"),
+    ("Andrea Rossi", "person"),
+    ("Jane Doe", "person"),  # "Jane" is ambiguous from here on
+    ("Andrea", "project"),
+    ("C++", "tool"),
+    ("C", "tool"),
+]
+
+
+def bulk_documents(tmp_path: Path, vault: Vault, count: int) -> list[int]:
+    folder = tmp_path / "notes"
+    for index in range(count):
+        write(folder, f"n{index}.md", f"# Note {index}\n\nText {index}.\n")
+    vault.add_collection(folder, name="notes")
+    vault.update()
+    return [vault.get(f"notes/n{index}.md").doc_id for index in range(count)]
+
+
+def mentions_of(index: int) -> list[ExtractedEntity]:
+    """Overlapping, repeated and varied names, differing from one document to the next."""
+    chosen = [BULK_NOTES[(index * 3 + step) % len(BULK_NOTES)] for step in range(index % 7 + 1)]
+    chosen.append(chosen[0])  # the same name twice in one document
+    return [ExtractedEntity(name, kind) for name, kind in chosen]
+
+
+def graph_state(connection: Connection) -> list[list[tuple[object, ...]]]:
+    return [
+        [tuple(row) for row in connection.execute(query)]
+        for query in (
+            "SELECT entity_id, entity_type, name, mention_count FROM entity_nodes ORDER BY 1",
+            "SELECT entity_id, doc_id, mention_text FROM entity_mentions ORDER BY 1, 2",
+            "SELECT entity_a, entity_b, count FROM entity_cooccurrences ORDER BY 1, 2",
+            "SELECT source_id, target_id, relation_type, weight, metadata FROM memory_relations"
+            " ORDER BY 1, 2, 3",
+        )
+    ]
+
+
+def run_bulk(connection: Connection, doc_ids: list[int], rounds: list[dict[int, int]]) -> None:
+    """Each round records the given documents (doc -> which mentions) through one
+    resolver, two documents per transaction (one of them twice), then links them."""
+    resolver = Resolver(connection)
+    for chosen in rounds:
+        items = list(chosen.items())
+        for start in range(0, len(items), 2):
+            with write_transaction(connection):
+                for doc_id, index in items[start : start + 2]:
+                    record_mentions(connection, doc_id, mentions_of(index), resolver=resolver)
+                if start == 0:  # the same document again, in the same transaction
+                    doc_id, index = items[0]
+                    record_mentions(connection, doc_id, mentions_of(index + 1), resolver=resolver)
+                resolver.flush()
+    cache = LinkCache()
+    documents = active_documents(connection)
+    with write_transaction(connection):
+        for doc_id in doc_ids:
+            found = [
+                str(row[0])
+                for row in connection.execute(
+                    "SELECT entity_id FROM entity_mentions WHERE doc_id = ?", (doc_id,)
+                )
+            ]
+            link_shared_entities(connection, doc_id, found, documents=documents, cache=cache)
+
+
+def run_one_by_one(
+    connection: Connection, doc_ids: list[int], rounds: list[dict[int, int]]
+) -> None:
+    for chosen in rounds:
+        items = list(chosen.items())
+        for start in range(0, len(items), 2):
+            for doc_id, index in items[start : start + 2]:
+                record_mentions(connection, doc_id, mentions_of(index))
+            if start == 0:
+                doc_id, index = items[0]
+                record_mentions(connection, doc_id, mentions_of(index + 1))
+    for doc_id in doc_ids:
+        found = [
+            str(row[0])
+            for row in connection.execute(
+                "SELECT entity_id FROM entity_mentions WHERE doc_id = ?", (doc_id,)
+            )
+        ]
+        link_shared_entities(connection, doc_id, found)
+
+
+def test_a_bulk_run_records_what_one_document_at_a_time_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memtrove.graph.entity_links
+
+    # Two documents per entity: a pair of documents may then share different entities
+    # from either side, and so be linked at different weights.
+    monkeypatch.setattr(memtrove.graph.entity_links, "MAX_LINKED_DOCUMENTS", 2)
+    states = []
+    for name, run in (("bulk", run_bulk), ("single", run_one_by_one)):
+        with Vault.open(tmp_path / f"{name}.sqlite", config_dir=tmp_path / name) as vault:
+            doc_ids = bulk_documents(tmp_path / name, vault, 14)
+            first = {doc_id: index for index, doc_id in enumerate(doc_ids)}
+            again = {doc_id: index + 2 for index, doc_id in enumerate(doc_ids[::2])}  # re-runs
+            run(vault._connection, doc_ids, [first, again])
+            states.append(graph_state(vault._connection))
+    bulk, single = states
+    nodes, mentions, pairs, edges = bulk
+    assert nodes and mentions and pairs and edges  # the run did write each table
+    assert bulk == single
+
+
+def test_a_resolver_looks_people_up_each_time(vault: Vault) -> None:
+    """A first name resolved to the one full name it fits is not remembered: once another
+    person of that first name exists, it is ambiguous, as for ensure_entity."""
+    connection = vault._connection
+    resolver = Resolver(connection)
+    with write_transaction(connection):
+        full = resolver.resolve("Russ Cox", "person")
+        assert resolver.resolve("Russ", "person").entity_id == full.entity_id
+        resolver.resolve("Russ Hammond", "person")
+        assert resolver.resolve("Russ", "person").entity_id == "default:person:russ"
+        assert resolver.resolve("Kafka", "tool") == resolver.resolve("kafka", "concept")
+        resolver.flush()

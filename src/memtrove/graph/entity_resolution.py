@@ -6,21 +6,31 @@ similarity wins when it reaches 0.75 (0.65 for people). A person named by first 
 is the one person of that first name, when there is exactly one. Names whose numbers differ
 (``Python 2``, ``Python 3``) never merge. A new entity's id is ``vault:type:slug``.
 
-Documents that share an entity are linked by ``entity`` edges weighted by the entity's
-specificity, ``log(1 + N/df) / log(1 + N)`` (N active documents, df of them naming it): an
-entity named nearly everywhere falls below :data:`ENTITY_EDGE_THRESHOLD` and links nothing.
+A bulk run records mentions through one :class:`Resolver`: a surface form that resolved to
+an entity of exactly its name (case aside) is not looked up again in the run, mention
+counts are added up and written before the next lookup that reads them, and a batch's
+co-occurrences are counted in one statement. Documents that share an entity are linked by
+``entity`` edges (:mod:`memtrove.graph.entity_links`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection
+from memtrove.graph.entity_links import (
+    ENTITY_EDGE_THRESHOLD,
+    MAX_ENTITY_EDGES,
+    MAX_LINKED_DOCUMENTS,
+    LinkCache,
+    active_documents,
+    link_shared_entities,
+    specificity,
+)
+from memtrove.graph.entity_links import transaction as _transaction
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
@@ -29,9 +39,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BUCKETS",
     "ENTITY_EDGE_THRESHOLD",
+    "MAX_ENTITY_EDGES",
+    "MAX_LINKED_DOCUMENTS",
     "PERSON_SIMILARITY",
     "SIMILARITY",
     "Entity",
+    "LinkCache",
+    "Resolver",
     "active_documents",
     "bucket_of",
     "ensure_entity",
@@ -39,13 +53,11 @@ __all__ = [
     "link_shared_entities",
     "record_mentions",
     "resolve_entity",
+    "specificity",
 ]
 
 SIMILARITY = 0.75
 PERSON_SIMILARITY = 0.65
-ENTITY_EDGE_THRESHOLD = 0.3
-MAX_LINKED_DOCUMENTS = 50  # per entity and document: the most recent ones sharing it
-MAX_ENTITY_EDGES = 20  # per document: the strongest links (most specific, most shared)
 MAX_CANDIDATES = 50
 BUCKETS = {
     "person": "person",
@@ -58,17 +70,6 @@ BUCKETS = {
 }
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _DIGITS = re.compile(r"\d+")
-
-
-@contextlib.contextmanager
-def _transaction(connection: Connection) -> Iterator[None]:
-    """The caller's transaction when one is open (a bulk run, or enrichment writing more in
-    the same one), else a write transaction of its own."""
-    if connection.in_transaction:
-        yield
-        return
-    with write_transaction(connection):
-        yield
 
 
 class Entity(NamedTuple):
@@ -267,170 +268,146 @@ def record_mentions(
     entities: Sequence[ExtractedEntity],
     *,
     vault: str = "default",
+    resolver: Resolver | None = None,
 ) -> list[tuple[str, str, str]]:
     """Replace document ``doc_id``'s mentions and co-occurrences with ``entities``, and drop
     its ``entity`` edges (one transaction; :func:`link_shared_entities` writes them anew);
-    returns ``(entity_id, name, type)`` per distinct entity."""
-    from memtrove.graph.relations import delete_relations
-
-    moment = to_iso(datetime.now(UTC))
+    returns ``(entity_id, name, type)`` per distinct entity. With a bulk run's ``resolver``
+    (whose vault is used), mention counts and co-occurrences wait for
+    :meth:`Resolver.flush`, which the run calls before it commits."""
     with _transaction(connection):
+        if resolver is not None:
+            return resolver.record(doc_id, entities)
+        own = Resolver(connection, vault)
+        recorded = own.record(doc_id, entities)
+        own.flush()
+    return recorded
+
+
+# The pairs of entities document ? names, each once (``a < b``, as entity_cooccurrences).
+_PAIRS = """
+    SELECT a.entity_id, b.entity_id FROM entity_mentions a
+    JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
+    WHERE a.doc_id = ?
+"""
+
+
+class Resolver:
+    """Resolves and records the mentions of many documents in one run (see the module doc):
+    the results are those of :func:`ensure_entity` and :func:`record_mentions` one
+    document at a time, with far fewer statements."""
+
+    def __init__(self, connection: Connection, vault: str = "default") -> None:
+        self._connection = connection
+        self.vault = vault
+        self.moment = to_iso(datetime.now(UTC))
+        self._exact: dict[tuple[str, str], Entity] = {}  # (lowercase name, bucket) -> entity
+        self._pending: dict[str, int] = {}  # entity id -> mentions not yet in mention_count
+        self._documents: dict[int, None] = {}  # co-occurrences not yet counted
+
+    def resolve(self, name: str, entity_type: str) -> Entity:
+        """The canonical entity for ``name``, as :func:`ensure_entity` finds or creates it
+        (its mention not counted: :meth:`record` counts)."""
+        bucket = bucket_of(entity_type)
+        key = (name.lower(), bucket)
+        found = self._exact.get(key)
+        if found is not None:
+            return found
+        self._write_counts()  # resolution prefers the most mentioned of equal matches
+        found = ensure_entity(
+            self._connection, name, entity_type, vault=self.vault, now=self.moment, count=False
+        )
+        if bucket != "person" and found.name.lower() == key[0]:
+            # An exact match stays the answer: a later entity of that name would have
+            # resolved to it. (People are looked up each time: a first name may grow.)
+            self._exact[key] = found
+        return found
+
+    def record(
+        self, doc_id: int, entities: Sequence[ExtractedEntity]
+    ) -> list[tuple[str, str, str]]:
+        """Replace ``doc_id``'s mentions (inside the caller's transaction)."""
+        from memtrove.graph.relations import delete_relations
+
+        connection = self._connection
+        if doc_id in self._documents:
+            self._write_cooccurrences()  # the same document twice in one batch
         old = [
             str(row[0])
             for row in connection.execute(
                 "SELECT entity_id FROM entity_mentions WHERE doc_id = ?", (doc_id,)
             )
         ]
-        connection.executemany(
-            "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0) WHERE entity_id = ?",
-            [(identifier,) for identifier in old],
-        )
-        old_pairs = _pairs(old)
-        connection.executemany(
-            "UPDATE entity_cooccurrences SET count = count - 1 WHERE entity_a = ? AND entity_b = ?",
-            old_pairs,
-        )
-        connection.executemany(
-            "DELETE FROM entity_cooccurrences WHERE entity_a = ? AND entity_b = ? AND count <= 0",
-            old_pairs,
-        )
-        connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
+        if old:
+            if any(identifier in self._pending for identifier in old):
+                self._write_counts()
+            connection.executemany(
+                "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0)"
+                " WHERE entity_id = ?",
+                [(identifier,) for identifier in old],
+            )
+            connection.execute(
+                "UPDATE entity_cooccurrences SET count = count - 1"
+                f" WHERE (entity_a, entity_b) IN ({_PAIRS})",
+                (doc_id,),
+            )
+            connection.execute(
+                "DELETE FROM entity_cooccurrences"
+                f" WHERE count <= 0 AND (entity_a, entity_b) IN ({_PAIRS})",
+                (doc_id,),
+            )
+            connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
         # Its entity edges go with its mentions; linking writes the ones still shared.
         delete_relations(connection, [doc_id], relation_type="entity")
         resolved: dict[str, tuple[str, str, str]] = {}
+        mentions = []
         for entity in entities:
-            found = ensure_entity(
-                connection, entity.name, entity.entity_type, vault=vault, now=moment
-            )
+            found = self.resolve(entity.name, entity.entity_type)
             if found.entity_id in resolved:
-                connection.execute(
-                    "UPDATE entity_nodes SET mention_count = mention_count - 1 WHERE entity_id = ?",
-                    (found.entity_id,),
-                )
                 continue
             resolved[found.entity_id] = (found.entity_id, found.name, found.entity_type)
-            connection.execute(
-                "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?)",
-                (found.entity_id, doc_id, entity.name),
-            )
+            self._pending[found.entity_id] = self._pending.get(found.entity_id, 0) + 1
+            mentions.append((found.entity_id, doc_id, entity.name))
         connection.executemany(
+            "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?)",
+            mentions,
+        )
+        if len(mentions) > 1:
+            self._documents[doc_id] = None
+        return list(resolved.values())
+
+    def flush(self) -> None:
+        """Write the mention counts and co-occurrences recorded so far (inside the caller's
+        transaction, before it commits)."""
+        self._write_counts()
+        self._write_cooccurrences()
+
+    def _write_counts(self) -> None:
+        if self._pending:
+            self._connection.executemany(
+                "UPDATE entity_nodes SET mention_count = mention_count + ?, last_seen = ?"
+                " WHERE entity_id = ?",
+                [(count, self.moment, identifier) for identifier, count in self._pending.items()],
+            )
+            self._pending.clear()
+
+    def _write_cooccurrences(self) -> None:
+        """Every pair of entities each pending document names, counted in one statement."""
+        if not self._documents:
+            return
+        self._connection.execute(
             """
             INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
-            VALUES (?, ?, 1, ?)
-            ON CONFLICT (entity_a, entity_b)
-            DO UPDATE SET count = count + 1, last_cooccurred = excluded.last_cooccurred
+            SELECT a.entity_id, b.entity_id, COUNT(*), ? FROM entity_mentions a
+            JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
+            WHERE a.doc_id IN (SELECT value FROM json_each(?))
+            GROUP BY a.entity_id, b.entity_id
+            ON CONFLICT (entity_a, entity_b) DO UPDATE
+            SET count = count + excluded.count, last_cooccurred = excluded.last_cooccurred
             """,
-            [(a, b, moment) for a, b in _pairs(list(resolved))],
+            (self.moment, "[" + ",".join(map(str, self._documents)) + "]"),
         )
-    return list(resolved.values())
-
-
-def _pairs(identifiers: Sequence[str]) -> list[tuple[str, str]]:
-    ordered = sorted(set(identifiers))
-    return [(a, b) for index, a in enumerate(ordered) for b in ordered[index + 1 :]]
-
-
-def specificity(documents: int, naming: int) -> float:
-    """IDF-style weight of an entity named in ``naming`` of ``documents`` documents."""
-    if documents <= 1 or naming <= 0:
-        return 0.0
-    return math.log(1 + documents / naming) / math.log(1 + documents)
-
-
-def active_documents(connection: Connection) -> int:
-    return int(connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
-
-
-def link_shared_entities(
-    connection: Connection,
-    doc_id: int,
-    entity_ids: Sequence[str],
-    *,
-    documents: int | None = None,
-    cache: dict[str, tuple[int, list[int]]] | None = None,
-) -> int:
-    """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
-    specific entities (weight: the most specific shared entity), at most
-    :data:`MAX_ENTITY_EDGES` of them, strongest first; returns how many documents it was
-    linked to. A bulk run, linking once every mention is in, passes ``documents`` (the
-    active count) and a ``cache`` (per entity: how many active documents name it, and the
-    most recent of them), so each entity is looked up once, not once per document."""
-    if not entity_ids:
-        return 0
-    if documents is None:
-        documents = active_documents(connection)
-    weights: dict[int, tuple[float, list[str]]] = {}
-    for identifier in dict.fromkeys(entity_ids):
-        known = cache.get(identifier) if cache is not None else None
-        if known is None:
-            known = _naming(connection, identifier)
-            if cache is not None:
-                cache[identifier] = known
-        naming, recent = known
-        weight = specificity(documents, naming)
-        if naming < 2 or weight < ENTITY_EDGE_THRESHOLD:
-            continue
-        others = [other for other in recent if other != doc_id][:MAX_LINKED_DOCUMENTS]
-        for other in others:
-            best, shared = weights.get(int(other), (0.0, []))
-            weights[int(other)] = (max(best, weight), [*shared, identifier])
-    strongest = sorted(weights.items(), key=lambda item: (-item[1][0], -len(item[1][1])))
-    chosen = strongest[:MAX_ENTITY_EDGES]
-    _write_entity_edges(connection, doc_id, [(other, w, shared) for other, (w, shared) in chosen])
-    return len(chosen)
-
-
-def _naming(connection: Connection, identifier: str) -> tuple[int, list[int]]:
-    """How many active documents name the entity, and the most recent of them (one more
-    than a document links to, so that leaving the document itself out still leaves
-    enough)."""
-    naming = int(
-        connection.execute(
-            "SELECT COUNT(*) FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
-            " WHERE m.entity_id = ? AND d.active = 1",
-            (identifier,),
-        ).fetchone()[0]
-    )
-    if naming < 2:
-        return naming, []
-    recent = [
-        int(row[0])
-        for row in connection.execute(
-            "SELECT m.doc_id FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
-            " WHERE m.entity_id = ? AND d.active = 1 ORDER BY d.modified_at DESC LIMIT ?",
-            (identifier, MAX_LINKED_DOCUMENTS + 1),
-        )
-    ]
-    return naming, recent
-
-
-def _write_entity_edges(
-    connection: Connection, doc_id: int, links: Sequence[tuple[int, float, list[str]]]
-) -> None:
-    """Both directions of each link in one transaction (weight-monotonic, as
-    :func:`memtrove.graph.relations.upsert_relation` writes one edge: a bulk run would
-    otherwise pay a transaction per edge)."""
-    import json
-
-    if not links:
-        return
-    moment = to_iso(datetime.now(UTC))
-    rows = []
-    for other, weight, shared in links:
-        metadata = json.dumps({"entities": shared[:10]})
-        value = round(min(max(weight, 0.0), 1.0), 4)
-        rows += [(doc_id, other, value, metadata, moment), (other, doc_id, value, metadata, moment)]
-    with _transaction(connection):
-        connection.executemany(
-            """
-            INSERT INTO memory_relations
-                (source_id, target_id, relation_type, weight, metadata, created_at)
-            VALUES (?, ?, 'entity', ?, ?, ?)
-            ON CONFLICT (source_id, target_id, relation_type)
-            DO UPDATE SET weight = MAX(weight, excluded.weight)
-            """,
-            rows,
-        )
+        self._documents.clear()
 
 
 def documents_to_extract(connection: Connection, *, everything: bool = False) -> list[int]:

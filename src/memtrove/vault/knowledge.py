@@ -57,6 +57,8 @@ class KnowledgeAccess(VaultState):
         Returns counts: documents, entities, by source, LLM failures, edges written."""
         from memtrove.graph.entities import extract_entities
         from memtrove.graph.entity_resolution import (
+            LinkCache,
+            Resolver,
             active_documents,
             document_text,
             documents_to_extract,
@@ -76,6 +78,7 @@ class KnowledgeAccess(VaultState):
         # Without an LLM, documents are written in batches of one transaction each (a
         # commit per document is most of the cost); with one, never across a model call.
         batch = BULK_BATCH if llm is None else 1
+        resolver = Resolver(self._connection) if llm is None else None  # one for the run
         extracted: list[tuple[int, list[str]]] = []
         for start in range(0, len(pending), batch):
             with self._lock, self._batch(batch):
@@ -84,7 +87,13 @@ class KnowledgeAccess(VaultState):
                     if text is None:
                         continue
                     extraction = extract_entities(
-                        self._connection, doc_id, text[0], text[1], llm, link=False
+                        self._connection,
+                        doc_id,
+                        text[0],
+                        text[1],
+                        llm,
+                        link=False,
+                        resolver=resolver,
                     )
                     ids = [identifier for identifier, _, _ in extraction.entities]
                     extracted.append((doc_id, ids))
@@ -92,13 +101,15 @@ class KnowledgeAccess(VaultState):
                     report["entities"] += len(extraction.entities)
                     report[extraction.source] += 1
                     report["llm_failures"] += extraction.error is not None
+                if resolver is not None:
+                    resolver.flush()
             if progress is not None:
                 progress(min(start + batch, len(pending)), len(pending))
         # Linked once every mention is in: document frequencies are then the vault's.
         report["entity_edges"] = 0
         with self._lock:
             active = active_documents(self._connection)
-        seen: dict[str, tuple[int, list[int]]] = {}  # per entity, for the whole run
+        seen = LinkCache()  # per entity and per linked pair, for the whole run
         for start in range(0, len(extracted), BULK_BATCH):
             with self._lock, self._batch(BULK_BATCH):
                 for doc_id, identifiers in extracted[start : start + BULK_BATCH]:

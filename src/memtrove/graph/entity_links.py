@@ -1,0 +1,193 @@
+"""``entity`` edges: documents that share a specific entity, linked both ways.
+
+An edge's weight is the specificity of the most specific entity the two documents share,
+``log(1 + N/df) / log(1 + N)`` (N active documents, df of them naming it): an entity named
+nearly everywhere falls below :data:`ENTITY_EDGE_THRESHOLD` and links nothing. A document
+links to at most :data:`MAX_ENTITY_EDGES` others, strongest first, found among the
+:data:`MAX_LINKED_DOCUMENTS` most recent documents naming each of its entities.
+
+A bulk run links once every mention is in, with a :class:`LinkCache`: each entity is looked
+up once per run, not once per document naming it, and an edge already written in the run
+at a weight at least as high is not written again (the upsert would change nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import math
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+from memtrove.db.connection import Connection, write_transaction
+from memtrove.text import to_iso
+
+__all__ = [
+    "ENTITY_EDGE_THRESHOLD",
+    "MAX_ENTITY_EDGES",
+    "MAX_LINKED_DOCUMENTS",
+    "LinkCache",
+    "active_documents",
+    "link_shared_entities",
+    "specificity",
+]
+
+ENTITY_EDGE_THRESHOLD = 0.3
+MAX_LINKED_DOCUMENTS = 50  # per entity and document: the most recent ones sharing it
+MAX_ENTITY_EDGES = 20  # per document: the strongest links (most specific, most shared)
+MAX_SHARED_LISTED = 10  # entity ids an edge's metadata lists
+
+
+@contextlib.contextmanager
+def transaction(connection: Connection) -> Iterator[None]:
+    """The caller's transaction when one is open (a bulk run, or enrichment writing more in
+    the same one), else a write transaction of its own."""
+    if connection.in_transaction:
+        yield
+        return
+    with write_transaction(connection):
+        yield
+
+
+class LinkCache:
+    """What one linking run has learnt: per entity, how many active documents name it and
+    the most recent of them; per pair of documents, the weight already written."""
+
+    def __init__(self) -> None:
+        self.naming: dict[str, tuple[int, list[int]]] = {}
+        self.written: dict[tuple[int, int], float] = {}
+
+
+def specificity(documents: int, naming: int) -> float:
+    """IDF-style weight of an entity named in ``naming`` of ``documents`` documents."""
+    if documents <= 1 or naming <= 0:
+        return 0.0
+    return math.log(1 + documents / naming) / math.log(1 + documents)
+
+
+def active_documents(connection: Connection) -> int:
+    return int(connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0])
+
+
+def link_shared_entities(
+    connection: Connection,
+    doc_id: int,
+    entity_ids: Sequence[str],
+    *,
+    documents: int | None = None,
+    cache: dict[str, tuple[int, list[int]]] | LinkCache | None = None,
+) -> int:
+    """Write ``entity`` edges both ways between ``doc_id`` and the documents sharing its
+    specific entities (weight: the most specific shared entity), at most
+    :data:`MAX_ENTITY_EDGES` of them, strongest first; returns how many documents it was
+    linked to. A bulk run, linking once every mention is in, passes ``documents`` (the
+    active count) and a ``cache`` for the whole run (a :class:`LinkCache`, or the per-entity
+    dict of one), so each entity is looked up once, not once per document."""
+    if not entity_ids:
+        return 0
+    if documents is None:
+        documents = active_documents(connection)
+    if isinstance(cache, LinkCache):
+        naming_cache: dict[str, tuple[int, list[int]]] | None = cache.naming
+        written: dict[tuple[int, int], float] | None = cache.written
+    else:
+        naming_cache, written = cache, None
+    best: dict[int, float] = {}
+    shared: dict[int, list[str]] = {}
+    for identifier in dict.fromkeys(entity_ids):
+        known = naming_cache.get(identifier) if naming_cache is not None else None
+        if known is None:
+            known = _naming(connection, identifier)
+            if naming_cache is not None:
+                naming_cache[identifier] = known
+        naming, recent = known
+        if naming < 2:
+            continue
+        weight = specificity(documents, naming)
+        if weight < ENTITY_EDGE_THRESHOLD:
+            continue
+        taken = 0
+        for other in recent:
+            if other == doc_id:
+                continue
+            if taken == MAX_LINKED_DOCUMENTS:
+                break
+            taken += 1
+            listed = shared.get(other)
+            if listed is None:
+                shared[other] = [identifier]
+                best[other] = weight
+            else:
+                listed.append(identifier)
+                if weight > best[other]:
+                    best[other] = weight
+    # Strongest first; among equals the most shared, then the first found (as a stable sort).
+    chosen = heapq.nlargest(
+        MAX_ENTITY_EDGES, best, key=lambda other: (best[other], len(shared[other]))
+    )
+    links = []
+    for other in chosen:
+        weight = round(min(max(best[other], 0.0), 1.0), 4)
+        if written is not None:
+            pair = (doc_id, other) if doc_id < other else (other, doc_id)
+            if written.get(pair, -1.0) >= weight:
+                continue  # both directions are there already, at least this strong
+            written[pair] = weight
+        links.append((other, weight, shared[other]))
+    _write_entity_edges(connection, doc_id, links)
+    return len(chosen)
+
+
+def _naming(connection: Connection, identifier: str) -> tuple[int, list[int]]:
+    """How many active documents name the entity, and the most recent of them (one more
+    than a document links to, so that leaving the document itself out still leaves
+    enough)."""
+    naming = int(
+        connection.execute(
+            "SELECT COUNT(*) FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
+            " WHERE m.entity_id = ? AND d.active = 1",
+            (identifier,),
+        ).fetchone()[0]
+    )
+    if naming < 2:
+        return naming, []
+    recent = [
+        int(row[0])
+        for row in connection.execute(
+            "SELECT m.doc_id FROM entity_mentions m JOIN documents d ON d.id = m.doc_id"
+            " WHERE m.entity_id = ? AND d.active = 1 ORDER BY d.modified_at DESC LIMIT ?",
+            (identifier, MAX_LINKED_DOCUMENTS + 1),
+        )
+    ]
+    return naming, recent
+
+
+def _write_entity_edges(
+    connection: Connection, doc_id: int, links: Sequence[tuple[int, float, list[str]]]
+) -> None:
+    """Both directions of each link in one transaction (weight-monotonic, as
+    :func:`memtrove.graph.relations.upsert_relation` writes one edge: a bulk run would
+    otherwise pay a transaction per edge)."""
+    import json
+
+    if not links:
+        return
+    moment = to_iso(datetime.now(UTC))
+    rows = []
+    for other, weight, shared in links:
+        metadata = json.dumps({"entities": shared[:MAX_SHARED_LISTED]})
+        rows += [
+            (doc_id, other, weight, metadata, moment),
+            (other, doc_id, weight, metadata, moment),
+        ]
+    with transaction(connection):
+        connection.executemany(
+            """
+            INSERT INTO memory_relations
+                (source_id, target_id, relation_type, weight, metadata, created_at)
+            VALUES (?, ?, 'entity', ?, ?, ?)
+            ON CONFLICT (source_id, target_id, relation_type)
+            DO UPDATE SET weight = MAX(weight, excluded.weight)
+            """,
+            rows,
+        )
