@@ -9,6 +9,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from memtrove import Vault
+from memtrove.db.connection import write_transaction
+from memtrove.lifecycle.sessions import end_session
 from tests.api.conftest import JSON, JWT_NOTE
 from tests.conftest import RESULT_FIELDS, write
 
@@ -240,6 +242,22 @@ def test_sessions(client: TestClient, demo: Vault, docid: str) -> None:
     demo.log_context_usage("session-1", "context-surfacing", injected=[(document.doc_id, 0.9)])
     found = client.get("/sessions", params={"limit": 5}).json()
     assert found["count"] == 1 and found["sessions"][0]["session_id"] == "session-1"
+    assert found["sessions"][0]["handoff_path"] is None
+    assert found["sessions"][0]["files_changed"] == []
+    with write_transaction(demo._connection):
+        end_session(
+            demo._connection,
+            "session-1",
+            handoff_path="_memtrove/agent/handoffs/session-1.md",
+            summary="Moved the cache to Redis.",
+            files_changed=["src/cache.py"],
+            stamp="2026-03-02T10:00:00Z",
+        )
+    [session] = client.get("/sessions").json()["sessions"]
+    assert session["handoff_path"] == "_memtrove/agent/handoffs/session-1.md"
+    assert session["summary"] == "Moved the cache to Redis."
+    assert session["files_changed"] == ["src/cache.py"]
+    assert session["ended_at"] == "2026-03-02T10:00:00Z"
 
 
 def test_lifecycle_status_counts_curation(client: TestClient, demo: Vault) -> None:

@@ -182,6 +182,10 @@ def test_log_context_usage_writes_every_table(tracked: Vault) -> None:
         "turns": 1,
         "injected_documents": 3,
         "estimated_tokens": 120,
+        "handoff_path": None,
+        "summary": None,
+        "files_changed": [],
+        "ended_at": None,
     }
 
 

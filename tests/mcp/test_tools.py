@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from memtrove import Vault
+from memtrove.db.connection import write_transaction
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError
+from memtrove.lifecycle.sessions import end_session
 from memtrove.mcp import tools
 from memtrove.results import SearchResult, SearchResults, TargetMatch
 from tests.conftest import EXAMPLES, RESULT_FIELDS
@@ -300,3 +302,18 @@ def test_index_stats_lifecycle_and_sessions(demo: Vault) -> None:
     assert data["active"] == 30 and text.startswith("active 30, inactive 0")
     text, data = tools.session_log(demo)
     assert data == {"count": 0, "sessions": []} and text.startswith("No sessions recorded yet")
+    with write_transaction(demo._connection):
+        end_session(
+            demo._connection,
+            "s1",
+            handoff_path="_memtrove/agent/handoffs/s1.md",
+            summary="Chose SQLite.",
+            files_changed=["db.py", "app.py"],
+            stamp="2026-03-02T10:00:00Z",
+        )
+    text, data = tools.session_log(demo)
+    [session] = data["sessions"]
+    assert session["ended_at"] == "2026-03-02T10:00:00Z"
+    assert session["files_changed"] == ["db.py", "app.py"]
+    assert "handoff: _memtrove/agent/handoffs/s1.md" in text
+    assert "summary: Chose SQLite." in text and "files changed: db.py, app.py" in text

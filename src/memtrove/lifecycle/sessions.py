@@ -333,7 +333,8 @@ def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
     """The most recently active sessions first."""
     rows = connection.execute(
         "SELECT session_id, started_at, last_seen_at, turns, injected_documents, "
-        "estimated_tokens FROM session_log ORDER BY last_seen_at DESC, rowid DESC LIMIT ?",
+        "estimated_tokens, handoff_path, summary, files_changed, ended_at FROM session_log "
+        "ORDER BY last_seen_at DESC, rowid DESC LIMIT ?",
         (limit,),
     ).fetchall()
     return [
@@ -344,9 +345,26 @@ def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
             turns=int(r[3]),
             injected_documents=int(r[4]),
             estimated_tokens=int(r[5]),
+            handoff_path=None if r[6] is None else str(r[6]),
+            summary=None if r[7] is None else str(r[7]),
+            files_changed=_file_list(r[8]),
+            ended_at=None if r[9] is None else str(r[9]),
         )
         for r in rows
     ]
+
+
+def _file_list(text: object) -> tuple[str, ...]:
+    """``session_log.files_changed`` (a JSON list) as names; anything else as none."""
+    if not text:
+        return ()
+    import json
+
+    try:
+        names = json.loads(str(text))
+    except ValueError:
+        return ()
+    return tuple(str(name) for name in names) if isinstance(names, list) else ()
 
 
 # -- Stop-hook capture (migration m015) -------------------------------------------------------
@@ -429,20 +447,13 @@ def latest_handoffs(
 ) -> list[Handoff]:
     """The most recently ended sessions with a handoff, newest first (``exclude_session``
     left out: the session asking)."""
-    import json
-
     rows = connection.execute(
         "SELECT session_id, handoff_path, COALESCE(summary, ''), files_changed, ended_at "
         "FROM session_log WHERE handoff_path IS NOT NULL AND ended_at IS NOT NULL "
         "AND session_id != ? ORDER BY ended_at DESC, rowid DESC LIMIT ?",
         (exclude_session, max(0, limit)),
     ).fetchall()
-    found = []
-    for session_id, path, summary, files, ended in rows:
-        try:
-            changed = json.loads(files) if files else []
-        except ValueError:
-            changed = []
-        names = tuple(str(name) for name in changed) if isinstance(changed, list) else ()
-        found.append(Handoff(str(session_id), str(path), str(summary), names, str(ended)))
-    return found
+    return [
+        Handoff(str(session_id), str(path), str(summary), _file_list(files), str(ended))
+        for session_id, path, summary, files, ended in rows
+    ]

@@ -18,7 +18,7 @@ from memtrove.errors import InvalidQueryError
 from memtrove.mcp.curation import memory_forget, memory_pin, memory_snooze
 from memtrove.mcp.format import document_header, numbered, result_lines, select_lines, summary_line
 from memtrove.mcp.intent_tools import find_causal_links, intent_search, query_plan
-from memtrove.results import SearchResults
+from memtrove.results import SearchResults, SessionRecord
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -246,17 +246,30 @@ def timeline(
     return "\n".join(lines), found.to_dict()
 
 
+def _session_line(session: SessionRecord) -> str:
+    line = (
+        f"{session.session_id}  {session.started_at} -> {session.last_seen_at}  "
+        f"{session.turns} turns, {session.injected_documents} documents injected, "
+        f"~{session.estimated_tokens} tokens"
+    )
+    if session.ended_at:
+        line += f"; ended {session.ended_at}"
+    if session.handoff_path:
+        line += f"\n  handoff: {session.handoff_path}"
+    if session.summary:
+        line += f"\n  summary: {session.summary}"
+    if session.files_changed:
+        line += f"\n  files changed: {', '.join(session.files_changed)}"
+    return line
+
+
 def session_log(vault: Vault, limit: int = 10) -> ToolResult:
     """Recent sessions the hooks recorded, newest first."""
     sessions = vault.session_log(limit)
     if not sessions:
         text = "No sessions recorded yet (the Claude Code hooks record them: memtrove setup hooks)"
     else:
-        text = "\n".join(
-            f"{s.session_id}  {s.started_at} -> {s.last_seen_at}  {s.turns} turns, "
-            f"{s.injected_documents} documents injected, ~{s.estimated_tokens} tokens"
-            for s in sessions
-        )
+        text = "\n".join(_session_line(s) for s in sessions)
     return text, {"count": len(sessions), "sessions": [s.to_dict() for s in sessions]}
 
 

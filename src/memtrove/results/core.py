@@ -224,7 +224,9 @@ class SessionRecord(NamedTuple):
     """One agent session as the hooks saw it.
 
     ``turns`` counts its context-surfacing runs (prompts), ``injected_documents`` the distinct
-    documents injected into it, ``estimated_tokens`` the tokens of everything injected.
+    documents injected into it, ``estimated_tokens`` the tokens of everything injected. Once
+    ``handoff-generator`` has run: ``handoff_path`` (vault path of its handoff document),
+    ``summary``, ``files_changed`` and ``ended_at``.
     """
 
     session_id: str
@@ -233,6 +235,10 @@ class SessionRecord(NamedTuple):
     turns: int
     injected_documents: int
     estimated_tokens: int
+    handoff_path: str | None = None
+    summary: str | None = None
+    files_changed: tuple[str, ...] = ()
+    ended_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
+        return {**self._asdict(), "files_changed": list(self.files_changed)}
