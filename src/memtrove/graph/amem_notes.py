@@ -94,7 +94,8 @@ def items(value: object, count: int) -> tuple[str, ...] | None:
 
 class Vocabulary:
     """Document frequencies of stems from the FTS5 vocabulary: looked up once each, or all
-    read in one scan (:meth:`preload`) for a large run."""
+    read in one scan (:meth:`preload`) for a large run. Each word's stem (or that it is no
+    keyword at all) and each stem's weight are remembered for the run."""
 
     def __init__(self, connection: Connection) -> None:
         from memtrove.retrieval.stemming import porter_stemmer
@@ -102,10 +103,13 @@ class Vocabulary:
         self._connection = connection
         self._stem_word = porter_stemmer().stemWord
         self._stems: dict[str, str] = {}
+        self.keyword_stems: dict[str, str] = {}  # word -> stem, "" when it is no keyword
         self._frequency: dict[str, int] = {}
+        self.weights: dict[str, float] = {}  # stem -> weight (at least 1)
         self._complete = False
         row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
         self.total = max(1, int(row[0]))
+        self._log_total = math.log(self.total + 1)
 
     def preload(self) -> None:
         """Read the whole vocabulary (about 0.2 s for 75k terms)."""
@@ -121,6 +125,17 @@ class Vocabulary:
             stem = self._stems[word] = str(self._stem_word(word))
         return stem
 
+    def keyword_stem(self, word: str) -> str:
+        """The stem of a lowercase word that may be a keyword; "" for one that may not
+        (shorter than 3 or longer than :data:`MAX_ITEM_CHARS` characters, a stopword, a
+        number). Remembered in :attr:`keyword_stems`."""
+        stem = self.keyword_stems.get(word)
+        if stem is None:
+            usable = 3 <= len(word) <= MAX_ITEM_CHARS and word not in _STOPWORDS
+            stem = self.stem(word) if usable and not word[0].isdigit() else ""
+            self.keyword_stems[word] = stem
+        return stem
+
     def frequency(self, stem: str) -> int:
         found = self._frequency.get(stem)
         if found is None:
@@ -132,18 +147,26 @@ class Vocabulary:
             found = self._frequency[stem] = int(row[0]) if row else 0
         return found
 
+    def weight(self, stem: str) -> float:
+        """The stem's inverse document frequency, plus one (remembered in :attr:`weights`)."""
+        weight = self.weights.get(stem)
+        if weight is None:
+            weight = self.weights[stem] = self._log_total - math.log(self.frequency(stem) + 1) + 1.0
+        return weight
+
 
 def _salient_terms(title: str, body: str, vocabulary: Vocabulary) -> tuple[str, ...]:
     counts = Counter(_WORD.findall(body[:KEYWORD_TEXT_CHARS].lower()))
     for word in _WORD.findall(title.lower()):
         counts[word] += 2  # title words count twice
+    known = vocabulary.keyword_stems
     stems: dict[str, list[Any]] = {}  # stem -> [total count, commonest spelling, its count]
     for word, count in counts.items():
-        if len(word) < 3 or len(word) > MAX_ITEM_CHARS or word in _STOPWORDS:
+        stem = known.get(word)
+        if stem is None:
+            stem = vocabulary.keyword_stem(word)
+        if not stem:
             continue
-        if word[0].isdigit():
-            continue
-        stem = vocabulary.stem(word)
         entry = stems.get(stem)
         if entry is None:
             stems[stem] = [count, word, count]
@@ -151,13 +174,13 @@ def _salient_terms(title: str, body: str, vocabulary: Vocabulary) -> tuple[str, 
             entry[0] += count
             if count > entry[2]:
                 entry[1], entry[2] = word, count
-    log_total = math.log(vocabulary.total + 1)
+    weights, weight, log = vocabulary.weights, vocabulary.weight, math.log
+    # Highest score first, ties in word order (tuples sort without a key function).
     scored = [
-        ((1.0 + math.log(entry[0])) * (log_total - math.log(vocabulary.frequency(stem) + 1) + 1.0),
-         entry[1])
+        (-(1.0 + log(entry[0])) * (weights.get(stem) or weight(stem)), entry[1])
         for stem, entry in stems.items()
-    ]  # fmt: skip
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    ]
+    scored.sort()
     return tuple(word for _, word in scored[:MAX_KEYWORDS])
 
 
