@@ -412,3 +412,18 @@ def test_memory_evolution_refuses_bad_arguments(plain: Vault) -> None:
             plain.memory_evolution("notes/cache.md", limit)  # type: ignore[arg-type]
     with pytest.raises(DocumentNotFoundError):
         plain.memory_evolution("#ffffff")
+
+
+def test_a_large_entity_run_restores_the_page_cache(tmp_path: Path) -> None:
+    from contextlib import nullcontext
+
+    from memtrove.graph.amem_entities import BULK_CACHE_KIB, bulk_page_cache
+
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
+        connection = vault._connection
+        before = connection.execute("PRAGMA cache_size").fetchone()[0]
+        with bulk_page_cache(connection, nullcontext(), 101):
+            assert connection.execute("PRAGMA cache_size").fetchone()[0] == -BULK_CACHE_KIB
+        assert connection.execute("PRAGMA cache_size").fetchone()[0] == before
+        with bulk_page_cache(connection, nullcontext(), 100):  # a small run keeps it
+            assert connection.execute("PRAGMA cache_size").fetchone()[0] == before

@@ -451,13 +451,12 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 report.heuristic_notes += 1
 
 
-def _entity_functions() -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+def _entity_pass(connection: Connection, guard: AbstractContextManager[Any]) -> Any:
     try:  # entity extraction lives in its own modules; enrichment skips it when absent
-        from memtrove.graph.entities import extract_entities
-        from memtrove.graph.entity_resolution import link_shared_entities
+        from memtrove.graph.amem_entities import EntityPass
     except ImportError:
         return None
-    return extract_entities, link_shared_entities
+    return EntityPass(connection, guard)
 
 
 def enrich_documents(
@@ -478,17 +477,38 @@ def enrich_documents(
 
     started = time.perf_counter()
     guard: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
-    scrub = redact or (lambda text: text)
     report = EnrichmentReport(unchanged=unchanged)
+    entity_pass = _entity_pass(connection, guard) if entities else None
+    report.entities = 0 if entity_pass is not None else None
+    page_cache: AbstractContextManager[Any] = nullcontext()
+    if entity_pass is not None and llm is None:
+        page_cache = entity_pass.page_cache(len(doc_ids))
+    with page_cache:
+        _enrich(connection, doc_ids, llm, redact, guard, entity_pass, report, progress)
+        if entity_pass is not None:  # linked once every mention is in
+            entity_pass.link()
+            report.entities = entity_pass.mentions
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _enrich(
+    connection: Connection,
+    doc_ids: Sequence[int],
+    llm: LLM | None,
+    redact: Callable[[str], str] | None,
+    guard: AbstractContextManager[Any],
+    entity_pass: Any,
+    report: EnrichmentReport,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    scrub = redact or (lambda text: text)
     with guard:
         vocabulary = Vocabulary(connection)
         if len(doc_ids) > 100:  # one scan beats thousands of lookups
             vocabulary.preload()
         centroids = _Centroids(connection)
     report.vectors = len(centroids.ids) > 0
-    functions = _entity_functions() if entities else None
-    report.entities = 0 if functions is not None else None
-    extracted: list[tuple[int, list[str]]] = []
     floor = CANDIDATE_THRESHOLD if llm is not None else LINK_THRESHOLD
     done = 0
     for start in range(0, len(doc_ids), _BATCH):
@@ -520,40 +540,16 @@ def enrich_documents(
             if llm is not None:
                 plan.mark = _llm_plan(plan, text, llm, candidates, others, notes, scrub)
                 report.llm_failures += not plan.mark
-            if functions is not None and llm is not None:
-                with guard:
-                    found = functions[0](connection, doc_id, title, text, llm, link=False)
-                identifiers = [entity[0] for entity in found.entities]
-                extracted.append((doc_id, identifiers))
-                report.entities = (report.entities or 0) + len(identifiers)
-            if llm is not None:  # one by one: no lock is held across a model call
-                with guard:
+                if entity_pass is not None:
+                    entity_pass.extract_one(doc_id, title, text, llm)
+                with guard:  # one by one: no lock is held across a model call
                     _write(connection, [plan], report)
             else:
                 plans.append(plan)
             if progress is not None:
                 progress(done, len(doc_ids))
-        if functions is not None and llm is None:  # the batch's entities in one transaction
-            with guard, write_transaction(connection):
-                for doc_id in batch:
-                    if doc_id in texts:
-                        title, text = texts[doc_id][0], texts[doc_id][1]
-                        found = functions[0](connection, doc_id, title, text, None, link=False)
-                        identifiers = [entity[0] for entity in found.entities]
-                        extracted.append((doc_id, identifiers))
-                        report.entities = (report.entities or 0) + len(identifiers)
+        if entity_pass is not None and llm is None:  # the batch's entities in one transaction
+            entity_pass.extract_batch(batch, texts)
         if plans:
             with guard:
                 _write(connection, plans, report)
-    if functions is not None:  # linked once every mention is in, as enrich_entities does
-        with guard:
-            active = int(
-                connection.execute("SELECT COUNT(*) FROM documents WHERE active = 1").fetchone()[0]
-            )
-        seen: dict[str, tuple[int, list[int]]] = {}
-        for start in range(0, len(extracted), _BATCH):
-            with guard, write_transaction(connection):
-                for doc_id, identifiers in extracted[start : start + _BATCH]:
-                    functions[1](connection, doc_id, identifiers, documents=active, cache=seen)
-    report.seconds = time.perf_counter() - started
-    return report
