@@ -217,6 +217,15 @@ def test_consolidate_runs_every_phase_and_enriches(vault: Vault, notes: Path) ->
     assert report.phase2 is not None and report.phase2.created == 1
     assert "phase 3: skipped (no llm)" in report.text()
     assert report.to_dict()["phase2"]["created"] == 1
+    # The consolidated observations are visible: in the report and in reflect.
+    [pattern] = report.to_dict()["consolidated_observations"]
+    assert pattern["proof_count"] == 2 and pattern["status"] == "active"
+    assert "consolidated observations: 1 active" in report.text()
+    assert f"  2x {pattern['observation']}" in report.text()
+    assert vault.consolidate(dry_run=True).observations == (pattern,)
+    reflection = vault.reflect(14)
+    assert reflection.to_dict()["patterns"] == [pattern]
+    assert f"  2x {pattern['observation']}  (" in reflection.text()
 
 
 def test_reflect_finds_repeated_phrases_and_co_activations(vault: Vault) -> None:

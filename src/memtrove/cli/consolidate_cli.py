@@ -31,6 +31,16 @@ def _lanes() -> Any:
 
 def consolidate(
     ctx: typer.Context,
+    limit: int | None = typer.Argument(
+        None,
+        metavar="N",
+        help="Archive low-confidence duplicates instead: check the N (1-10000) least "
+        "confident documents. A dry run unless --apply.",
+    ),
+    duplicates: bool = typer.Option(
+        False, "--duplicates", help="Archive low-confidence duplicates (N = 50)."
+    ),
+    apply: bool = typer.Option(False, "--apply", help="With N or --duplicates: archive them."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
     no_llm: bool = typer.Option(False, "--no-llm", help="The heuristics even with an LLM."),
     loop: bool = typer.Option(
@@ -43,15 +53,36 @@ def consolidate(
 ) -> None:
     """Run the light lane's phases once: A-MEM backfill of the 3 newest unenriched
     documents, Phase 2 (observations merged behind the merge gates) and Phase 3 (deductive
-    synthesis, with an LLM only)."""
+    synthesis, with an LLM only). With N or --duplicates: archive low-confidence documents
+    that duplicate another (dry run unless --apply)."""
+    if limit is not None or duplicates:
+        if loop or no_llm:
+            raise fail("N and --duplicates take neither --loop nor --no-llm", code=2)
+        if apply and dry_run:
+            raise fail("--apply and --dry-run contradict each other", code=2)
+        _duplicates(ctx, 50 if limit is None else limit, apply, as_json)
+        return
+    if apply:
+        raise fail("--apply goes with N or --duplicates", code=2)
     lanes = _lanes()
     if loop:
         if dry_run or as_json:
-            raise typer.BadParameter("--loop takes neither --dry-run nor --json")
+            raise fail("--loop takes neither --dry-run nor --json", code=2)
         _host(ctx, lanes)
         return
     with open_vault(ctx) as vault, user_errors():
         report = vault.consolidate(dry_run=dry_run, use_llm=not no_llm, lanes=lanes)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    console.print(report.text(), markup=False)
+
+
+def _duplicates(ctx: typer.Context, limit: int, apply: bool, as_json: bool) -> None:
+    if not 1 <= limit <= 10_000:
+        raise fail("N must be from 1 to 10000", code=2)
+    with open_vault(ctx) as vault, user_errors():
+        report = vault.consolidate_duplicates(limit, apply=apply)
     if as_json:
         print_json(report.to_dict())
         return

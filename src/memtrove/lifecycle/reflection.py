@@ -27,11 +27,15 @@ _WORD = re.compile(r"[a-z][a-z0-9'+#.-]*[a-z0-9+#]|[a-z]")
 
 
 class Reflection(NamedTuple):
+    """``patterns``: the active consolidated observations Phase 2 merged, most proofs first
+    (filled in by the vault, which owns the consolidation table's reader)."""
+
     days: int
     decisions: int
     phrases: list[dict[str, Any]]
     antipatterns: list[dict[str, Any]]
     co_activations: list[dict[str, Any]]
+    patterns: tuple[dict[str, Any], ...] = ()
 
     def text(self) -> str:
         lines = [f"reflection over {self.days} day(s): {self.decisions} decision document(s)"]
@@ -43,10 +47,15 @@ class Reflection(NamedTuple):
         lines += [
             f"  {c['count']:>3}  {c['first']}  <->  {c['second']}" for c in self.co_activations
         ]
+        lines.append("consolidated patterns:" if self.patterns else "consolidated patterns: none")
+        lines += [
+            f"  {p['proof_count']:>3}x {p['observation']}  ({p['trend']}, {p['collection']})"
+            for p in self.patterns
+        ]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return self._asdict()
+        return {**self._asdict(), "patterns": list(self.patterns)}
 
 
 def _phrases(bodies: list[str]) -> list[dict[str, Any]]:

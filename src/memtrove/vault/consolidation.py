@@ -17,6 +17,7 @@ from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # loaded on first use: a search needs none of them
     from memtrove.lifecycle.consolidation import Phase2Report
+    from memtrove.lifecycle.duplicates import DuplicatesReport
     from memtrove.lifecycle.leases import Lease
     from memtrove.lifecycle.maintenance import LaneSettings, MaintenanceRun
     from memtrove.lifecycle.reflection import Reflection
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # loaded on first use: a search needs none of them
 __all__ = ["ConsolidationAccess", "ConsolidationReport", "LaneTick"]
 
 log = logging.getLogger("memtrove.lanes")
+MAX_LISTED = 10  # consolidated observations a report or reflection lists in text
 
 
 class ConsolidationReport(NamedTuple):
@@ -36,6 +38,7 @@ class ConsolidationReport(NamedTuple):
     phase2: Phase2Report | None
     phase3: DeductiveSynthesisStats | None
     dry_run: bool = False
+    observations: tuple[dict[str, Any], ...] = ()  # active consolidated observations, after
 
     def text(self) -> str:
         lines = ["dry run: nothing written"] if self.dry_run else []
@@ -43,6 +46,11 @@ class ConsolidationReport(NamedTuple):
             lines.append(f"enrichment: {self.enrichment.get('documents', 0)} document(s)")
         lines.append(self.phase2.text() if self.phase2 else "phase 2: not due")
         lines.append(self.phase3.text() if self.phase3 else "phase 3: not due")
+        lines.append(f"consolidated observations: {len(self.observations)} active")
+        lines += [
+            f"  {row['proof_count']:>3}x {row['observation']}  ({row['trend']})"
+            for row in self.observations[:MAX_LISTED]
+        ]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +59,7 @@ class ConsolidationReport(NamedTuple):
             "enrichment": self.enrichment,
             "phase2": None if self.phase2 is None else self.phase2.to_dict(),
             "phase3": None if self.phase3 is None else self.phase3.to_dict(),
+            "consolidated_observations": list(self.observations),
         }
 
 
@@ -81,25 +90,28 @@ class ConsolidationAccess(VaultState):
         """Run every light-lane phase once, now: A-MEM backfill of the 3 newest unenriched
         documents, Phase 2 and Phase 3, under the light lane's lease (LeaseHeldError when a
         lane host is running it). ``dry_run`` writes nothing (no enrichment, no lease)."""
+        from memtrove.lifecycle.consolidation import consolidated_rows
         from memtrove.lifecycle.leases import Lease
         from memtrove.lifecycle.maintenance import LIGHT_LEASE, finish_run, start_run
 
         lanes = lanes or _default_lanes()
         with self._lock:
             if dry_run:
-                return self._light_pass(lanes, use_llm, None, dry_run=True, every_phase=True)
-            lease = Lease.acquire(self._connection, LIGHT_LEASE, lanes.lease_ttl)
-            try:
-                run = start_run(self._connection, "light", "tick")
+                report = self._light_pass(lanes, use_llm, None, dry_run=True, every_phase=True)
+            else:
+                lease = Lease.acquire(self._connection, LIGHT_LEASE, lanes.lease_ttl)
                 try:
-                    report = self._light_pass(lanes, use_llm, lease, every_phase=True)
-                except BaseException:
-                    finish_run(self._connection, run, "failed", reason="tick_exception")
-                    raise
-                finish_run(self._connection, run, "completed", metrics=_metrics(report))
-                return report
-            finally:
-                _release(lease)
+                    run = start_run(self._connection, "light", "tick")
+                    try:
+                        report = self._light_pass(lanes, use_llm, lease, every_phase=True)
+                    except BaseException:
+                        finish_run(self._connection, run, "failed", reason="tick_exception")
+                        raise
+                    finish_run(self._connection, run, "completed", metrics=_metrics(report))
+                finally:
+                    _release(lease)
+            observations = tuple(_by_proofs(consolidated_rows(self._connection)))
+        return report._replace(observations=observations)
 
     def light_lane_tick(self, lanes: LaneSettings, *, use_llm: bool = True) -> LaneTick:
         """One scheduled light-lane tick: backfill every tick, Phase 2 when it last ran six
@@ -320,6 +332,15 @@ class ConsolidationAccess(VaultState):
             return LaneTick("heavy", "failed", "phase3_exception")
         return LaneTick("heavy", "completed")
 
+    def consolidate_duplicates(self, limit: int = 50, *, apply: bool = False) -> DuplicatesReport:
+        """Low-confidence documents (< 0.4, the ``limit`` least confident) that duplicate
+        another of their collection (title BM25 >= 0.7, body word Jaccard >= 0.4): listed,
+        and with ``apply`` the weaker of each pair archived (never deleted)."""
+        from memtrove.lifecycle.duplicates import archive_duplicates
+
+        with self._lock:
+            return archive_duplicates(self._connection, limit, self._clock(), apply=apply)
+
     def maintenance_runs(self, *, lane: str | None = None, limit: int = 20) -> list[MaintenanceRun]:
         """The lanes' journal, newest first."""
         from memtrove.lifecycle.maintenance import recent_runs
@@ -342,12 +363,21 @@ class ConsolidationAccess(VaultState):
 
         if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3650:
             raise InvalidQueryError(f"days must be a whole number from 1 to 3650, not {days!r}")
+        from memtrove.lifecycle.consolidation import consolidated_rows
+
         with self._lock:
-            return reflect(self._connection, days, self._clock())
+            reflection = reflect(self._connection, days, self._clock())
+            patterns = _by_proofs(consolidated_rows(self._connection))[:MAX_LISTED]
+        return reflection._replace(patterns=tuple(patterns))
 
 
 def _metrics(report: ConsolidationReport) -> dict[str, Any]:
     return report.to_dict()
+
+
+def _by_proofs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consolidated observations, the best-supported (then the newest) first."""
+    return sorted(rows, key=lambda row: (-int(row["proof_count"]), -int(row["id"])))
 
 
 def _skip(vault: ConsolidationAccess, write: Any, lane: str) -> LaneTick:
