@@ -107,3 +107,52 @@ def test_names_and_titles_cannot_drive_the_terminal(
     assert "Title \\x1b]0;pwned\\x07 here" in out and "\\u202egnp.exe" in out
     data = json.loads(memtrove("search", "okapis", "--json", env=env).stdout)
     assert data["results"][0]["path"] == "evil\x1b[31mred.md"  # JSON keeps the real name
+
+
+def _on_a_terminal(arguments: list[str], env: dict[str, str]) -> str:
+    """What ``memtrove ARGUMENTS`` writes when its stdout is a terminal (a pseudo-terminal)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "memtrove", *arguments],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other side is closed: all read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert done.returncode == 0, done.stderr
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("lean", ["on", "off"])
+def test_get_shows_a_documents_escape_sequences_on_a_terminal(
+    env: dict[str, str], tmp_path: Path, lean: str
+) -> None:
+    notes = tmp_path / "notes"
+    write(notes, "evil.md", "# Evil\n\nclears \x1b[2J the screen\tand rings \x07 a bell\n")
+    env = {**env, "MEMTROVE_LEAN": lean, "MEMTROVE_SERVER": "off"}
+    memtrove("collection", "add", str(notes), "--name", "notes", env=env)
+    memtrove("update", env=env)
+    shown = _on_a_terminal(["get", "notes/evil.md"], env)
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "clears \\x1b[2J the screen\tand rings \\x07 a bell" in shown
+    data = json.loads(memtrove("get", "notes/evil.md", "--json", env=env).stdout)
+    assert "\x1b[2J" in data["body"]  # the stored text itself is kept

@@ -13,6 +13,7 @@ from memtrove.cli.common import (
     search_with,
     split_collections,
 )
+from memtrove.cli.lean.output import echo_lines
 from memtrove.cli.lean.views import selected_lines
 
 
@@ -100,5 +101,10 @@ def get(
         print_json(data)
         return
     width = len(str(from_line + len(selected)))
-    for number, line in enumerate(selected, from_line):
-        typer.echo(f"{number:>{width}}  {line}" if line_numbers else line)
+    echo_lines(
+        (
+            f"{number:>{width}}  {line}" if line_numbers else line
+            for number, line in enumerate(selected, from_line)
+        ),
+        stored=True,
+    )

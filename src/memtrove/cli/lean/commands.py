@@ -207,8 +207,11 @@ def _get(vault_path: str, config_dir: str, reference: str, options: dict[str, An
     width = len(str(from_line + len(selected)))
     numbered = options["line_numbers"]
     echo_lines(
-        f"{number:>{width}}  {line}" if numbered else line
-        for number, line in enumerate(selected, from_line)
+        (
+            f"{number:>{width}}  {line}" if numbered else line
+            for number, line in enumerate(selected, from_line)
+        ),
+        stored=True,
     )
 
 

@@ -171,14 +171,20 @@ def _known_emoji() -> Mapping[str, str]:
     return _emoji_names
 
 
-def echo_lines(lines: Iterable[str]) -> None:
+def echo_lines(lines: Iterable[str], *, stored: bool = False) -> None:
     """``typer.echo`` of each line: ANSI escape codes are removed unless stdout is a
-    terminal."""
+    terminal. ``stored`` (a document's own text): on a terminal its control characters
+    show as escapes (:func:`printable`) instead of acting on the terminal."""
     try:
         strip = not sys.stdout.isatty()
     except ValueError:
         strip = True
-    text = "".join((_ANSI.sub("", line) if strip else line) + "\n" for line in lines)
+    if strip:
+        text = "".join(_ANSI.sub("", line) + "\n" for line in lines)
+    elif stored:
+        text = "".join(printable(line, tabs=True) + "\n" for line in lines)
+    else:
+        text = "".join(line + "\n" for line in lines)
     sys.stdout.write(text)
     sys.stdout.flush()
 
