@@ -3,27 +3,46 @@
 They live in internal collections (names starting with ``_``, which users cannot take), are
 indexed exactly like files (content, fragments, full-text, vectors by the embed job) and are
 never touched by ``update``: no folder backs them. The caller holds the write transaction.
+
+:func:`write_bulk` writes many documents of a collection memtrove owns (a mined collection's
+exchanges) at once: the rows the indexer would write one by one, with one statement per
+table (``executemany``) for the new ones and one lookup per batch for the rows already there.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import time
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from memtrove.db.connection import Connection
-from memtrove.index.classify import quality_score
+from memtrove.index.classify import confidence_baseline, quality_score
+from memtrove.index.documents import DOCID_LENGTH
 from memtrove.index.indexer import (
     _insert_document,
     _store_content,
     _write_document,
     deactivate_documents,
 )
-from memtrove.index.markdown import document_title, parse_markdown
-from memtrove.index.preparing import Prepared
+from memtrove.index.markdown import ParsedMarkdown, document_title, parse_markdown
+from memtrove.index.preparing import Prepared, fragment_rows
 from memtrove.index.scanner import FileEntry
 from memtrove.security.redaction import redact_text
+from memtrove.text import iso_from_timestamp, segment_cjk
 
-__all__ = ["MEMORY_COLLECTION", "deactivate_internal", "write_internal"]
+__all__ = [
+    "MEMORY_COLLECTION",
+    "BulkDocument",
+    "BulkWrite",
+    "ExistingRow",
+    "deactivate_internal",
+    "existing_rows",
+    "write_bulk",
+    "write_internal",
+]
 
 MEMORY_COLLECTION = "_memtrove"
 
@@ -71,3 +90,258 @@ def write_internal(
 def deactivate_internal(connection: Connection, doc_id: int) -> None:
     """Take an internal document out of search (its text stays in the vault)."""
     deactivate_documents(connection, [doc_id])
+
+
+class BulkDocument(NamedTuple):
+    """One document for :func:`write_bulk`: text already redacted, hashed and parsed."""
+
+    path: str
+    text: str
+    hash: str
+    parsed: ParsedMarkdown
+    title: str
+    content_type: str
+    authored_at: str | None
+    size: int
+    mtime_ns: int
+
+
+class BulkWrite(NamedTuple):
+    """What :func:`write_bulk` did: the ids written (in order), and the rows left alone."""
+
+    ids: list[int]
+    unchanged: int
+    rewritten: int
+    """Existing rows given a new body or brought back (their old full-text rows deleted)."""
+
+
+class ExistingRow(NamedTuple):
+    id: int
+    hash: str
+    settled: bool
+    """Active, or forgotten or archived: a rerun with the same body leaves it alone."""
+
+
+def existing_rows(
+    connection: Connection, collection: str, paths: Iterable[str]
+) -> dict[str, ExistingRow]:
+    """The rows of ``collection`` at ``paths``, one query per 500 paths."""
+    unique = list(dict.fromkeys(paths))
+    found: dict[str, ExistingRow] = {}
+    for start in range(0, len(unique), _CHUNK):
+        chunk = unique[start : start + _CHUNK]
+        rows = connection.execute(
+            "SELECT path, id, hash, active, forgotten_hash FROM documents "
+            f"WHERE collection = ? AND path IN ({','.join('?' * len(chunk))})",
+            (collection, *chunk),
+        )
+        for path, doc_id, body_hash, active, forgotten in rows:
+            found[path] = ExistingRow(doc_id, body_hash, active == 1 or forgotten is not None)
+    return found
+
+
+def write_bulk(
+    connection: Connection, collection: str, documents: Sequence[BulkDocument], now: str
+) -> BulkWrite:
+    """Write ``documents`` into ``collection`` as the indexer would one by one (same rows,
+    ids, docids, fragments and full-text rows), with one statement per table for the new
+    ones. A document whose row is settled with the same body is left alone; a changed or
+    inactive one is rewritten in place (and reactivated). The caller holds the write
+    transaction. Bodies are stored as given: redact them first."""
+    existing = existing_rows(connection, collection, (d.path for d in documents))
+    stored = _stored_hashes(connection, {d.hash for d in documents})
+    ids: list[int] = []
+    unchanged = rewritten = 0
+    inserts: list[tuple[BulkDocument, float]] = []
+    pending: set[str] = set()
+    next_id = _max_id(connection)
+    docids = _DocidPool(connection, (d.hash for d in documents if d.path not in existing))
+    bodies: list[tuple[str, str, str]] = []
+    fragments: list[tuple[object, ...]] = []
+
+    def store(document: BulkDocument) -> float:
+        """The document's quality; its body (and fragments) queued when the vault lacks it."""
+        quality = quality_score(document.parsed.body, bool(document.parsed.frontmatter_span))
+        if document.hash not in stored:
+            stored.add(document.hash)
+            bodies.append((document.hash, document.text, now))
+            rows = fragment_rows(document.parsed, document.title)
+            fragments.extend((document.hash, *row) for row in rows)
+        return quality
+
+    def flush_inserts() -> None:
+        nonlocal next_id
+        _insert_bodies(connection, bodies, fragments)
+        rows: list[tuple[object, ...]] = []
+        texts: list[tuple[object, ...]] = []
+        for document, quality in inserts:
+            next_id += 1
+            rows.append(_document_row(next_id, collection, document, quality, docids, now))
+            texts.append(_fts_row(next_id, collection, document))
+        connection.executemany(_INSERT_DOCUMENT, rows)
+        connection.executemany(_INSERT_FTS, texts)
+        inserts.clear()
+        pending.clear()
+
+    for document in documents:
+        if document.path in pending:  # the same path twice in one batch: the first is a row
+            flush_inserts()
+            existing.update(existing_rows(connection, collection, [document.path]))
+        row = existing.get(document.path)
+        if row is not None and row.hash == document.hash and row.settled:
+            unchanged += 1
+            continue
+        quality = store(document)
+        if row is None:
+            inserts.append((document, quality))
+            pending.add(document.path)
+            ids.append(next_id + len(inserts))
+            continue
+        _insert_bodies(connection, bodies, fragments)
+        _write_document(
+            connection,
+            row.id,
+            _prepared(document, quality),
+            collection,
+            now,
+            revision=row.hash != document.hash,
+        )
+        existing[document.path] = ExistingRow(row.id, document.hash, True)
+        rewritten += 1
+        ids.append(row.id)
+    flush_inserts()
+    return BulkWrite(ids, unchanged, rewritten)
+
+
+_CHUNK = 500
+_INSERT_DOCUMENT = (
+    "INSERT INTO documents (id, collection, path, title, hash, docid, content_type, "
+    "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
+    "body_length, file_size, file_mtime_ns) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL, ?, ?, ?)"
+)
+_INSERT_FTS = "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)"
+
+
+def _max_id(connection: Connection) -> int:
+    # A new row without an id gets one more than the largest (no AUTOINCREMENT): giving it
+    # explicitly keeps the ids the one-by-one path would give, and names the full-text row.
+    return int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM documents").fetchone()[0])
+
+
+def _stored_hashes(connection: Connection, hashes: set[str]) -> set[str]:
+    listed = sorted(hashes)
+    found: set[str] = set()
+    for start in range(0, len(listed), _CHUNK):
+        chunk = listed[start : start + _CHUNK]
+        found.update(
+            str(row[0])
+            for row in connection.execute(
+                f"SELECT hash FROM content WHERE hash IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
+    return found
+
+
+def _insert_bodies(
+    connection: Connection, bodies: list[tuple[str, str, str]], fragments: list[tuple[object, ...]]
+) -> None:
+    if bodies:
+        connection.executemany(
+            "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)", bodies
+        )
+        connection.executemany(
+            "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            fragments,
+        )
+    bodies.clear()
+    fragments.clear()
+
+
+class _DocidPool:
+    """Free docids for new rows (:func:`memtrove.index.documents.free_docid`'s rule), the
+    taken ones read in one query for the whole batch, and the ones given in it counted."""
+
+    def __init__(self, connection: Connection, hashes: Iterable[str]) -> None:
+        bases = sorted({body_hash[:DOCID_LENGTH].lower() for body_hash in hashes})
+        self._taken: dict[str, set[str]] = {base: set() for base in bases}
+        for start in range(0, len(bases), _CHUNK):
+            chunk = bases[start : start + _CHUNK]
+            # one range probe of the docid index per prefix ("g" sorts after every hex digit)
+            rows = connection.execute(
+                "SELECT p.value, d.docid FROM json_each(?) AS p JOIN documents AS d "
+                "ON d.docid >= p.value AND d.docid < p.value || 'g'",
+                (json.dumps(chunk),),
+            )
+            for base, docid in rows:
+                self._taken[str(base)].add(str(docid))
+
+    def take(self, body_hash: str) -> str:
+        base = body_hash[:DOCID_LENGTH].lower()
+        taken = self._taken.setdefault(base, set())
+        docid = base
+        place = 0
+        while docid in taken:
+            place += 1
+            docid = f"{base}{place:02x}"
+        taken.add(docid)
+        return docid
+
+
+def _document_row(
+    doc_id: int,
+    collection: str,
+    document: BulkDocument,
+    quality: float,
+    docids: _DocidPool,
+    now: str,
+) -> tuple[object, ...]:
+    return (
+        doc_id,
+        collection,
+        document.path,
+        document.title,
+        document.hash,
+        docids.take(document.hash),
+        document.content_type,
+        quality,
+        confidence_baseline(document.content_type),
+        now,
+        _modified_at(document.mtime_ns),
+        document.authored_at,
+        len(document.parsed.body),
+        document.size,
+        document.mtime_ns,
+    )
+
+
+def _fts_row(doc_id: int, collection: str, document: BulkDocument) -> tuple[object, ...]:
+    return (
+        doc_id,
+        f"{collection}/{document.path}",
+        segment_cjk(document.title),
+        segment_cjk(document.parsed.body),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _modified_at(mtime_ns: int) -> str:
+    return iso_from_timestamp(mtime_ns / 1e9)  # one value per source file
+
+
+def _prepared(document: BulkDocument, quality: float) -> Prepared:
+    return Prepared(
+        file=FileEntry(
+            path=document.path, absolute="", size=document.size, mtime_ns=document.mtime_ns
+        ),
+        text=document.text,
+        hash=document.hash,
+        parsed=document.parsed,
+        title=document.title,
+        content_type=document.content_type,
+        quality=quality,
+        authored_at=document.authored_at,
+        tags=None,
+        fragments=[],  # stored (or already there) by write_bulk
+    )

@@ -1,24 +1,29 @@
 """``mine``: scan a folder, read each conversation, write one document per exchange.
 
 Conversations are streamed one at a time from the readers into the writer's batches, so
-memory holds one conversation and one batch, whatever the size of the folder. A reader that
+memory holds one conversation and one batch, whatever the size of the folder. The
+connection is used (under ``lock``, the vault's) only while a batch is written, so readers
+and other writers of the vault get in between batches. A reader that
 fails on a file costs that file only (named in ``errors``); what each reader dropped is
 counted per format. The Vault records the run (:mod:`memtrove.mine.runs`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from memtrove.db.connection import Connection
+from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.mine.exchanges import exchanges
 from memtrove.mine.formats import ORDER
 from memtrove.mine.report import MAX_LISTED, FormatCounts, MineReport
 from memtrove.mine.scan import candidates, detect
-from memtrove.mine.writer import Writer, render, source_mtime_ns
+from memtrove.mine.writer import DEFAULT_BATCH, Writer, render, source_mtime_ns
 from memtrove.text import iso_from_timestamp
 
 __all__ = ["mine_folder", "relative_source"]
@@ -44,14 +49,19 @@ def mine_folder(
     formats: Sequence[str] = ORDER,
     dry_run: bool = False,
     since: str | None = None,
-    batch_size: int = 200,
+    batch_size: int = DEFAULT_BATCH,
+    lock: contextlib.AbstractContextManager[Any] | None = None,
 ) -> MineReport:
     """Mine every conversation under ``root`` into ``collection``; see the module doc.
 
     ``since`` (UTC ISO): only exchanges authored then or later (an exchange without a time
-    counts from its file's modification time)."""
+    counts from its file's modification time). ``lock`` is held while the connection is
+    used (each batch), never while files are read."""
     started = time.monotonic()
-    writer = Writer(connection, collection, redact, now, dry_run=dry_run, batch_size=batch_size)
+    lock = lock if lock is not None else contextlib.nullcontext()
+    writer = Writer(
+        connection, collection, redact, now, dry_run=dry_run, batch_size=batch_size, lock=lock
+    )
     counts: dict[str, Counter[str]] = {}
     skipped: dict[str, Counter[str]] = {}
     unrecognised: list[str] = []
@@ -97,6 +107,11 @@ def mine_folder(
             errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
         dropped.update(found.skips)
     writer.flush()
+    if writer.retired or writer.rewritten:
+        # deleted full-text rows (retired exchanges, rewritten ones) leave FTS5's BM25
+        # totals inflated: recount them
+        with lock:
+            settle_fts_totals(connection, ("documents_fts",))
     return MineReport(
         collection=collection,
         source=str(root),

@@ -20,33 +20,31 @@ adds only its new exchanges. The text is::
 
     **Claude:** ...
 
-It passes the vault's redactor before it is hashed or stored. Documents are written in
-batches, each one short ``BEGIN IMMEDIATE`` transaction, so memory stays bounded and a
-failure loses at most the batch in hand (never half of one document).
+It passes the vault's redactor before it is hashed or stored. Documents are prepared
+(redacted, hashed, parsed) as they come, outside any lock, and written in batches of
+``batch_size`` exchanges (or ``MAX_BATCH_CHARS`` of text), each one short ``BEGIN
+IMMEDIATE`` transaction through :func:`memtrove.index.internal.write_bulk` (one statement
+per table). The vault's lock is taken per batch, so other callers get in between batches;
+memory stays bounded and a failure loses at most the batch in hand (never half of one
+document).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import json
 import re
 import time
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.index.classify import quality_score
-from memtrove.index.indexer import (
-    _insert_document,
-    _store_content,
-    _write_document,
-    deactivate_documents,
-)
+from memtrove.index.indexer import deactivate_documents
+from memtrove.index.internal import BulkDocument, existing_rows, write_bulk
 from memtrove.index.markdown import ParsedMarkdown, document_title, parse_markdown
-from memtrove.index.preparing import Prepared
-from memtrove.index.scanner import FileEntry
 from memtrove.mine.exchanges import Conversation, Exchange
 
 __all__ = [
@@ -61,8 +59,10 @@ __all__ = [
 
 MIN_EXCHANGE_CHARS = 30  # shorter exchanges ("ok", a bare "/model") are not worth a document
 TITLE_CHARS = 80
-DEFAULT_BATCH = 200
+DEFAULT_BATCH = 1000
+MAX_BATCH_CHARS = 16_000_000  # a batch of long exchanges is written sooner
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SPACES = re.compile(r"\s+")
 
 
 class ExchangeDocument(NamedTuple):
@@ -85,11 +85,13 @@ def conversation_folder(conversation: Conversation) -> str:
     """``<format>/<conversation id>-<hash>``: the folder of a conversation's documents, the
     hash of its id and its source file's real path (mined again from any parent folder, a
     file lands in the same place; two copies of a session in two places are two sources)."""
-    identity = "\0".join(
-        (conversation.format, conversation.conversation_id, _real_path(conversation.source))
-    )
-    slug = _slug(conversation.conversation_id, 48)
-    return f"{conversation.format}/{slug}-{_digest(identity)}"
+    return _folder(conversation.format, conversation.conversation_id, conversation.source)
+
+
+@functools.lru_cache(maxsize=256)  # every exchange of a conversation asks again
+def _folder(format: str, conversation_id: str, source: Path) -> str:
+    identity = "\0".join((format, conversation_id, _real_path(source)))
+    return f"{format}/{_slug(conversation_id, 48)}-{_digest(identity)}"
 
 
 def _key_name(key: str) -> str:
@@ -98,29 +100,35 @@ def _key_name(key: str) -> str:
 
 
 def _quote(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML flow scalar
+    # A JSON string is a YAML flow scalar; encode_basestring is json.dumps(value,
+    # ensure_ascii=False) without building an encoder per call.
+    return str(encode_basestring(value))
 
 
 def _title(exchange: Exchange) -> str:
     first = next((m for m in exchange.messages if m.role == "user"), exchange.messages[0])
     line = next((part.strip() for part in first.text.splitlines() if part.strip()), "")
-    line = re.sub(r"\s+", " ", line)
+    line = _SPACES.sub(" ", line)
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 3].rstrip() + "…"
 
 
 def render(exchange: Exchange, source: str) -> ExchangeDocument | None:
     """The document for ``exchange`` (None when it is too short to keep)."""
-    body = "\n\n".join(f"**{m.speaker}:** {m.text.strip()}" for m in exchange.messages)
-    if sum(len(m.text.strip()) for m in exchange.messages) < MIN_EXCHANGE_CHARS:
+    texts = [m.text.strip() for m in exchange.messages]
+    if sum(map(len, texts)) < MIN_EXCHANGE_CHARS:
         return None
+    body = "\n\n".join(
+        f"**{m.speaker}:** {text}" for m, text in zip(exchange.messages, texts, strict=True)
+    )
     conversation = exchange.conversation
     authored = exchange.authored_at
+    speakers = exchange.speakers
     title = _title(exchange)
     frontmatter: dict[str, Any] = {
         "title": title,
         "content_type": "conversation",
         "authored_at": authored,
-        "speakers": list(exchange.speakers),
+        "speakers": list(speakers),
         "conversation_id": conversation.conversation_id,
         "conversation_title": conversation.title,
         "exchange": exchange.key,
@@ -135,7 +143,7 @@ def render(exchange: Exchange, source: str) -> ExchangeDocument | None:
     if authored:
         lines.append(f"authored_at: {authored}")
     lines += [
-        f"speakers: [{', '.join(_quote(s) for s in exchange.speakers)}]",
+        f"speakers: [{', '.join(map(_quote, speakers))}]",
         f"conversation_id: {_quote(conversation.conversation_id)}",
     ]
     if conversation.title:
@@ -159,8 +167,9 @@ def document_path(exchange: Exchange) -> str:
 
 
 class Writer:
-    """Buffers exchange documents and writes them in batches (or, in a dry run, only
-    compares them with what the vault holds)."""
+    """Prepares exchange documents as they come and writes them in batches (or, in a dry
+    run, only compares them with what the vault holds). ``lock`` (the vault's) is held
+    while a batch uses the connection, never between batches."""
 
     def __init__(
         self,
@@ -171,6 +180,7 @@ class Writer:
         *,
         dry_run: bool = False,
         batch_size: int = DEFAULT_BATCH,
+        lock: contextlib.AbstractContextManager[Any] | None = None,
     ) -> None:
         self._connection = connection
         self._collection = collection
@@ -178,16 +188,22 @@ class Writer:
         self._now = now
         self._dry_run = dry_run
         self._batch_size = max(1, batch_size)
-        self._pending: list[tuple[ExchangeDocument, int]] = []
+        self._lock = lock if lock is not None else contextlib.nullcontext()
+        self._pending: list[BulkDocument] = []
+        self._pending_chars = 0
         self._retire: list[tuple[str, frozenset[str]]] = []
         self.written = 0
         self.unchanged = 0
         self.retired = 0
+        self.rewritten = 0
+        """Rows given a new body or brought back: their old full-text rows were deleted."""
         self.ids: list[int] = []
 
     def add(self, document: ExchangeDocument, mtime_ns: int) -> None:
-        self._pending.append((document, mtime_ns))
-        if len(self._pending) >= self._batch_size:
+        item = self._prepare(document, mtime_ns)
+        self._pending.append(item)
+        self._pending_chars += len(item.text)
+        if len(self._pending) >= self._batch_size or self._pending_chars >= MAX_BATCH_CHARS:
             self.flush()
 
     def retire_others(self, folder: str, kept: frozenset[str]) -> None:
@@ -196,84 +212,58 @@ class Writer:
         self._retire.append((folder, kept))
 
     def flush(self) -> None:
-        items = [self._prepare(document, mtime) for document, mtime in self._pending]
-        self._pending.clear()
+        items, self._pending, self._pending_chars = self._pending, [], 0
         retire, self._retire = self._retire, []
-        if self._dry_run:
-            for item in items:
-                row = self._existing(item.file.path)
-                if row is not None and row[1] == item.hash and row[2]:
-                    self.unchanged += 1
-                else:
-                    self.written += 1
-            self.retired += sum(len(self._stale(folder, kept)) for folder, kept in retire)
-            return
         if not items and not retire:
             return
-        with write_transaction(self._connection):
-            for item in items:
-                self._write(item)
-            for folder, kept in retire:
-                stale = self._stale(folder, kept)
-                self.retired += deactivate_documents(self._connection, stale)
+        with self._lock:
+            if self._dry_run:
+                self._count(items)
+                self.retired += sum(len(self._stale(folder, kept)) for folder, kept in retire)
+                return
+            with write_transaction(self._connection):
+                done = write_bulk(self._connection, self._collection, items, self._now)
+                for folder, kept in retire:
+                    stale = self._stale(folder, kept)
+                    self.retired += deactivate_documents(self._connection, stale)
+        self.written += len(done.ids)
+        self.unchanged += done.unchanged
+        self.rewritten += done.rewritten
+        self.ids.extend(done.ids)
 
-    def _prepare(self, document: ExchangeDocument, mtime_ns: int) -> Prepared:
+    def _count(self, items: list[BulkDocument]) -> None:
+        """A dry run: what writing ``items`` would do, one lookup per batch."""
+        existing = existing_rows(self._connection, self._collection, (i.path for i in items))
+        for item in items:
+            row = existing.get(item.path)
+            if row is not None and row.hash == item.hash and row.settled:
+                self.unchanged += 1
+            else:
+                self.written += 1
+
+    def _prepare(self, document: ExchangeDocument, mtime_ns: int) -> BulkDocument:
         text = self._redact(document.text)
         parsed = _parsed(document, text)
-        title = document_title(parsed, document.path)
         data = text.encode("utf-8", errors="surrogatepass")
-        return Prepared(
-            file=FileEntry(path=document.path, absolute="", size=len(data), mtime_ns=mtime_ns),
+        return BulkDocument(
+            path=document.path,
             text=text,
             hash=hashlib.sha256(data).hexdigest(),
             parsed=parsed,
-            title=title,
+            title=document_title(parsed, document.path),
             content_type="conversation",
-            quality=quality_score(parsed.body, bool(parsed.frontmatter_span)),
             authored_at=document.authored_at,
-            tags=None,
-            fragments=None,  # cut by _store_content, only for a body the vault lacks
+            size=len(data),
+            mtime_ns=mtime_ns,
         )
 
-    def _existing(self, path: str) -> tuple[int, str, bool] | None:
-        """(id, hash, settled) of the document at ``path``: settled when it is active, or
-        was forgotten or archived (the indexer's rule: a rerun does not bring those back)."""
-        row = self._connection.execute(
-            "SELECT id, hash, active, forgotten_hash FROM documents "
-            "WHERE collection = ? AND path = ?",
-            (self._collection, path),
-        ).fetchone()
-        if row is None:
-            return None
-        return int(row[0]), str(row[1]), bool(row[2]) or row[3] is not None
-
-    def _write(self, item: Prepared) -> None:
-        row = self._existing(item.file.path)
-        if row is not None and row[1] == item.hash and row[2]:
-            self.unchanged += 1
-            return
-        _store_content(self._connection, item, self._now)
-        if row is None:
-            doc_id = _insert_document(self._connection, self._collection, item, self._now)
-        else:  # changed, or taken out of search with its collection or branch: back in
-            doc_id = row[0]
-            _write_document(
-                self._connection,
-                doc_id,
-                item,
-                self._collection,
-                self._now,
-                revision=row[1] != item.hash,
-            )
-        self.written += 1
-        self.ids.append(doc_id)
-
     def _stale(self, folder: str, kept: frozenset[str]) -> list[int]:
-        escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # The paths under ``folder/`` as a range of the (collection, path) index: one seek,
+        # where a LIKE read every active row of the collection once per conversation.
         rows = self._connection.execute(
-            "SELECT id, path FROM documents WHERE collection = ? AND active = 1 "
-            "AND path LIKE ? ESCAPE '\\'",
-            (self._collection, escaped + "/%"),
+            "SELECT id, path FROM documents WHERE collection = ? AND path >= ? AND path < ? "
+            "AND active = 1",
+            (self._collection, folder + "/", folder + "0"),  # "0" sorts right after "/"
         ).fetchall()
         return [int(doc_id) for doc_id, path in rows if str(path) not in kept]
 

@@ -60,27 +60,33 @@ class MineAccess(VaultState):
 
         root, labels = self._mine_arguments(folder, collection, format)
         cutoff = _since(since)
+        # The lock is held while the connection is used: to record the run, and for each
+        # batch the pipeline writes (never while it reads files), so search, REST and MCP
+        # callers of this vault get in between batches.
         with self._lock:
             run_id = (
                 None if dry_run else start_run(self._connection, collection, str(root), now_iso())
             )
-            try:
-                report = mine_folder(
-                    self._connection,
-                    root,
-                    collection,
-                    self.redact,
-                    now_iso(),
-                    formats=labels,
-                    dry_run=dry_run,
-                    since=cutoff,
-                )
-            except BaseException:
-                if run_id is not None:
-                    finish_run(self._connection, run_id, None, now_iso(), "failed")
-                raise
+        try:
+            report = mine_folder(
+                self._connection,
+                root,
+                collection,
+                self.redact,
+                now_iso(),
+                formats=labels,
+                dry_run=dry_run,
+                since=cutoff,
+                lock=self._lock,
+            )
+        except BaseException:
             if run_id is not None:
-                report = report._replace(run_id=run_id)
+                with self._lock:
+                    finish_run(self._connection, run_id, None, now_iso(), "failed")
+            raise
+        if run_id is not None:
+            report = report._replace(run_id=run_id)
+            with self._lock:
                 finish_run(self._connection, run_id, report, now_iso(), "done")
         # The import is committed. Passes that build on it (embedding now; the synthesis of
         # decisions and preferences later) take report.document_ids from here, and their
