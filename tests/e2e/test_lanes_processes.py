@@ -1,7 +1,9 @@
 """The consolidation lanes hosted by real processes on one vault: two `memtrove consolidate
 --loop` hosts and a `memtrove mcp` host with both lanes on never run a lane twice at once,
 the heavy lane journals every attempt with its reason, the merge gates keep Alice and Bob
-apart, and a host killed with SIGKILL mid-tick is taken over within the lease TTL."""
+apart, and a host killed with SIGKILL mid-tick is taken over within the lease TTL; the same
+with two `memtrove watch` hosts and a `memtrove mcp` host, all stopped by SIGTERM in bounded
+time."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +220,119 @@ def test_consolidate_and_reflect_commands(tmp_path: Path) -> None:
     assert bad_env.stderr == (
         "memtrove: error: MEMTROVE_HEAVY_LANE_WINDOW_START must be an hour from 0 to 23, not '25'\n"
     )
+
+
+def watch_host(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memtrove", "watch", "--no-embed"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
+
+
+def journal_stamp() -> str:
+    """Now, in the journal's ``started_at`` format (UTC, microseconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def light_holder(env: dict[str, str]) -> int | None:
+    found = query(
+        env, "SELECT holder_pid FROM worker_leases WHERE worker_name = 'light-consolidation'"
+    )
+    return int(found[0][0]) if found and found[0][0] is not None else None
+
+
+def test_two_watch_hosts_and_an_mcp_host_share_the_lanes_and_survive_a_kill(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    env = {**seeded(tmp_path), "MEMTROVE_LLM_URL": model_server.url}
+    model_server.slow_seconds = 8.0
+    model_server.set_mode("chat", "slow")  # a tick's model call hangs a while: mid-tick
+    hour = time.localtime().tm_hour  # the MCP host's quiet window: an hour that is not now
+    mcp_env = {
+        **env,
+        "MEMTROVE_HEAVY_LANE_WINDOW_START": str((hour + 1) % 24),
+        "MEMTROVE_HEAVY_LANE_WINDOW_END": str((hour + 2) % 24),
+    }
+    hosts = {
+        "watch-1": watch_host(env, tmp_path / "watch-1.log"),
+        "watch-2": watch_host(env, tmp_path / "watch-2.log"),
+    }
+    holder = 0
+    try:
+        deadline = time.monotonic() + 60
+        while not query(  # a watch host holds the light lease and is inside a tick
+            env,
+            "SELECT 1 FROM maintenance_runs WHERE lane = 'light' AND phase = 'tick' "
+            "AND finished_at IS NULL AND pid = ?",
+            holder := light_holder(env) or 0,
+        ):
+            assert all(p.poll() is None for p in hosts.values()), "a watch host died on start"
+            assert time.monotonic() < deadline, "no watch host took the light lane"
+            time.sleep(0.05)
+        hosts["mcp"] = subprocess.Popen(  # a stdio host whose client stays connected
+            [sys.executable, "-m", "memtrove", "mcp"],
+            env=mcp_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "mcp.log").open("w"),
+        )
+        while not query(  # the MCP host is hosting the lanes too
+            env, "SELECT 1 FROM maintenance_runs WHERE pid = ?", hosts["mcp"].pid
+        ):
+            assert hosts["mcp"].poll() is None, "the MCP host died on start"
+            assert time.monotonic() < deadline, "the MCP host never hosted a lane"
+            time.sleep(0.05)
+        assert light_holder(env) == holder, "the tick ended before the kill: slow_seconds"
+        pids = {process.pid: name for name, process in hosts.items()}
+        victim = hosts.pop(pids[holder])  # the other hosts are stopped in the finally
+        killed_at = journal_stamp()  # the victim holds the lease until this moment at least
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)  # reaped: its pid is gone, as after a crash
+        model_server.set_mode("chat", "ok")
+        # Another host takes the lane over within the lease TTL and completes a tick.
+        deadline = time.monotonic() + TTL + 30
+        while not query(
+            env,
+            "SELECT 1 FROM maintenance_runs WHERE lane = 'light' AND phase = 'tick' "
+            "AND status = 'completed' AND pid != ? AND started_at > ?",
+            holder,
+            killed_at,
+        ):
+            assert all(p.poll() is None for p in hosts.values()), "a host died"
+            assert time.monotonic() < deadline, "no host took the light lane over"
+            time.sleep(0.1)
+    finally:
+        for process in hosts.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        codes: dict[str, int | str] = {}
+        for name, process in hosts.items():
+            try:
+                codes[name] = process.wait(timeout=50)  # the drain is bounded (15 s + 30 s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                codes[name] = "hung"
+    logs = {name: (tmp_path / f"{name}.log").read_text() for name in pids.values()}
+    assert set(codes.values()) == {0}, (codes, logs)
+    assert not any("Traceback" in text for text in logs.values()), logs
+    rows = runs(env)
+    interrupted = [r for r in rows if r[4] == holder and r[6] is None]
+    assert ("light", "tick", "started") in [(r[0], r[1], r[2]) for r in interrupted]
+    assert all(r[2] == "started" for r in interrupted)  # what the kill cut short, and only it
+    for lane in ("light", "heavy"):  # the lease: each lane's work never overlaps
+        work = [r for r in rows if r[0] == lane and r[1] != "gate" and r not in interrupted]
+        assert work or lane == "heavy", f"the {lane} lane never ran"
+        for before, after in itertools.pairwise(work):
+            assert before[6] is not None and str(before[6]) <= str(after[5]), (before, after)
+        for row in (r for r in interrupted if r[0] == lane):  # the killed tick overlapped none
+            assert all(str(r[6]) <= str(row[5]) or str(r[5]) >= killed_at for r in work)
+    heavy = [r for r in rows if r[0] == "heavy"]
+    assert heavy, "the heavy lane never journaled an attempt"
+    assert all(r[3] for r in heavy if r[2] in ("skipped", "failed")), "every attempt has a reason"
+    assert all(r[6] is not None for r in heavy if r not in interrupted), "drained at stop"
+    assert "outside_window" in {r[3] for r in heavy if r[1] == "gate"}  # the MCP host's window
+    assert "WARNING the heavy lane runs in a per-session stdio host" in logs["mcp"]
+    assert {r[4] for r in rows} == set(pids), "every host journaled its attempts"
+    assert query(env, "SELECT COUNT(*) FROM worker_leases")[0][0] == 0  # released at stop
