@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from memtrove import Vault
-from memtrove.errors import PortableFormatError
+from memtrove.errors import CollectionError, PortableFormatError
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench"
 SOURCE = BENCH / "clawmem-vault"
@@ -217,3 +217,73 @@ def test_graph_rows_arrive_mapped_and_dangling_ones_are_counted(
     ]
     again = vault.import_clawmem(copy)
     assert not any(again.records.values())
+
+
+def test_a_collection_named_like_another_folders_collection_is_refused(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """ClawMem's ``goprop`` would land in this vault's ``goprop``, a folder elsewhere: the
+    next ``update`` there would take every imported document out of search."""
+    mine = tmp_path / "my-notes"
+    mine.mkdir()
+    (mine / "plan.md").write_text("# Plan\n\nThe release plan for the spring.\n")
+    vault.add_collection(mine, name="goprop")
+    before = vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    with pytest.raises(CollectionError, match=r"'goprop'.*--rename goprop=goprop-clawmem"):
+        vault.import_clawmem(SOURCE)
+    with pytest.raises(CollectionError, match="--rename goprop=goprop-clawmem"):
+        vault.import_clawmem(SOURCE, dry_run=True)
+    assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == before
+
+
+def test_rename_brings_a_collection_in_under_a_free_name(vault: Vault, tmp_path: Path) -> None:
+    mine = tmp_path / "my-notes"
+    mine.mkdir()
+    (mine / "plan.md").write_text("# Plan\n\nThe release plan for the spring.\n")
+    vault.add_collection(mine, name="goprop")
+    vault.update()
+    report = vault.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
+    assert report.documents["added"] == 38
+    counts = dict(
+        vault._connection.execute(
+            "SELECT collection, COUNT(*) FROM documents WHERE active = 1 GROUP BY collection"
+        ).fetchall()
+    )
+    assert counts == {"goprop": 1, "goprop-clawmem": 28, "chats": 7, "_memtrove": 3}
+    update = vault.update()
+    assert update.removed == 0
+    active = vault._connection.execute(
+        "SELECT COUNT(*) FROM documents WHERE collection = 'goprop-clawmem' AND active = 1"
+    ).fetchone()[0]
+    assert active == 28
+    # the co-activations ClawMem recorded by path still find their documents
+    pairs = _source_rows("SELECT COUNT(*) FROM co_activations")[0][0]
+    assert vault._connection.execute("SELECT COUNT(*) FROM co_activations").fetchone()[0] == pairs
+    again = vault.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
+    assert again.documents["unchanged"] == 38
+
+
+def test_the_same_folder_under_the_same_name_is_no_conflict(vault: Vault, tmp_path: Path) -> None:
+    folder = tmp_path / "go-proposals"
+    folder.mkdir()
+    vault.add_collection(folder, name="goprop")
+    config = tmp_path / "index.yml"
+    config.write_text(f"collections:\n  goprop:\n    path: {folder}\n")
+    report = vault.import_clawmem(SOURCE, config=config, dry_run=True)
+    assert report.documents["added"] == 38
+
+
+@pytest.mark.parametrize(
+    ("renames", "message"),
+    [
+        ({"notes": "x"}, "has no collection 'notes'"),
+        ({"_clawmem": "mine"}, "internal collections keep their name"),
+        ({"goprop": "_mine"}, "invalid collection name"),
+        ({"goprop": "chats"}, "'chats' is taken"),
+        ({"goprop": "a b/c"}, "invalid collection name"),
+    ],
+)
+def test_a_bad_rename_is_one_error(vault: Vault, renames: dict[str, str], message: str) -> None:
+    with pytest.raises(CollectionError, match=message):
+        vault.import_clawmem(SOURCE, renames=renames)
+    assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0

@@ -51,22 +51,31 @@ def import_command(
         False, "--merge", help="Add an export to a vault in use (what it holds wins)."
     ),
     embed: bool = typer.Option(False, "--embed", help="Then embed what arrived."),
+    rename: list[str] = typer.Option(
+        [],
+        "--rename",
+        metavar="OLD=NEW",
+        help="With `clawmem`: import its collection OLD as NEW (repeatable).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Import an export file into a new vault, or (`import clawmem PATH`) a ClawMem vault
     into this one: documents, metadata, graph, sessions (run again: nothing changes)."""
     clawmem = source == "clawmem" and path is not None
-    if (not clawmem and (path is not None or config is not None)) or (clawmem and merge):
-        raise fail(
-            "usage: memtrove import FILE [--merge] [--dry-run] [--embed] | memtrove import clawmem PATH "
-            "[--config FILE] [--dry-run] [--embed]",
-            2,
-        )
+    usage = (
+        "usage: memtrove import FILE [--merge] [--dry-run] [--embed] | memtrove import clawmem "
+        "PATH [--config FILE] [--rename OLD=NEW] [--dry-run] [--embed]"
+    )
+    if (not clawmem and (path is not None or config is not None or rename)) or (clawmem and merge):
+        raise fail(usage, 2)
+    renames = _renames(rename)
     with open_vault(ctx) as vault, user_errors():
         if clawmem:
             assert path is not None
             config = config or _clawmem_config(path)
-            report = vault.import_clawmem(path, config=config, dry_run=dry_run, embed=embed)
+            report = vault.import_clawmem(
+                path, config=config, dry_run=dry_run, embed=embed, renames=renames
+            )
             data, text = report.to_dict(), report.text()
         else:
             imported = vault.import_from(Path(source), dry_run=dry_run, embed=embed, merge=merge)
@@ -75,6 +84,17 @@ def import_command(
         print_json(data)
         return
     console.print(text, markup=False)
+
+
+def _renames(values: list[str]) -> dict[str, str]:
+    """``--rename OLD=NEW`` values as a mapping (usage error when malformed or repeated)."""
+    renames: dict[str, str] = {}
+    for value in values:
+        old, equals, new = value.partition("=")
+        if not equals or not old.strip() or not new.strip() or old.strip() in renames:
+            raise fail(f"--rename takes OLD=NEW, once per collection (not {value!r})", 2)
+        renames[old.strip()] = new.strip()
+    return renames
 
 
 def _clawmem_config(path: Path) -> Path | None:

@@ -50,6 +50,7 @@ __all__ = [
     "session_records",
     "set_capture_cursor",
     "turn_index",
+    "update_recall_stats",
 ]
 
 CONTEXT_SURFACING = "context-surfacing"
@@ -188,7 +189,7 @@ def log_context_usage(
             ],
         )
         for doc, score in scores.items():
-            _update_recall_stats(connection, doc, score, stamp)
+            update_recall_stats(connection, doc, score, stamp)
         connection.executemany(
             "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, 1, ?) "
             "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = count + 1, "
@@ -240,7 +241,7 @@ def _already_injected(connection: Connection, session_id: str, ids: Sequence[int
     return int(row[0])
 
 
-def _update_recall_stats(connection: Connection, doc: int, score: float, stamp: str) -> None:
+def update_recall_stats(connection: Connection, doc: int, score: float, stamp: str) -> None:
     """Fold one recall into the document's summary (its recall_events row already written).
 
     ``diversity_score = min(1, max(unique_queries, recall_days) / 5)`` (the spec's);
@@ -273,6 +274,9 @@ def _update_recall_stats(connection: Connection, doc: int, score: float, stamp: 
         "spacing_score = ? WHERE doc_id = ?",
         (int(unique_queries), int(recall_days), diversity, spacing, doc),
     )
+
+
+_update_recall_stats = update_recall_stats  # the name it had
 
 
 def _parse(stamp: str) -> datetime:

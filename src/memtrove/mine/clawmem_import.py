@@ -14,7 +14,12 @@ row. Everything lands in one ``BEGIN IMMEDIATE`` transaction (a dry run rolls it
   ClawMem logged only there), context usage, recall events and stats, co-activations (ClawMem
   pairs paths; here they pair document ids) and the hook dedupe table.
 
-Documents keep their collection and path. A collection whose folder exists here is added to
+Documents keep their collection and path (``renames`` gives a ClawMem collection another
+name here). A ClawMem collection named like one of this vault's folder collections is
+refused unless ClawMem's config puts it in that same folder: landing in another folder's
+collection, its documents would be taken out of search by the next ``update`` there
+(:func:`check_collections`; ``--rename OLD=NEW`` imports it under a free name). A
+collection whose folder exists here is added to
 ``config.yaml`` (so ``update`` keeps it current); one whose folder does not (ClawMem's mined
 conversations, a laptop's folders) is not registered: its documents arrive all the same,
 are found by every search, and no ``update`` touches them (``collection add FOLDER --name
@@ -31,12 +36,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.errors import PortableFormatError
+from memtrove.errors import CollectionError, PortableFormatError
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (
     _insert_document,
@@ -51,7 +56,14 @@ from memtrove.index.scanner import FileEntry
 from memtrove.index.types import CONTENT_TYPES
 from memtrove.mine.clawmem_tables import import_tables, not_mapped_tables, skipped_rows, when
 
-__all__ = ["ClawmemReport", "import_clawmem", "open_clawmem", "read_clawmem_config"]
+__all__ = [
+    "ClawmemReport",
+    "check_collections",
+    "clawmem_collections",
+    "import_clawmem",
+    "open_clawmem",
+    "read_clawmem_config",
+]
 
 INTERNAL = {"_clawmem": "_memtrove"}
 _CONFIG_NAMES = ("config.yaml", "index.yml", "config/config.yaml", "config/index.yml")
@@ -171,17 +183,74 @@ def open_clawmem(path: Path) -> Connection:
     return source
 
 
+def clawmem_collections(path: Path) -> list[str]:
+    """The collection names the ClawMem vault's documents use, sorted."""
+    source = open_clawmem(path)
+    try:
+        return sorted(
+            str(row[0]) for row in source.execute("SELECT DISTINCT collection FROM documents")
+        )
+    finally:
+        source.close()
+
+
+def check_collections(
+    names: list[str],
+    renames: Mapping[str, str],
+    clawmem_folders: Mapping[str, str],
+    folders_here: Mapping[str, Path],
+) -> None:
+    """Raise CollectionError (one line) for a rename that names no ClawMem collection, an
+    internal one, a repeated new name (the caller checks that it is a valid name), or a
+    ClawMem collection that would land in one of this vault's folder collections
+    (``folders_here``: name -> folder) although ClawMem's config does not put it there."""
+    targets: dict[str, str] = {}
+    for old, new in renames.items():
+        if old not in names:
+            raise CollectionError(
+                f"--rename {old}={new}: the ClawMem vault has no collection {old!r} "
+                f"(it has {', '.join(names) or 'none'})"
+            )
+        if old in INTERNAL or new.startswith("_"):
+            raise CollectionError(f"--rename {old}={new}: internal collections keep their name")
+        if new in targets or (new in names and new not in renames):
+            raise CollectionError(f"--rename {old}={new}: {new!r} is taken by another collection")
+        targets[new] = old
+    for name in names:
+        here = renames.get(name, INTERNAL.get(name, name))
+        folder = folders_here.get(here)
+        if folder is None:
+            continue
+        theirs = clawmem_folders.get(name)
+        if theirs is not None and Path(theirs).expanduser().resolve() == folder.resolve():
+            continue
+        where = (
+            f"ClawMem's folder {theirs}" if theirs else "a folder ClawMem's config does not name"
+        )
+        raise CollectionError(
+            f"ClawMem collection {name!r} ({where}) has the name of this vault's collection "
+            f"{here!r} ({folder}), and its next update would drop them: "
+            f"import it under another name with --rename {name}={here}-clawmem"
+        )
+
+
 def import_clawmem(
-    connection: Connection, path: Path, *, redact: Callable[[str], str], dry_run: bool = False
+    connection: Connection,
+    path: Path,
+    *,
+    redact: Callable[[str], str],
+    dry_run: bool = False,
+    renames: Mapping[str, str] | None = None,
 ) -> ClawmemReport:
     """Bring the ClawMem vault at ``path`` over into ``connection``'s vault (see the module
-    docstring); one transaction, rolled back for a dry run."""
+    docstring); one transaction, rolled back for a dry run. ``renames``: ClawMem collection
+    name -> the name it gets here (checked first by :func:`check_collections`)."""
     import sqlean
 
     started = time.monotonic()
     source = open_clawmem(path)
     try:
-        importer = _Documents(connection, source, redact)
+        importer = _Documents(connection, source, redact, renames or {})
         try:
             with write_transaction(connection):
                 importer.run()
@@ -246,9 +315,14 @@ class _Documents:
     """The documents pass: ClawMem ids mapped to memtrove ids, and paths to ids."""
 
     def __init__(
-        self, connection: Connection, source: Connection, redact: Callable[[str], str]
+        self,
+        connection: Connection,
+        source: Connection,
+        redact: Callable[[str], str],
+        renames: Mapping[str, str],
     ) -> None:
         self.connection = connection
+        self.renames = {**renames, **INTERNAL}
         self.source = source
         self.redact = redact
         self.ids: dict[int, int] = {}
@@ -285,7 +359,7 @@ class _Documents:
 
     def _document(self, row: dict[str, Any], links: _LinkPass) -> int:
         self.counts["total"] += 1
-        collection = INTERNAL.get(str(row["collection"]), str(row["collection"]))
+        collection = self.renames.get(str(row["collection"]), str(row["collection"]))
         path = str(row["path"])
         self.collections.add(collection)
         text = self._clean(str(row["doc"]))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from memtrove.db.connection import Connection
-from memtrove.lifecycle.sessions import _update_recall_stats
+from memtrove.lifecycle.sessions import update_recall_stats
 from memtrove.text import parse_iso_datetime
 
 __all__ = ["import_tables", "not_mapped_tables", "skipped_rows", "when"]
@@ -352,7 +352,7 @@ def _sessions(
             ),
         )
         if int(row["doc_id"]) not in stats_in_source:  # kept current here as a hook would
-            _update_recall_stats(connection, doc_id, score, surfaced)
+            update_recall_stats(connection, doc_id, score, surfaced)
     for row in _rows(source, "recall_stats"):
         doc_id = ids.get(row["doc_id"])
         if doc_id is None:

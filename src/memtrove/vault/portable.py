@@ -121,23 +121,43 @@ class PortableAccess(VaultState):
         config: str | Path | None = None,
         dry_run: bool = False,
         embed: bool = False,
+        renames: Mapping[str, str] | None = None,
     ) -> ClawmemReport:
         """Bring a ClawMem vault over (see :mod:`memtrove.mine.clawmem_import`); safe to
-        run again: what already arrived is left as it is."""
-        from memtrove.mine.clawmem_import import import_clawmem, read_clawmem_config
+        run again: what already arrived is left as it is. ``renames``: ClawMem collection ->
+        its name here; a ClawMem collection named like a folder collection of this vault
+        that lives in another folder raises CollectionError (nothing is written)."""
+        from memtrove.mine.clawmem_import import (
+            check_collections,
+            clawmem_collections,
+            import_clawmem,
+            read_clawmem_config,
+        )
+
+        from memtrove.config import validate_collection_name
 
         started = time.monotonic()
+        renames = dict(renames or {})
+        for new in renames.values():
+            validate_collection_name(new)
         collections = read_clawmem_config(Path(path).expanduser(), config)
+        check_collections(
+            clawmem_collections(Path(path).expanduser()),
+            renames,
+            {name: folder for name, (folder, _) in collections.items()},
+            {collection.name: collection.path for collection in self.collections()},
+        )
         with self._lock:
             report = import_clawmem(
                 self._connection,
                 Path(path).expanduser(),
                 redact=self.redactor.redact,
                 dry_run=dry_run,
+                renames=renames,
             )
         added, missing = self._register(
             [
-                {"name": name, "path": folder, "pattern": pattern}
+                {"name": renames.get(name, name), "path": folder, "pattern": pattern}
                 for name, (folder, pattern) in collections.items()
             ],
             dry_run,
