@@ -18,6 +18,7 @@ from tests.e2e.mcp_calls import call_tools
 from tests.e2e.test_serve import Server, base_env, start
 
 TOKEN = "mine-e2e-token-7c41"
+CLAWMEM = Path(__file__).resolve().parents[3] / "shared" / "bench" / "clawmem-vault"
 
 
 def memtrove(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -120,6 +121,27 @@ def test_the_command(home: Path) -> None:
     assert missing.returncode == 1 and "does not exist" in missing.stderr
 
 
+@pytest.mark.skipif(not (CLAWMEM / "index.sqlite").is_file(), reason="no ClawMem vault here")
+def test_import_clawmem_refuses_a_name_taken_by_another_folder(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("# Plan\n\nSpring release.\n", encoding="utf-8")
+    added = memtrove(env, "collection", "add", str(notes), "--name", "goprop")
+    assert added.returncode == 0, added.stderr
+    refused = memtrove(env, "import", "clawmem", str(CLAWMEM))
+    assert refused.returncode == 1, refused.stderr
+    assert "'goprop'" in refused.stderr and "--rename goprop=goprop-clawmem" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    bad = memtrove(env, "import", "clawmem", str(CLAWMEM), "--rename", "goprop")
+    assert bad.returncode == 2 and "--rename takes OLD=NEW" in bad.stderr
+    renamed = memtrove(
+        env, "import", "clawmem", str(CLAWMEM), "--rename", "goprop=goprop-clawmem", "--json"
+    )
+    assert renamed.returncode == 0, renamed.stderr
+    assert json.loads(renamed.stdout)["documents"]["added"] == 38
+
+
 def test_the_mcp_tools(home: Path, tmp_path: Path) -> None:
     exports = str(home / "exports")
     listed, answers = call_tools(
@@ -132,6 +154,11 @@ def test_the_mcp_tools(home: Path, tmp_path: Path) -> None:
             "bad": ("mine", {"path": exports, "format": "fax"}),
             "missing": ("mine", {"path": ""}),
             "limit": ("import_status", {"limit": 0}),
+            "synth_dry": ("mine", {"path": exports, "synthesize": True}),
+            "synth": (
+                "mine",
+                {"path": exports, "collection": "mcp-synth", "dry_run": False, "synthesize": True},
+            ),
         },
         tmp_path / "stderr.txt",
     )
@@ -144,7 +171,10 @@ def test_the_mcp_tools(home: Path, tmp_path: Path) -> None:
     assert [run["written"] for run in status["runs"]] == [4]  # the dry run is not recorded
     assert {"name": "mcp-chats", "source": exports} in status["collections"]
     assert not answers["search"].is_error, answers["search"].content[0].text
-    for name in ("bad", "missing", "limit"):
+    synth = answers["synth"].structured_content
+    assert synth["written"] == 4 and synth["synthesis"]["llm"] is False  # no LLM: imports only
+    assert "dry_run=false" in answers["synth_dry"].content[0].text
+    for name in ("bad", "missing", "limit", "synth_dry"):
         result = answers[name]
         assert result.is_error and "\n" not in result.content[0].text, name
     assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
@@ -174,4 +204,11 @@ def test_the_rest_route(home: Path, server: Server) -> None:
         bad = http.post("/mine", json={"path": exports, "format": "fax"})
         assert bad.status_code == 400 and "unknown format" in bad.json()["error"]
         assert http.post("/mine", json={"path": exports, "extra": 1}).status_code == 422
+        synth = http.post(
+            "/mine", json={"path": exports, "collection": "rest-synth", "synthesize": True}
+        )
+        assert synth.status_code == 200, synth.text
+        assert synth.json()["synthesis"]["llm"] is False and synth.json()["written"] == 4
+        both = http.post("/mine", json={"path": exports, "synthesize": True, "dry_run": True})
+        assert both.status_code == 400 and "not with dry_run" in both.json()["error"]
         assert httpx.post(server.url + "/mine", json={"path": exports}).status_code == 401

@@ -21,12 +21,27 @@ __all__ = ["import_status", "mine", "register_mine_tools"]
 
 
 def mine(
-    vault: Vault, path: str, collection: str, format: str, dry_run: bool, since: str | None
+    vault: Vault,
+    path: str,
+    collection: str,
+    format: str,
+    dry_run: bool,
+    since: str | None,
+    synthesize: bool = False,
+    synthesis_max_docs: int = 20,
 ) -> tuple[str, dict[str, Any]]:
     if not isinstance(path, str) or not path.strip():
         raise InvalidQueryError("path must name a folder or file the server can read")
+    if synthesize and dry_run:
+        raise InvalidQueryError("synthesize writes documents: call with dry_run=false")
     report = vault.mine(path, collection, format=format, dry_run=dry_run, since=since)
-    return report.text(), report.to_dict()
+    text, data = report.text(), report.to_dict()
+    if synthesize:  # the import is committed: a failure here never undoes it
+        synthesis = vault.synthesize_conversations(
+            report.document_ids or None, collection=collection, max_docs=synthesis_max_docs
+        )
+        text, data["synthesis"] = f"{text}\n{synthesis.text()}", synthesis.to_dict()
+    return text, data
 
 
 def import_status(vault: Vault, limit: int, collection: str | None) -> tuple[str, dict[str, Any]]:
@@ -68,11 +83,21 @@ def register_mine_tools(
         since: Annotated[
             str | None, Field(description="Only exchanges from this ISO date or time.")
         ] = None,
+        synthesize: Annotated[
+            bool,
+            Field(
+                description="With dry_run=false: then the LLM extracts decisions, "
+                "preferences, milestones and problems as linked documents."
+            ),
+        ] = False,
+        synthesis_max_docs: Annotated[
+            int, Field(description="With synthesize: at most this many conversations.")
+        ] = 20,
     ) -> CallToolResult:
         """Import conversation exports (Claude Code, Codex, ChatGPT, Claude.ai, Slack,
         plain-text transcripts) as one document per exchange. A dry run by default: call
-        again with dry_run=false to write."""
-        return call(mine, path, collection, format, dry_run, since)
+        again with dry_run=false to write (and synthesize=true to extract facts)."""
+        return call(mine, path, collection, format, dry_run, since, synthesize, synthesis_max_docs)
 
     @server.tool("import_status", annotations=read_only)
     def import_status_tool(

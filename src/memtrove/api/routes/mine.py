@@ -9,6 +9,7 @@ from pydantic import Field
 
 from memtrove.api.routes.common import ERRORS, VaultDependency
 from memtrove.api.schemas import StrictModel
+from memtrove.errors import InvalidQueryError
 
 __all__ = ["MineRequest", "router"]
 
@@ -26,13 +27,24 @@ class MineRequest(StrictModel):
     dry_run: bool = Field(default=False, description="Only count what would be written.")
     since: str | None = Field(default=None, description="Only exchanges from this ISO date.")
     embed: bool = Field(default=False, description="Then embed what was written.")
+    synthesize: bool = Field(
+        default=False,
+        description="Then the LLM extracts decisions, preferences, milestones and problems "
+        "as linked documents (not with dry_run).",
+    )
+    synthesis_max_docs: int = Field(
+        default=20, ge=0, le=10_000, description="With synthesize: at most N conversations."
+    )
 
 
 @router.post("/mine")
 def mine(vault: VaultDependency, body: MineRequest) -> dict[str, Any]:
     """One ``conversation`` document per exchange; the report of ``memtrove mine --json``
     (``files``, ``conversations``, ``exchanges``, ``written``, ``unchanged``, ``formats``,
-    ``skipped``, ``unrecognised``, ``errors``...). Holds the vault while it runs."""
+    ``skipped``, ``unrecognised``, ``errors``...), with ``synthesis`` (its seven counters)
+    when ``synthesize``. Holds the vault while it runs."""
+    if body.synthesize and body.dry_run:
+        raise InvalidQueryError("synthesize writes documents: not with dry_run")
     report = vault.mine(
         body.path,
         body.collection,
@@ -41,7 +53,14 @@ def mine(vault: VaultDependency, body: MineRequest) -> dict[str, Any]:
         embed=body.embed,
         since=body.since,
     )
-    return report.to_dict()
+    data = report.to_dict()
+    if body.synthesize:  # the import is committed: a failure here never undoes it
+        data["synthesis"] = vault.synthesize_conversations(
+            report.document_ids or None,
+            collection=body.collection,
+            max_docs=body.synthesis_max_docs,
+        ).to_dict()
+    return data
 
 
 @router.get("/mine/runs")
