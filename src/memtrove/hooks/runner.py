@@ -27,7 +27,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -133,7 +132,7 @@ def run_in_server(
         result = execute(spec, raw, settings, log, lambda: hook_vault)
     except Exception as error:
         held.close()
-        log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
+        log.error(f"{type(error).__name__}: {error}", _trace())
         return spec.answer(), []
 
     def after() -> None:
@@ -240,7 +239,7 @@ def _answer(
         answer.write(spec.answer(result.context))
         _run_after(result, log)
     except Exception as error:
-        log.error(f"{type(error).__name__}: {error}", traceback.format_exc())
+        log.error(f"{type(error).__name__}: {error}", _trace())
         answer.write(spec.answer() if spec is not None else plain_output())
 
 
@@ -250,7 +249,14 @@ def _run_after(result: HookResult, log: HookLog) -> None:
         try:
             step()
         except Exception as error:
-            log.error(f"after answering: {type(error).__name__}: {error}", traceback.format_exc())
+            log.error(f"after answering: {type(error).__name__}: {error}", _trace())
+
+
+def _trace() -> str:
+    """The current exception's traceback (the module loads only when something failed)."""
+    import traceback
+
+    return traceback.format_exc()
 
 
 def _exit() -> None:
