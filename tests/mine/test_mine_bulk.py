@@ -9,9 +9,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memtrove import Vault
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import fts_totals_drifted
+from memtrove.errors import VaultBusyError
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (
     _insert_document,
@@ -188,21 +191,21 @@ def prompts(count: int, *, rewind_at: int | None = None) -> list[str]:
 
 
 class RecordingLock:
-    """A lock that says whether it is held, and how often it was taken."""
+    """A lock that says which threads hold it, and how often it was taken."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self.held = 0
+        self.holders: list[int] = []
         self.taken = 0
 
     def __enter__(self) -> RecordingLock:
         self._lock.acquire()
-        self.held += 1
+        self.holders.append(threading.get_ident())
         self.taken += 1
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.held -= 1
+        self.holders.remove(threading.get_ident())
         self._lock.release()
 
 
@@ -211,19 +214,41 @@ def test_the_lock_is_taken_per_batch_and_never_while_reading(tmp_path: Path) -> 
     folder.mkdir()
     (folder / "session-1.jsonl").write_text("\n".join(prompts(9)) + "\n", encoding="utf-8")
     lock = RecordingLock()
-    redacted: list[int] = []
+    held_while_preparing: list[bool] = []
 
-    def redact(text: str) -> str:
-        redacted.append(lock.held)  # documents are prepared outside the lock
+    def redact(text: str) -> str:  # documents are prepared outside the lock
+        held_while_preparing.append(threading.get_ident() in lock.holders)
         return text
 
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
         report = mine_folder(
             vault._connection, folder, "conversations", redact, NOW, batch_size=2, lock=lock
         )
-    assert (report.exchanges, report.written) == (9, 9)
-    assert redacted == [0] * 9
-    assert lock.taken == 5 and lock.held == 0  # ceil(9 / 2) batches
+        assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 9
+    assert (report.exchanges, report.written, len(report.document_ids)) == (9, 9, 9)
+    assert held_while_preparing == [False] * 9
+    assert lock.taken == 5 and lock.holders == []  # ceil(9 / 2) batches
+
+
+def test_a_failed_batch_fails_the_run_and_keeps_the_batches_before_it(tmp_path: Path) -> None:
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "session-1.jsonl").write_text("\n".join(prompts(9)) + "\n", encoding="utf-8")
+
+    class FailingLock(RecordingLock):
+        def __enter__(self) -> RecordingLock:
+            if self.taken == 2:
+                raise VaultBusyError("the vault stayed locked by another process; try again")
+            return super().__enter__()
+
+    with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
+        with pytest.raises(VaultBusyError):
+            mine_folder(
+                vault._connection, folder, "c", vault.redact, NOW, batch_size=2, lock=FailingLock()
+            )
+        count = vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+        assert count == 4 and not vault._connection.in_transaction
+        assert vault.mine(folder, "c").written == 5  # a rerun writes the rest
 
 
 def test_a_run_that_retired_exchanges_recounts_the_fts_totals(tmp_path: Path) -> None:

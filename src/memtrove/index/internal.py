@@ -157,7 +157,7 @@ def write_bulk(
     next_id = _max_id(connection)
     docids = _DocidPool(connection, (d.hash for d in documents if d.path not in existing))
     bodies: list[tuple[str, str, str]] = []
-    fragments: list[tuple[object, ...]] = []
+    fragments: list[_FragmentRow] = []
 
     def store(document: BulkDocument) -> float:
         """The document's quality; its body (and fragments) queued when the vault lacks it."""
@@ -214,6 +214,7 @@ def write_bulk(
 
 
 _CHUNK = 500
+_FragmentRow = tuple[str, int, str, str, int, int]  # hash, seq, type, label, start, end
 _INSERT_DOCUMENT = (
     "INSERT INTO documents (id, collection, path, title, hash, docid, content_type, "
     "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
@@ -244,16 +245,19 @@ def _stored_hashes(connection: Connection, hashes: set[str]) -> set[str]:
 
 
 def _insert_bodies(
-    connection: Connection, bodies: list[tuple[str, str, str]], fragments: list[tuple[object, ...]]
+    connection: Connection, bodies: list[tuple[str, str, str]], fragments: list[_FragmentRow]
 ) -> None:
     if bodies:
+        # In key order: both tables are keyed by the hash, and sorted inserts walk the
+        # B-tree in order instead of landing on a random page for each row.
         connection.executemany(
-            "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)", bodies
+            "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
+            sorted(bodies),
         )
         connection.executemany(
             "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            fragments,
+            sorted(fragments),  # (hash, seq) is unique: nothing past it is compared
         )
     bodies.clear()
     fragments.clear()

@@ -62,50 +62,8 @@ def mine_folder(
     writer = Writer(
         connection, collection, redact, now, dry_run=dry_run, batch_size=batch_size, lock=lock
     )
-    counts: dict[str, Counter[str]] = {}
-    skipped: dict[str, Counter[str]] = {}
-    unrecognised: list[str] = []
-    unrecognised_count = 0
-    errors: list[str] = []
-    for path, is_folder in candidates(root, formats):
-        name = relative_source(root, path)
-        try:
-            found = detect(path, is_folder, formats)
-        except (OSError, ValueError, RecursionError) as error:
-            errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
-            continue
-        if found is None:
-            unrecognised_count += 1
-            if len(unrecognised) < MAX_LISTED:
-                unrecognised.append(name)
-            continue
-        tally = counts.setdefault(found.label, Counter())
-        tally["files"] += 1
-        mtime = source_mtime_ns(path)
-        file_time = iso_from_timestamp(mtime / 1e9)
-        dropped = skipped.setdefault(found.label, Counter())
-        try:
-            for conversation in found.conversations:
-                tally["conversations"] += 1
-                kept: set[str] = set()
-                for exchange in exchanges(conversation):
-                    when = exchange.authored_at or file_time
-                    if since is not None and when < since:
-                        dropped["before --since"] += 1
-                        continue
-                    document = render(exchange, name)
-                    if document is None:
-                        dropped["exchange too short"] += 1
-                        continue
-                    tally["exchanges"] += 1
-                    kept.add(document.path)
-                    writer.add(document, mtime)
-                if since is None and kept:
-                    folder = next(iter(kept)).rsplit("/", 1)[0]
-                    writer.retire_others(folder, frozenset(kept))
-        except (OSError, ValueError, RecursionError, UnicodeError) as error:
-            errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
-        dropped.update(found.skips)
+    tally = _Tally()
+    _mine_files(root, formats, writer, since, tally)
     writer.flush()
     if writer.retired or writer.rewritten:
         # deleted full-text rows (retired exchanges, rewritten ones) leave FTS5's BM25
@@ -118,15 +76,70 @@ def mine_folder(
         dry_run=dry_run,
         formats={
             label: FormatCounts(c["files"], c["conversations"], c["exchanges"])
-            for label, c in counts.items()
+            for label, c in tally.counts.items()
         },
         written=writer.written,
         unchanged=writer.unchanged,
         retired=writer.retired,
-        skipped={label: dict(reasons) for label, reasons in skipped.items() if reasons},
-        unrecognised=unrecognised,
-        unrecognised_count=unrecognised_count,
-        errors=errors,
+        skipped={label: dict(reasons) for label, reasons in tally.skipped.items() if reasons},
+        unrecognised=tally.unrecognised,
+        unrecognised_count=tally.unrecognised_count,
+        errors=tally.errors,
         elapsed_seconds=round(time.monotonic() - started, 3),
         document_ids=tuple(writer.ids),
     )
+
+
+class _Tally:
+    """What a run counted, per format, and the files it could not take."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter[str]] = {}
+        self.skipped: dict[str, Counter[str]] = {}
+        self.unrecognised: list[str] = []
+        self.unrecognised_count = 0
+        self.errors: list[str] = []
+
+
+def _mine_files(
+    root: Path, formats: Sequence[str], writer: Writer, since: str | None, tally: _Tally
+) -> None:
+    for path, is_folder in candidates(root, formats):
+        name = relative_source(root, path)
+        try:
+            found = detect(path, is_folder, formats)
+        except (OSError, ValueError, RecursionError) as error:
+            tally.errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
+            continue
+        if found is None:
+            tally.unrecognised_count += 1
+            if len(tally.unrecognised) < MAX_LISTED:
+                tally.unrecognised.append(name)
+            continue
+        counted = tally.counts.setdefault(found.label, Counter())
+        counted["files"] += 1
+        mtime = source_mtime_ns(path)
+        file_time = iso_from_timestamp(mtime / 1e9)
+        dropped = tally.skipped.setdefault(found.label, Counter())
+        try:
+            for conversation in found.conversations:
+                counted["conversations"] += 1
+                kept: set[str] = set()
+                for exchange in exchanges(conversation):
+                    when = exchange.authored_at or file_time
+                    if since is not None and when < since:
+                        dropped["before --since"] += 1
+                        continue
+                    document = render(exchange, name)
+                    if document is None:
+                        dropped["exchange too short"] += 1
+                        continue
+                    counted["exchanges"] += 1
+                    kept.add(document.path)
+                    writer.add(document, mtime)
+                if since is None and kept:
+                    folder = next(iter(kept)).rsplit("/", 1)[0]
+                    writer.retire_others(folder, frozenset(kept))
+        except (OSError, ValueError, RecursionError, UnicodeError) as error:
+            tally.errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
+        dropped.update(found.skips)
