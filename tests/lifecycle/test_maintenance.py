@@ -223,6 +223,8 @@ def test_consolidate_runs_every_phase_and_enriches(vault: Vault, notes: Path) ->
     assert "consolidated observations: 1 active" in report.text()
     assert f"  2x {pattern['observation']}" in report.text()
     assert vault.consolidate(dry_run=True).observations == (pattern,)
+    [tick] = [run for run in vault.maintenance_runs() if run.phase == "tick"]
+    assert "consolidated_observations" not in tick.metrics  # the journal keeps the phases
     reflection = vault.reflect(14)
     assert reflection.to_dict()["patterns"] == [pattern]
     assert f"  2x {pattern['observation']}  (" in reflection.text()

@@ -389,7 +389,10 @@ class ConsolidationAccess(VaultState):
 
 
 def _metrics(report: ConsolidationReport) -> dict[str, Any]:
-    return report.to_dict()
+    """What a journal row keeps of a pass: its phases, not the observations listed after."""
+    metrics = report.to_dict()
+    metrics.pop("consolidated_observations", None)
+    return metrics
 
 
 def _by_proofs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
