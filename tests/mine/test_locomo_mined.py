@@ -38,3 +38,17 @@ def test_mined_recall_matches_the_per_turn_eval() -> None:
         assert abs(mined_r10 - turn_r10) <= 0.02, (format, turn_r10, mined_r10)
     with pytest.raises(ConfigError, match="mined must be one of"):
         run_locomo(LOCOMO, "bm25", mined="slack", conversations=1)
+
+
+@needs_locomo
+def test_a_mined_run_also_says_the_recall_over_whole_exchanges() -> None:
+    """R@10 counts the first ten turns (about five exchanges); the note gives the recall over
+    every turn of the ten exchanges a search returns, which can only be as high or higher."""
+    report = run_locomo(LOCOMO, "bm25", mined="chatgpt", conversations=1)
+    note = next(note for note in report.notes if note.startswith("mined:"))
+    whole = float(note.rsplit(" ", 1)[1])
+    assert report.metrics["all"]["R@10"] <= whole <= 1.0
+    assert whole > report.metrics["all"]["R@10"] + 0.02  # five more exchanges, more turns
+    assert not any(
+        n.startswith("mined:") for n in run_locomo(LOCOMO, "bm25", conversations=1).notes
+    )
