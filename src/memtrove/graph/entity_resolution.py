@@ -339,8 +339,8 @@ class Resolver:
             )
         ]
         if old:
-            if any(identifier in self._pending for identifier in old):
-                self._write_counts()
+            # Its old entities' counts first (as one document at a time decrements them).
+            self._write_counts([identifier for identifier in old if identifier in self._pending])
             connection.executemany(
                 "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0)"
                 " WHERE entity_id = ?",
@@ -382,14 +382,19 @@ class Resolver:
         self._write_counts()
         self._write_cooccurrences()
 
-    def _write_counts(self) -> None:
-        if self._pending:
+    def _write_counts(self, identifiers: Sequence[str] | None = None) -> None:
+        """Write the pending mention counts (of ``identifiers`` only, when given)."""
+        pending = self._pending
+        if identifiers is None:
+            due, self._pending = list(pending.items()), {}
+        else:
+            due = [(identifier, pending.pop(identifier)) for identifier in identifiers]
+        if due:
             self._connection.executemany(
                 "UPDATE entity_nodes SET mention_count = mention_count + ?, last_seen = ?"
                 " WHERE entity_id = ?",
-                [(count, self.moment, identifier) for identifier, count in self._pending.items()],
+                [(count, self.moment, identifier) for identifier, count in due],
             )
-            self._pending.clear()
 
     def _write_cooccurrences(self) -> None:
         """Every pair of entities each pending document names, counted in one statement."""
