@@ -127,14 +127,13 @@ class PortableAccess(VaultState):
         run again: what already arrived is left as it is. ``renames``: ClawMem collection ->
         its name here; a ClawMem collection named like a folder collection of this vault
         that lives in another folder raises CollectionError (nothing is written)."""
+        from memtrove.config import validate_collection_name
         from memtrove.mine.clawmem_import import (
             check_collections,
             clawmem_collections,
             import_clawmem,
             read_clawmem_config,
         )
-
-        from memtrove.config import validate_collection_name
 
         started = time.monotonic()
         renames = dict(renames or {})
