@@ -15,7 +15,13 @@ from collections.abc import Sequence
 
 from memtrove.db.connection import Connection, write_transaction
 
-__all__ = ["fts_totals_drifted", "repair_fts_totals", "settle_fts_totals"]
+__all__ = [
+    "fts_totals_drifted",
+    "read_totals_record",
+    "repair_fts_totals",
+    "settle_fts_totals",
+    "write_totals_record",
+]
 
 
 def _varints(data: bytes) -> list[int]:
@@ -77,3 +83,16 @@ def settle_fts_totals(connection: Connection, tables: Sequence[str], columns: in
     if drifted:
         repair_fts_totals(connection, drifted, columns)
     return bool(drifted)
+
+
+def read_totals_record(connection: Connection, table: str = "documents_fts") -> bytes | None:
+    """``table``'s totals record as stored (None when it has none yet)."""
+    row = connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    return None if row is None or row[0] is None else bytes(row[0])
+
+
+def write_totals_record(
+    connection: Connection, record: bytes, table: str = "documents_fts"
+) -> None:
+    """Put back a totals record read by :func:`read_totals_record` (the caller's transaction)."""
+    connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.db.connection import Connection, open_connection
+from memtrove.db.fts_totals import read_totals_record
 
 __all__ = [
     "FORMAT",
@@ -164,7 +165,7 @@ def _header(
         table: int(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
         for table in tables
     }
-    averages = connection.execute("SELECT block FROM documents_fts_data WHERE id = 1").fetchone()
+    averages = read_totals_record(connection)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -179,7 +180,7 @@ def _header(
         # The full-text index's row and token totals, which BM25 reads. Rebuilt from the rows
         # they can differ (a deleted row is not subtracted from them in a contentless
         # index); the import puts the source's back, so that scores come out the same.
-        "fts_averages": None if averages is None else _encode(averages[0]),
+        "fts_averages": None if averages is None else _encode(averages),
     }
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.fts_totals import write_totals_record
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
@@ -428,7 +429,7 @@ def _restore_averages(connection: Connection, value: Any) -> None:
         raise _fail(1, "the header's fts_averages is not a blob") from None
     if not isinstance(block, bytes) or not 0 < len(block) <= 256:
         return
-    connection.execute("UPDATE documents_fts_data SET block = ? WHERE id = 1", (block,))
+    write_totals_record(connection, block)
 
 
 def open_export(path: Path) -> IO[bytes]:

@@ -20,6 +20,7 @@ from typing import Any
 from memtrove.db.connection import Connection, write_unless_locked
 from memtrove.errors import InvalidQueryError, ModelError
 from memtrove.models.protocols import LLM
+from memtrove.retrieval.temporal import MONTHS
 from memtrove.text import to_iso
 
 __all__ = [
@@ -122,30 +123,9 @@ def _when(confidence: float, window: tuple[str, str] | None) -> IntentClassifica
     return IntentClassification("WHEN", confidence, "heuristic", start, end)
 
 
-_MONTHS = {
-    name: index
-    for index, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_YEAR = re.compile(
-    r"\b(?:in|during|since|by|of)\s+(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
+    r"\b(?:in|during|since|by|of)\s+(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")"
     r"\b\.?(?:\s+(\d{4}))?",
     re.IGNORECASE,
 )
@@ -167,7 +147,7 @@ def temporal_window(query: str, today: date) -> tuple[str, str] | None:
         return day.isoformat(), day.isoformat()
     match = _MONTH_YEAR.search(query)
     if match and not (match[1].lower() == "may" and match[2] is None):
-        month = _MONTHS[match[1].lower()]
+        month = MONTHS[match[1].lower()]
         year = int(match[2]) if match[2] else today.year
         if not match[2] and month > today.month:
             year -= 1  # "in March", asked in January, means last March

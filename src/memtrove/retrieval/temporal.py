@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from memtrove.text import STOPWORDS
 
-__all__ = ["TimeConstraint", "month_window", "time_constraint"]
+__all__ = ["MONTHS", "TimeConstraint", "month_window", "time_constraint"]
 
 
 class TimeConstraint(NamedTuple):
@@ -44,7 +44,7 @@ class TimeConstraint(NamedTuple):
     event: str | None = None
 
 
-_MONTH_NAMES = {
+MONTHS: dict[str, int] = {
     name: number
     for number, names in enumerate(
         (
@@ -83,7 +83,7 @@ _NUMBERS = {
     "few": 3,
     "couple of": 2,
 }
-_MONTH = r"(" + "|".join(sorted(_MONTH_NAMES, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"((?:19|20)\d{2})"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _COUNT = r"(\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")"
@@ -175,9 +175,9 @@ def _full_date(groups: tuple[str | None, ...]) -> date | None:
         if groups[0]:
             return date(int(groups[0]), int(groups[1] or 0), int(groups[2] or 0))
         if groups[3]:
-            return date(int(groups[5] or 0), _MONTH_NAMES[groups[3].lower()], int(groups[4] or 0))
+            return date(int(groups[5] or 0), MONTHS[groups[3].lower()], int(groups[4] or 0))
         if groups[7]:
-            return date(int(groups[8] or 0), _MONTH_NAMES[groups[7].lower()], int(groups[6] or 0))
+            return date(int(groups[8] or 0), MONTHS[groups[7].lower()], int(groups[6] or 0))
     except (KeyError, ValueError):
         return None
     return None
@@ -216,7 +216,7 @@ def time_constraint(query: str, now: datetime) -> TimeConstraint | None:
     match = _MONTH_YEAR.search(query)
     if match:
         part = _part_of(match[0])
-        start, end = month_window(int(match[3]), _MONTH_NAMES[match[2].lower()], part)
+        start, end = month_window(int(match[3]), MONTHS[match[2].lower()], part)
         return _directed(match[1], start, end, match[0])
     match = _YEAR_ALONE.search(query)
     if match:
@@ -231,7 +231,7 @@ def time_constraint(query: str, now: datetime) -> TimeConstraint | None:
         direction = "before" if re.fullmatch(_BEFORE, word) else "within"
         if re.fullmatch(_AFTER, word):
             direction = "after"
-        return TimeConstraint(direction, match[0], month=_MONTH_NAMES[match[2].lower()])
+        return TimeConstraint(direction, match[0], month=MONTHS[match[2].lower()])
     relative = _relative(query, today)
     if relative is not None:
         return relative

@@ -128,7 +128,6 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
                 text = scrub(_message_text(payload.get("content")).strip())
                 if role == "user":
                     text = _request(text)
-                if role == "user":
                     if not text or text.startswith(_CONTEXT_PREFIXES):
                         skips.skip("injected context")
                     elif text == last_user and not turn.lines:
