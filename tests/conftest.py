@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memtrove import Vault
+from memtrove.models.http import COOLDOWN
 
 pytest_plugins = ["tests.fakes.model_server"]
 
@@ -31,6 +32,9 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     for name in list(os.environ):
         if name.startswith("MEMTROVE_"):
             monkeypatch.delenv(name, raising=False)
+    # The model cooldown is process-wide: an earlier test's refused port, handed out again to
+    # this test's fake model server, must not skip a stage here.
+    COOLDOWN.clear()
     return home
 
 
