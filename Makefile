@@ -26,7 +26,7 @@ lint: venv
 	$(BIN)/mypy src
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: venv
 	$(BIN)/python benchmarks/bench_index.py
