@@ -160,6 +160,28 @@ def test_a_failed_write_leaves_nothing_half_done(
     assert rows(vault, "SELECT COUNT(*) FROM session_log") == [(0,)]
 
 
+def test_a_failed_edge_write_takes_the_documents_and_facts_with_it(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
+) -> None:
+    """Triples and edges are written in the capture's transaction: when the causal edge
+    cannot be written (here a trigger refuses it), the documents, facts and cursor are
+    not there either, and the same turns are captured whole on the next run."""
+    from memtrove.db.connection import DatabaseError
+
+    model_server.set_chat_reply(replying(OBSERVED))
+    smart._connection.execute(
+        "CREATE TRIGGER refuse_causal BEFORE INSERT ON memory_relations"
+        " WHEN NEW.relation_type = 'causal' BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+    )
+    with pytest.raises(DatabaseError, match="disk full"):
+        smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    for table in ("documents", "entity_triples", "memory_relations", "session_log"):
+        assert rows(smart, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
+    smart._connection.execute("DROP TRIGGER refuse_causal")
+    report = smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    assert report.observations == 3 and report.triples == 2 and report.causal_links == 1
+
+
 def decision_confidence(vault: Vault) -> dict[str, tuple[float, object]]:
     return {
         str(path): (float(conf), invalidated)  # type: ignore[arg-type]

@@ -6,13 +6,13 @@
    or when its answer fails or cannot be read, the heuristic (``source: heuristic``).
 3. Contradiction candidates for each new decision, judged (LLM when there is one,
    see :mod:`.contradictions`).
-4. One write transaction: the documents (:mod:`.store`), the confidence of contradicted
-   decisions, the cursor. A failure before or inside it writes nothing.
-5. After it, each in its own short transaction: SPO triples of eligible observations
-   (:data:`TRIPLE_TYPES`, canonical predicates only, through :mod:`memtrove.graph.triples`),
-   ``causal`` edges between observations (:mod:`.causal`) and ``contradicts`` edges from the
-   new decision to the one it reverses (:mod:`memtrove.graph.relations`). A triple that is
-   refused (an unknown predicate) is skipped; the documents stand without it.
+4. One write transaction holds all of it: the documents (:mod:`.store`), the confidence of
+   contradicted decisions, SPO triples of eligible observations (:data:`TRIPLE_TYPES`,
+   canonical predicates only, through :mod:`memtrove.graph.triples`), ``causal`` edges
+   between observations (:mod:`.causal`), ``contradicts`` edges from the new decision to the
+   one it reverses (:mod:`memtrove.graph.relations`) and the cursor. A failure before or
+   inside it writes nothing. Each triple is a savepoint of its own: one that is refused is
+   skipped, and the documents stand without it.
 """
 
 from __future__ import annotations
@@ -174,29 +174,25 @@ def capture_turns(
     lowered: list[str] = []
     would: list[str] = []
     contradicts: list[tuple[int, int, float]] = []
-    with guard():
-        with write_transaction(connection, retry_seconds=retry_seconds):
-            earlier = session_observations(connection, session_id, now)
-            written = write_capture(
-                connection, session_id, observations, now, authored_at=authored_at, redact=redact
-            )
-            by_title = {observation.title: doc_id for doc_id, observation in written.observations}
-            for title, found in verdicts.items():
-                new_id = by_title.get(title)
-                if new_id is None:
-                    continue
-                for contradiction in found:
-                    old = contradiction.old
-                    apply_contradiction(
-                        connection, contradiction, new_id, stamp, invalidate=invalidate
-                    )
-                    contradicts.append((new_id, old.doc_id, contradiction.confidence))
-                    lowered.append(
-                        f"{old.path} ({contradiction.method}, {contradiction.confidence:.2f})"
-                    )
-                    if not invalidate:
-                        would.append(old.path)
-            set_capture_cursor(connection, session_id, fingerprint(todo[-1]), stamp)
+    with guard(), write_transaction(connection, retry_seconds=retry_seconds):
+        earlier = session_observations(connection, session_id, now)
+        written = write_capture(
+            connection, session_id, observations, now, authored_at=authored_at, redact=redact
+        )
+        by_title = {observation.title: doc_id for doc_id, observation in written.observations}
+        for title, found in verdicts.items():
+            new_id = by_title.get(title)
+            if new_id is None:
+                continue
+            for contradiction in found:
+                old = contradiction.old
+                apply_contradiction(connection, contradiction, new_id, stamp, invalidate=invalidate)
+                contradicts.append((new_id, old.doc_id, contradiction.confidence))
+                lowered.append(
+                    f"{old.path} ({contradiction.method}, {contradiction.confidence:.2f})"
+                )
+                if not invalidate:
+                    would.append(old.path)
         triples = 0
         for doc_id, observation in written.observations:
             if observation.type in TRIPLE_TYPES:
@@ -215,6 +211,7 @@ def capture_turns(
                 confidence,
                 {"source": "decision-extractor"},
             )
+        set_capture_cursor(connection, session_id, fingerprint(todo[-1]), stamp)
     return CaptureReport(
         len(todo),
         source,

@@ -29,6 +29,7 @@ __all__ = [
     "copy_database",
     "is_locked_error",
     "open_connection",
+    "write_step",
     "write_transaction",
     "write_unless_locked",
 ]
@@ -181,3 +182,22 @@ def write_transaction(
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+
+
+@contextlib.contextmanager
+def write_step(connection: Connection) -> Iterator[Connection]:
+    """One step of a larger write: inside the caller's transaction a savepoint (an error
+    undoes this step alone and propagates; the caller's transaction decides the rest),
+    otherwise a :func:`write_transaction` of its own."""
+    if not connection.in_transaction:
+        with write_transaction(connection):
+            yield connection
+        return
+    connection.execute("SAVEPOINT write_step")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK TO write_step")
+        connection.execute("RELEASE write_step")
+        raise
+    connection.execute("RELEASE write_step")

@@ -13,12 +13,11 @@ at a weight at least as high is not written again (the upsert would change nothi
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, write_step
 from memtrove.text import to_iso
 
 __all__ = [
@@ -35,17 +34,6 @@ ENTITY_EDGE_THRESHOLD = 0.3
 MAX_LINKED_DOCUMENTS = 50  # per entity and document: the most recent ones sharing it
 MAX_ENTITY_EDGES = 20  # per document: the strongest links (most specific, most shared)
 MAX_SHARED_LISTED = 10  # entity ids an edge's metadata lists
-
-
-@contextlib.contextmanager
-def transaction(connection: Connection) -> Iterator[None]:
-    """The caller's transaction when one is open (a bulk run, or enrichment writing more in
-    the same one), else a write transaction of its own."""
-    if connection.in_transaction:
-        yield
-        return
-    with write_transaction(connection):
-        yield
 
 
 class LinkCache:
@@ -182,7 +170,7 @@ def _write_entity_edges(
             (doc_id, other, weight, metadata, moment),
             (other, doc_id, weight, metadata, moment),
         ]
-    with transaction(connection):
+    with write_step(connection):
         connection.executemany(
             """
             INSERT INTO memory_relations

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from memtrove.db.connection import Connection
+from memtrove.db.connection import Connection, write_step
 from memtrove.graph.entity_links import (
     ENTITY_EDGE_THRESHOLD,
     MAX_ENTITY_EDGES,
@@ -30,7 +30,6 @@ from memtrove.graph.entity_links import (
     link_shared_entities,
     specificity,
 )
-from memtrove.graph.entity_links import transaction as _transaction
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
@@ -275,7 +274,7 @@ def record_mentions(
     returns ``(entity_id, name, type)`` per distinct entity. With a bulk run's ``resolver``
     (whose vault is used), mention counts and co-occurrences wait for
     :meth:`Resolver.flush`, which the run calls before it commits."""
-    with _transaction(connection):
+    with write_step(connection):
         if resolver is not None:
             return resolver.record(doc_id, entities)
         own = Resolver(connection, vault)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, write_step
 from memtrove.errors import InvalidQueryError
 from memtrove.text import to_iso
 
@@ -82,7 +82,7 @@ def upsert_relation(
         raise InvalidQueryError("a document cannot be related to itself")
     if not 0.0 <= weight <= 1.0:
         raise InvalidQueryError(f"weight must be between 0 and 1, got {weight}")
-    with write_transaction(connection):
+    with write_step(connection):
         if relation_type == "semantic":
             insert_semantic_edges(connection, [(source_id, target_id, weight)], metadata=metadata)
             return

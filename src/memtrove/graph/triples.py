@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, write_step
 from memtrove.errors import InvalidQueryError
 from memtrove.text import parse_iso_datetime, to_iso
 
@@ -180,7 +180,7 @@ def add_fact(
     if start is not None and end is not None and end <= start:
         raise InvalidQueryError("valid_to must be after valid_from")
     now = to_iso(datetime.now(UTC))
-    with write_transaction(connection):
+    with write_step(connection):
         subject_id = _fact_entity(connection, subject, subject_type, now)
         object_id: str | None = None
         literal: str | None = None
