@@ -1,11 +1,12 @@
-"""The Porter stemmer loaded alone stems as ``snowballstemmer.stemmer("porter")`` does."""
+"""The Porter stemmer memtrove loads (PyStemmer's, in C) stems as snowball's pure-Python
+``porter`` module does."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import snowballstemmer
+from snowballstemmer.porter_stemmer import PorterStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,13 +21,17 @@ def test_the_examples_words_stem_alike() -> None:
         {word.lower() for path in EXAMPLES.rglob("*.md") for word in path.read_text().split()}
     )
     assert len(words) > 1000
-    assert porter_stemmer().stemWords(words) == snowballstemmer.stemmer("porter").stemWords(words)
+    assert porter_stemmer().stemWords(words) == PorterStemmer().stemWords(words)
 
 
 @settings(max_examples=300, deadline=None)
 @given(word=WORD)
 def test_any_word_stems_alike(word: str) -> None:
-    assert porter_stemmer().stemWord(word) == snowballstemmer.stemmer("porter").stemWord(word)
+    assert porter_stemmer().stemWord(word) == PorterStemmer().stemWord(word)
+
+
+def test_the_c_stemmer_is_the_one_used() -> None:
+    assert type(porter_stemmer()).__module__ == "Stemmer"
 
 
 def test_snowballs_other_languages_are_not_loaded() -> None:

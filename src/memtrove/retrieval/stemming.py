@@ -5,9 +5,9 @@ on its own.
 process that needs only English; a CLI search pays that on every run. :func:`porter_stemmer`
 loads the package's ``porter_stemmer`` module (and the two it imports) under a private
 package name instead, from the same files, so the stems are those of
-``snowballstemmer.stemmer("porter")`` (a test compares them). When PyStemmer is installed
-(snowballstemmer then defers to it), or the files are not where they were, it simply uses
-``snowballstemmer.stemmer("porter")``.
+``snowballstemmer.stemmer("porter")`` (a test compares them). PyStemmer (a dependency: the
+same algorithm in C, about 15x faster, 1 ms to import) is used when it is installed; when
+neither it nor the files are where they should be, ``snowballstemmer.stemmer("porter")``.
 """
 
 from __future__ import annotations
@@ -37,13 +37,16 @@ def porter_stemmer() -> Any:
 
 def _porter_class() -> Any:
     try:
-        if importlib.util.find_spec("Stemmer") is None:
-            spec = importlib.util.find_spec("snowballstemmer")
-            if spec is not None and spec.submodule_search_locations:
-                package = types.ModuleType(_PACKAGE)
-                package.__path__ = list(spec.submodule_search_locations)
-                sys.modules.setdefault(_PACKAGE, package)
-                return importlib.import_module(f"{_PACKAGE}.porter_stemmer").PorterStemmer
+        if importlib.util.find_spec("Stemmer") is not None:
+            import Stemmer  # PyStemmer: the same algorithm, in C
+
+            return lambda: Stemmer.Stemmer("porter")
+        spec = importlib.util.find_spec("snowballstemmer")
+        if spec is not None and spec.submodule_search_locations:
+            package = types.ModuleType(_PACKAGE)
+            package.__path__ = list(spec.submodule_search_locations)
+            sys.modules.setdefault(_PACKAGE, package)
+            return importlib.import_module(f"{_PACKAGE}.porter_stemmer").PorterStemmer
     except (ImportError, AttributeError):
         pass
     import snowballstemmer
