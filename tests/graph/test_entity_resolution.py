@@ -3,6 +3,9 @@ IDF-weighted entity edges."""
 
 from __future__ import annotations
 
+import functools
+import itertools
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -270,10 +273,19 @@ def graph_state(connection: Connection) -> list[list[tuple[object, ...]]]:
     ]
 
 
-def run_bulk(connection: Connection, doc_ids: list[int], rounds: list[dict[int, int]]) -> None:
+def run_bulk(
+    connection: Connection,
+    doc_ids: list[int],
+    rounds: list[dict[int, int]],
+    *,
+    deferred: bool = False,
+    buffered: bool = False,
+) -> None:
     """Each round records the given documents (doc -> which mentions) through one
-    resolver, two documents per transaction (one of them twice), then links them."""
-    resolver = Resolver(connection)
+    resolver, two documents per transaction (one of them twice), then links them.
+    ``deferred``: co-occurrences counted for the run and written at its end; ``buffered``:
+    edges written once at the end of linking."""
+    resolver = Resolver(connection, deferred=deferred)
     for chosen in rounds:
         items = list(chosen.items())
         for start in range(0, len(items), 2):
@@ -284,7 +296,10 @@ def run_bulk(connection: Connection, doc_ids: list[int], rounds: list[dict[int, 
                     doc_id, index = items[0]
                     record_mentions(connection, doc_id, mentions_of(index + 1), resolver=resolver)
                 resolver.flush()
-    cache = LinkCache()
+    with write_transaction(connection):
+        resolver.finish()
+    assert connection.execute("SELECT COUNT(*) FROM vault_state").fetchone()[0] == 0
+    cache = LinkCache(buffered=buffered)
     documents = active_documents(connection)
     with write_transaction(connection):
         for doc_id in doc_ids:
@@ -295,6 +310,7 @@ def run_bulk(connection: Connection, doc_ids: list[int], rounds: list[dict[int, 
                 )
             ]
             link_shared_entities(connection, doc_id, found, documents=documents, cache=cache)
+        cache.flush(connection)
 
 
 def run_one_by_one(
@@ -327,17 +343,52 @@ def test_a_bulk_run_records_what_one_document_at_a_time_records(
     # from either side, and so be linked at different weights.
     monkeypatch.setattr(memtrove.graph.entity_links, "MAX_LINKED_DOCUMENTS", 2)
     states = []
-    for name, run in (("bulk", run_bulk), ("single", run_one_by_one)):
+    runs = (
+        ("bulk", run_bulk),
+        ("deferred", functools.partial(run_bulk, deferred=True, buffered=True)),
+        ("single", run_one_by_one),
+    )
+    for name, run in runs:
         with Vault.open(tmp_path / f"{name}.sqlite", config_dir=tmp_path / name) as vault:
             doc_ids = bulk_documents(tmp_path / name, vault, 14)
             first = {doc_id: index for index, doc_id in enumerate(doc_ids)}
             again = {doc_id: index + 2 for index, doc_id in enumerate(doc_ids[::2])}  # re-runs
             run(vault._connection, doc_ids, [first, again])
             states.append(graph_state(vault._connection))
-    bulk, single = states
+    bulk, deferred, single = states
     nodes, mentions, pairs, edges = bulk
     assert nodes and mentions and pairs and edges  # the run did write each table
     assert bulk == single
+    assert deferred == single
+
+
+def test_an_interrupted_deferred_run_is_recounted_by_the_next(tmp_path: Path, vault: Vault) -> None:
+    """A run that stopped after writing mentions but before its co-occurrences leaves its
+    pending mark; the next entity pass recounts every co-occurrence from the mentions."""
+    from memtrove.graph.entity_resolution import repair_cooccurrences
+
+    connection = vault._connection
+    doc_ids = bulk_documents(tmp_path, vault, 6)
+    run_bulk(connection, doc_ids, [{doc_id: i for i, doc_id in enumerate(doc_ids)}])
+    counted = graph_state(connection)[2]
+    assert counted and not repair_cooccurrences(connection)  # nothing to repair
+    resolver = Resolver(connection, deferred=True)
+    with write_transaction(connection):
+        for index, doc_id in enumerate(doc_ids):
+            record_mentions(connection, doc_id, mentions_of(index + 3), resolver=resolver)
+        resolver.flush()  # the mentions are in; the process dies before finish()
+    assert connection.execute("SELECT value FROM vault_state").fetchall() == [("pending",)]
+    assert repair_cooccurrences(connection)
+    assert connection.execute("SELECT COUNT(*) FROM vault_state").fetchone()[0] == 0
+    by_doc: dict[int, list[str]] = {}
+    for entity_id, doc_id in connection.execute("SELECT entity_id, doc_id FROM entity_mentions"):
+        by_doc.setdefault(int(doc_id), []).append(str(entity_id))
+    pairs = Counter(
+        pair for ids in by_doc.values() for pair in itertools.combinations(sorted(ids), 2)
+    )
+    expected = [(a, b, count) for (a, b), count in sorted(pairs.items())]
+    assert expected != counted
+    assert graph_state(connection)[2] == expected
 
 
 def test_a_resolver_looks_people_up_each_time(vault: Vault) -> None:

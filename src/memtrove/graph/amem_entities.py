@@ -3,7 +3,8 @@ resolved and recorded, then every document linked once all mentions are in.
 
 Without an LLM a batch's documents are written in one transaction through one
 :class:`~memtrove.graph.entity_resolution.Resolver` for the whole run (a surface form is
-resolved once per run, a batch's co-occurrences counted in one statement), and linking
+resolved once per run; co-occurrences are counted in memory and written once, in key order,
+before linking: a batch's upserts into that large table were most of each commit), and linking
 shares one :class:`~memtrove.graph.entity_links.LinkCache`. A large run also lets SQLite
 keep more of the vault's pages in memory while it lasts (:data:`BULK_CACHE_KIB`, then the
 connection's own setting again): the co-occurrence and edge tables it writes are far larger
@@ -22,7 +23,7 @@ from typing import Any
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.graph.entities import extract_entities
 from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
-from memtrove.graph.entity_resolution import Resolver
+from memtrove.graph.entity_resolution import Resolver, repair_cooccurrences
 
 __all__ = ["BULK_CACHE_KIB", "BULK_DOCUMENTS", "EntityPass", "bulk_page_cache"]
 
@@ -60,9 +61,11 @@ class EntityPass:
     def __init__(self, connection: Connection, guard: AbstractContextManager[Any]) -> None:
         self._connection = connection
         self._guard = guard
-        self._resolver = Resolver(connection)
+        self._resolver = Resolver(connection, deferred=True)
         self._extracted: list[tuple[int, list[str]]] = []
         self.mentions = 0
+        with guard:
+            repair_cooccurrences(connection)  # an earlier run that was interrupted
 
     def page_cache(self, documents: int) -> AbstractContextManager[None]:
         """:func:`bulk_page_cache` for a run of ``documents`` documents."""
@@ -97,12 +100,15 @@ class EntityPass:
             self._resolver.flush()
 
     def link(self) -> int:
-        """Link every extracted document, once all their mentions are in (document
-        frequencies are then the vault's); returns how many links were made."""
+        """Write the run's co-occurrences, then link every extracted document, once all
+        their mentions are in (document frequencies are then the vault's); returns how many
+        links were made."""
         connection = self._connection
+        with self._guard, write_transaction(connection):
+            self._resolver.finish()
         with self._guard:
             documents = active_documents(connection)
-        cache = LinkCache()
+        cache = LinkCache(buffered=True)
         linked = 0
         for start in range(0, len(self._extracted), _LINK_BATCH):
             with self._guard, write_transaction(connection):
@@ -110,4 +116,5 @@ class EntityPass:
                     linked += link_shared_entities(
                         connection, doc_id, identifiers, documents=documents, cache=cache
                     )
+                cache.flush(connection)
         return linked

@@ -14,8 +14,11 @@ at a weight at least as high is not written again (the upsert would change nothi
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from itertools import chain
+from operator import itemgetter
 
 from memtrove.db.connection import Connection, write_step
 from memtrove.text import to_iso
@@ -28,6 +31,7 @@ __all__ = [
     "active_documents",
     "link_shared_entities",
     "specificity",
+    "write_entity_edges",
 ]
 
 ENTITY_EDGE_THRESHOLD = 0.3
@@ -38,11 +42,20 @@ MAX_SHARED_LISTED = 10  # entity ids an edge's metadata lists
 
 class LinkCache:
     """What one linking run has learnt: per entity, how many active documents name it and
-    the most recent of them; per pair of documents, the weight already written."""
+    the most recent of them; per pair of documents, the weight already written.
+    ``buffered``: edge rows are kept in :attr:`rows` for the caller to write with
+    :meth:`flush` (in the same transaction), not written document by document."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, buffered: bool = False) -> None:
         self.naming: dict[str, tuple[int, list[int]]] = {}
         self.written: dict[tuple[int, int], float] = {}
+        self.buffered = buffered
+        self.rows: list[tuple[int, int, float, str, str]] = []
+
+    def flush(self, connection: Connection) -> None:
+        """Write the buffered edge rows."""
+        rows, self.rows = self.rows, []
+        write_entity_edges(connection, rows)
 
 
 def specificity(documents: int, naming: int) -> float:
@@ -79,8 +92,11 @@ def link_shared_entities(
         written: dict[tuple[int, int], float] | None = cache.written
     else:
         naming_cache, written = cache, None
-    best: dict[int, float] = {}
-    shared: dict[int, list[str]] = {}
+    # Per specific entity, the documents it links to (self left out, at most
+    # MAX_LINKED_DOCUMENTS each); then per candidate its best weight, how many of the
+    # entities it shares and where it was first found, all by C-level dict and Counter
+    # work rather than a Python step per (entity, candidate).
+    kept: list[tuple[str, float, list[int]]] = []
     for identifier in dict.fromkeys(entity_ids):
         known = naming_cache.get(identifier) if naming_cache is not None else None
         if known is None:
@@ -93,28 +109,30 @@ def link_shared_entities(
         weight = specificity(documents, naming)
         if weight < ENTITY_EDGE_THRESHOLD:
             continue
-        taken = 0
-        for other in recent:
-            if other == doc_id:
-                continue
-            if taken == MAX_LINKED_DOCUMENTS:
-                break
-            taken += 1
-            listed = shared.get(other)
-            if listed is None:
-                shared[other] = [identifier]
-                best[other] = weight
-            else:
-                listed.append(identifier)
-                if weight > best[other]:
-                    best[other] = weight
-    # Strongest first; among equals the most shared, then the first found. The keys are
-    # built and sorted without a Python call per candidate (a few hundred per document).
+        if doc_id in recent:
+            recent = [other for other in recent if other != doc_id]
+        kept.append((identifier, weight, recent[:MAX_LINKED_DOCUMENTS]))
+    if not kept:
+        return 0
+    found = list(dict.fromkeys(chain.from_iterable(others for _, _, others in kept)))
+    shared_count = Counter(chain.from_iterable(others for _, _, others in kept))
+    best: dict[int, float] = {}
+    for _, weight, others in sorted(kept, key=itemgetter(1)):
+        best.update(dict.fromkeys(others, weight))  # the highest weight is written last
+    # Strongest first; among equals the most shared, then the first found.
     ranked = sorted(
-        zip(best.values(), map(len, shared.values()), range(0, -len(best), -1), best, strict=True),
+        zip(
+            map(best.__getitem__, found),
+            map(shared_count.__getitem__, found),
+            range(0, -len(found), -1),
+            found,
+            strict=True,
+        ),
         reverse=True,
     )
     chosen = [other for _, _, _, other in ranked[:MAX_ENTITY_EDGES]]
+    members = [(identifier, set(others)) for identifier, _, others in kept]
+    shared = {other: [i for i, inside in members if other in inside] for other in chosen}
     links = []
     for other in chosen:
         weight = round(min(max(best[other], 0.0), 1.0), 4)
@@ -124,7 +142,11 @@ def link_shared_entities(
                 continue  # both directions are there already, at least this strong
             written[pair] = weight
         links.append((other, weight, shared[other]))
-    _write_entity_edges(connection, doc_id, links)
+    rows = _edge_rows(doc_id, links)
+    if isinstance(cache, LinkCache) and cache.buffered:
+        cache.rows.extend(rows)
+    else:
+        write_entity_edges(connection, rows)
     return len(chosen)
 
 
@@ -152,16 +174,14 @@ def _naming(connection: Connection, identifier: str) -> tuple[int, list[int]]:
     return naming, recent
 
 
-def _write_entity_edges(
-    connection: Connection, doc_id: int, links: Sequence[tuple[int, float, list[str]]]
-) -> None:
-    """Both directions of each link in one transaction (weight-monotonic, as
-    :func:`memtrove.graph.relations.upsert_relation` writes one edge: a bulk run would
-    otherwise pay a transaction per edge)."""
+def _edge_rows(
+    doc_id: int, links: Sequence[tuple[int, float, list[str]]]
+) -> list[tuple[int, int, float, str, str]]:
+    """Both directions of each link, as ``memory_relations`` rows."""
     import json
 
     if not links:
-        return
+        return []
     moment = to_iso(datetime.now(UTC))
     rows = []
     for other, weight, shared in links:
@@ -170,6 +190,19 @@ def _write_entity_edges(
             (doc_id, other, weight, metadata, moment),
             (other, doc_id, weight, metadata, moment),
         ]
+    return rows
+
+
+def write_entity_edges(
+    connection: Connection, rows: list[tuple[int, int, float, str, str]]
+) -> None:
+    """Write ``entity`` edge rows (weight-monotonic, as
+    :func:`memtrove.graph.relations.upsert_relation` writes one edge) in one step, in key
+    order: a bulk run would otherwise pay a transaction per edge, and random-order inserts
+    into the edge table's indexes."""
+    if not rows:
+        return
+    rows.sort()
     with write_step(connection):
         connection.executemany(
             """

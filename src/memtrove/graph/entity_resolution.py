@@ -16,8 +16,10 @@ co-occurrences are counted in one statement. Documents that share an entity are 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from itertools import combinations
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection, write_step
@@ -51,6 +53,7 @@ __all__ = [
     "find_entity",
     "link_shared_entities",
     "record_mentions",
+    "repair_cooccurrences",
     "resolve_entity",
     "specificity",
 ]
@@ -296,13 +299,19 @@ class Resolver:
     the results are those of :func:`ensure_entity` and :func:`record_mentions` one
     document at a time, with far fewer statements."""
 
-    def __init__(self, connection: Connection, vault: str = "default") -> None:
+    def __init__(
+        self, connection: Connection, vault: str = "default", *, deferred: bool = False
+    ) -> None:
         self._connection = connection
         self.vault = vault
         self.moment = to_iso(datetime.now(UTC))
         self._exact: dict[tuple[str, str], Entity] = {}  # (lowercase name, bucket) -> entity
         self._pending: dict[str, int] = {}  # entity id -> mentions not yet in mention_count
         self._documents: dict[int, None] = {}  # co-occurrences not yet counted
+        # deferred: co-occurrences counted here for the whole run and written by finish()
+        self._deferred = deferred
+        self._pairs: Counter[tuple[str, str]] = Counter()
+        self._marked = False
 
     def resolve(self, name: str, entity_type: str) -> Entity:
         """The canonical entity for ``name``, as :func:`ensure_entity` finds or creates it
@@ -373,13 +382,20 @@ class Resolver:
         )
         if len(mentions) > 1:
             self._documents[doc_id] = None
+            if self._deferred:
+                if not self._marked:
+                    mark_cooccurrences_pending(connection, self.moment)
+                    self._marked = True
+                self._pairs.update(combinations(sorted(resolved), 2))
         return list(resolved.values())
 
     def flush(self) -> None:
         """Write the mention counts and co-occurrences recorded so far (inside the caller's
-        transaction, before it commits)."""
+        transaction, before it commits); a deferred run keeps its co-occurrences for
+        :meth:`finish`."""
         self._write_counts()
-        self._write_cooccurrences()
+        if not self._deferred:
+            self._write_cooccurrences()
 
     def _write_counts(self, identifiers: Sequence[str] | None = None) -> None:
         """Write the pending mention counts (of ``identifiers`` only, when given)."""
@@ -395,8 +411,37 @@ class Resolver:
                 [(count, self.moment, identifier) for identifier, count in due],
             )
 
+    def finish(self) -> None:
+        """Write what :meth:`flush` leaves to the end of a deferred run: the run's
+        co-occurrences, in key order, and the end of its ``pending`` mark (inside the
+        caller's transaction)."""
+        self.flush()
+        self._write_pairs()
+        if self._marked:
+            self._connection.execute("DELETE FROM vault_state WHERE key = ?", (_PENDING_KEY,))
+            self._marked = False
+
+    def _write_pairs(self) -> None:
+        pairs, self._pairs = self._pairs, Counter()
+        if not pairs:
+            return
+        self._connection.executemany(
+            """
+            INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
+            VALUES (?, ?, ?, ?)
+            ON CONFLICT (entity_a, entity_b) DO UPDATE
+            SET count = count + excluded.count, last_cooccurred = excluded.last_cooccurred
+            """,
+            [(a, b, count, self.moment) for (a, b), count in sorted(pairs.items())],
+        )
+
     def _write_cooccurrences(self) -> None:
-        """Every pair of entities each pending document names, counted in one statement."""
+        """Every pair of entities each pending document names, counted in one statement
+        (deferred: the run's pairs so far, as :meth:`finish` writes them)."""
+        if self._deferred:
+            self._documents.clear()
+            self._write_pairs()
+            return
         if not self._documents:
             return
         self._connection.execute(
@@ -437,3 +482,42 @@ def document_text(connection: Connection, doc_id: int) -> tuple[str, str] | None
         (doc_id,),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]))
+
+
+_PENDING_KEY = "entity_cooccurrences"
+
+
+def mark_cooccurrences_pending(connection: Connection, moment: str) -> None:
+    """Note in the caller's transaction that co-occurrences are being counted in memory."""
+    connection.execute(
+        "INSERT INTO vault_state (key, value, updated_at) VALUES (?, 'pending', ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (_PENDING_KEY, moment),
+    )
+
+
+def repair_cooccurrences(connection: Connection) -> bool:
+    """Recount every co-occurrence from the mentions when a deferred run was interrupted
+    before writing its own (see ``m017_vault_state``); returns whether it did. One write
+    transaction."""
+    with write_step(connection):
+        if (
+            connection.execute(
+                "SELECT 1 FROM vault_state WHERE key = ?", (_PENDING_KEY,)
+            ).fetchone()
+            is None
+        ):
+            return False
+        moment = to_iso(datetime.now(UTC))
+        connection.execute("DELETE FROM entity_cooccurrences")
+        connection.execute(
+            """
+            INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
+            SELECT a.entity_id, b.entity_id, COUNT(*), ? FROM entity_mentions a
+            JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
+            GROUP BY a.entity_id, b.entity_id
+            """,
+            (moment,),
+        )
+        connection.execute("DELETE FROM vault_state WHERE key = ?", (_PENDING_KEY,))
+    return True

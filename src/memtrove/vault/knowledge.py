@@ -55,6 +55,7 @@ class KnowledgeAccess(VaultState):
         document with ``everything``); re-running replaces a document's mentions, so it is
         safe to repeat. Documents are linked by ``entity`` edges once all are extracted.
         Returns counts: documents, entities, by source, LLM failures, edges written."""
+        from memtrove.db.connection import write_transaction
         from memtrove.graph.entities import extract_entities
         from memtrove.graph.entity_resolution import (
             LinkCache,
@@ -63,6 +64,7 @@ class KnowledgeAccess(VaultState):
             document_text,
             documents_to_extract,
             link_shared_entities,
+            repair_cooccurrences,
         )
 
         llm = self._entity_llm(use_llm)
@@ -78,7 +80,10 @@ class KnowledgeAccess(VaultState):
         # Without an LLM, documents are written in batches of one transaction each (a
         # commit per document is most of the cost); with one, never across a model call.
         batch = BULK_BATCH if llm is None else 1
-        resolver = Resolver(self._connection) if llm is None else None  # one for the run
+        resolver = Resolver(self._connection, deferred=True) if llm is None else None
+        if resolver is not None:  # one for the run; repair what an interrupted one left
+            with self._lock:
+                repair_cooccurrences(self._connection)
         extracted: list[tuple[int, list[str]]] = []
         for start in range(0, len(pending), batch):
             with self._lock, self._batch(batch):
@@ -105,17 +110,21 @@ class KnowledgeAccess(VaultState):
                     resolver.flush()
             if progress is not None:
                 progress(min(start + batch, len(pending)), len(pending))
+        if resolver is not None:  # the run's co-occurrences, counted in memory
+            with self._lock, write_transaction(self._connection):
+                resolver.finish()
         # Linked once every mention is in: document frequencies are then the vault's.
         report["entity_edges"] = 0
         with self._lock:
             active = active_documents(self._connection)
-        seen = LinkCache()  # per entity and per linked pair, for the whole run
+        seen = LinkCache(buffered=True)  # per entity and per linked pair, for the whole run
         for start in range(0, len(extracted), BULK_BATCH):
             with self._lock, self._batch(BULK_BATCH):
                 for doc_id, identifiers in extracted[start : start + BULK_BATCH]:
                     report["entity_edges"] += link_shared_entities(
                         self._connection, doc_id, identifiers, documents=active, cache=seen
                     )
+                seen.flush(self._connection)
         return report
 
     def kg_query(

@@ -23,6 +23,7 @@ from memtrove.db.schema import (
     m014_consolidation,
     m015_capture,
     m016_mine,
+    m017_vault_state,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -44,4 +45,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m014_consolidation.NAME, m014_consolidation.STATEMENTS),
     (m015_capture.NAME, m015_capture.STATEMENTS),
     (m016_mine.NAME, m016_mine.STATEMENTS),
+    (m017_vault_state.NAME, m017_vault_state.STATEMENTS),
 )
