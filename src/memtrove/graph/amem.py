@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, write_step, write_transaction
 from memtrove.errors import ModelError
 from memtrove.graph.amem_notes import (
     LINK_TYPES,
@@ -412,7 +412,7 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 )
                 report.links[link.relation_type] += 1
     now = to_iso(datetime.now(UTC))
-    with write_transaction(connection):
+    with write_step(connection):
         for plan in plans:
             note = plan.note
             connection.execute(
@@ -548,8 +548,9 @@ def _enrich(
                 plans.append(plan)
             if progress is not None:
                 progress(done, len(doc_ids))
-        if entity_pass is not None and llm is None:  # the batch's entities in one transaction
-            entity_pass.extract_batch(batch, texts)
-        if plans:
-            with guard:
-                _write(connection, plans, report)
+        if plans or (entity_pass is not None and llm is None):
+            with guard, write_transaction(connection):  # the batch's notes and entities
+                if entity_pass is not None and llm is None:
+                    entity_pass.extract_batch(batch, texts)
+                if plans:
+                    _write(connection, plans, report)

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, write_step, write_transaction
 from memtrove.graph.entities import extract_entities
 from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
 from memtrove.graph.entity_resolution import Resolver, repair_cooccurrences
@@ -89,7 +89,7 @@ class EntityPass:
         """The entities of a batch of documents (``texts``: id -> title, body, ...) by the
         heuristic, written in one transaction."""
         connection = self._connection
-        with self._guard, write_transaction(connection):
+        with self._guard, write_step(connection):
             for doc_id in doc_ids:
                 if doc_id in texts:
                     title, text = texts[doc_id][0], texts[doc_id][1]
