@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from snowballstemmer.porter_stemmer import PorterStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from snowballstemmer.porter_stemmer import PorterStemmer
 
 from memtrove.retrieval.stemming import porter_stemmer
 from tests.conftest import EXAMPLES
