@@ -451,12 +451,12 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 report.heuristic_notes += 1
 
 
-def _entity_pass(connection: Connection, guard: AbstractContextManager[Any]) -> Any:
+def _entity_pass(connection: Connection, guard: AbstractContextManager[Any], documents: int) -> Any:
     try:  # entity extraction lives in its own modules; enrichment skips it when absent
         from memtrove.graph.amem_entities import EntityPass
     except ImportError:
         return None
-    return EntityPass(connection, guard)
+    return EntityPass(connection, guard, documents)
 
 
 def enrich_documents(
@@ -478,16 +478,21 @@ def enrich_documents(
     started = time.perf_counter()
     guard: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
     report = EnrichmentReport(unchanged=unchanged)
-    entity_pass = _entity_pass(connection, guard) if entities else None
+    bulk = len(doc_ids) if llm is None else 0
+    entity_pass = _entity_pass(connection, guard, bulk) if entities else None
     report.entities = 0 if entity_pass is not None else None
     page_cache: AbstractContextManager[Any] = nullcontext()
     if entity_pass is not None and llm is None:
         page_cache = entity_pass.page_cache(len(doc_ids))
-    with page_cache:
-        _enrich(connection, doc_ids, llm, redact, guard, entity_pass, report, progress)
-        if entity_pass is not None:  # linked once every mention is in
-            entity_pass.link()
-            report.entities = entity_pass.mentions
+    try:
+        with page_cache:
+            _enrich(connection, doc_ids, llm, redact, guard, entity_pass, report, progress)
+            if entity_pass is not None:  # linked once every mention is in
+                entity_pass.link()
+                report.entities = entity_pass.mentions
+    finally:
+        if entity_pass is not None:
+            entity_pass.close()
     report.seconds = time.perf_counter() - started
     return report
 

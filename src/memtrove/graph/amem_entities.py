@@ -17,15 +17,26 @@ model call.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager, suppress
+from typing import TYPE_CHECKING, Any
 
-from memtrove.db.connection import Connection, write_step, write_transaction
+from memtrove.db.connection import Connection, DatabaseError, write_step, write_transaction
 from memtrove.graph.entities import extract_entities
 from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
 from memtrove.graph.entity_resolution import Resolver, repair_cooccurrences
 
-__all__ = ["BULK_CACHE_KIB", "BULK_DOCUMENTS", "EntityPass", "bulk_page_cache"]
+if TYPE_CHECKING:
+    from memtrove.lifecycle.leases import Lease
+
+__all__ = [
+    "BULK_CACHE_KIB",
+    "BULK_DOCUMENTS",
+    "DEFERRAL_LEASE",
+    "EntityPass",
+    "bulk_page_cache",
+    "deferral_lease",
+    "release_lease",
+]
 
 BULK_CACHE_KIB = 65_536  # the page cache of a large run: 64 MiB
 BULK_DOCUMENTS = 100  # a run of more documents than this is a large one
@@ -55,17 +66,64 @@ def bulk_page_cache(
             connection.execute(f"PRAGMA cache_size = {previous}")
 
 
+DEFERRAL_LEASE = "entity-cooccurrences"
+
+
+def deferral_lease(
+    connection: Connection, guard: AbstractContextManager[Any], documents: int
+) -> Lease | None:
+    """For a run of more than :data:`BULK_DOCUMENTS` documents, the lease under which it
+    counts co-occurrences in memory (one such run at a time), after recounting what an
+    interrupted one left (see ``m017_vault_state``); None for a small run, or when another
+    process holds it (that run then writes its co-occurrences batch by batch)."""
+    from memtrove.errors import LeaseHeldError, VaultBusyError
+    from memtrove.lifecycle.leases import Lease
+
+    if documents <= BULK_DOCUMENTS:
+        return None
+    with guard:
+        try:
+            lease = Lease.acquire(connection, DEFERRAL_LEASE)
+        except (LeaseHeldError, VaultBusyError):
+            return None
+        repair_cooccurrences(connection)
+    return lease
+
+
+def release_lease(lease: Lease | None, guard: AbstractContextManager[Any]) -> None:
+    """Release ``lease`` if there is one; a failure leaves it to expire."""
+    from memtrove.errors import MemtroveError
+
+    if lease is None:
+        return
+    with guard, suppress(MemtroveError, DatabaseError):
+        lease.release()
+
+
 class EntityPass:
     """Collects the entities of a run's documents, then links them (see the module doc)."""
 
-    def __init__(self, connection: Connection, guard: AbstractContextManager[Any]) -> None:
+    def __init__(
+        self, connection: Connection, guard: AbstractContextManager[Any], documents: int = 0
+    ) -> None:
         self._connection = connection
         self._guard = guard
-        self._resolver = Resolver(connection, deferred=True)
+        self._lease = deferral_lease(connection, guard, documents)
+        self._resolver = Resolver(connection, deferred=self._lease is not None)
         self._extracted: list[tuple[int, list[str]]] = []
         self.mentions = 0
-        with guard:
-            repair_cooccurrences(connection)  # an earlier run that was interrupted
+
+    def _renew(self) -> None:
+        """Inside a batch's transaction: the deferral lease is still this run's (a run
+        whose lease was taken over stops here, its pairs unwritten: the new holder's
+        recount counted what it had committed)."""
+        if self._lease is not None:
+            self._lease.renew()
+
+    def close(self) -> None:
+        """Give the deferral lease back (it expires anyway)."""
+        release_lease(self._lease, self._guard)
+        self._lease = None
 
     def page_cache(self, documents: int) -> AbstractContextManager[None]:
         """:func:`bulk_page_cache` for a run of ``documents`` documents."""
@@ -90,6 +148,7 @@ class EntityPass:
         heuristic, written in one transaction."""
         connection = self._connection
         with self._guard, write_step(connection):
+            self._renew()
             for doc_id in doc_ids:
                 if doc_id in texts:
                     title, text = texts[doc_id][0], texts[doc_id][1]
@@ -105,6 +164,7 @@ class EntityPass:
         links were made."""
         connection = self._connection
         with self._guard, write_transaction(connection):
+            self._renew()
             self._resolver.finish()
         with self._guard:
             documents = active_documents(connection)
@@ -112,6 +172,7 @@ class EntityPass:
         linked = 0
         for start in range(0, len(self._extracted), _LINK_BATCH):
             with self._guard, write_transaction(connection):
+                self._renew()
                 for doc_id, identifiers in self._extracted[start : start + _LINK_BATCH]:
                     linked += link_shared_entities(
                         connection, doc_id, identifiers, documents=documents, cache=cache

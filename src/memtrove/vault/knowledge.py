@@ -3,6 +3,7 @@ subject-predicate-object facts about them."""
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,9 @@ from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.graph.entities import EntityExtraction
+    from memtrove.graph.entity_resolution import Resolver
     from memtrove.graph.triples import KnowledgeResult
+    from memtrove.lifecycle.leases import Lease
     from memtrove.models.protocols import LLM
 
 __all__ = ["BULK_BATCH", "KnowledgeAccess"]
@@ -55,17 +58,8 @@ class KnowledgeAccess(VaultState):
         document with ``everything``); re-running replaces a document's mentions, so it is
         safe to repeat. Documents are linked by ``entity`` edges once all are extracted.
         Returns counts: documents, entities, by source, LLM failures, edges written."""
-        from memtrove.db.connection import write_transaction
-        from memtrove.graph.entities import extract_entities
-        from memtrove.graph.entity_resolution import (
-            LinkCache,
-            Resolver,
-            active_documents,
-            document_text,
-            documents_to_extract,
-            link_shared_entities,
-            repair_cooccurrences,
-        )
+        from memtrove.graph.amem_entities import deferral_lease, release_lease
+        from memtrove.graph.entity_resolution import Resolver, documents_to_extract
 
         llm = self._entity_llm(use_llm)
         with self._lock:
@@ -80,13 +74,39 @@ class KnowledgeAccess(VaultState):
         # Without an LLM, documents are written in batches of one transaction each (a
         # commit per document is most of the cost); with one, never across a model call.
         batch = BULK_BATCH if llm is None else 1
-        resolver = Resolver(self._connection, deferred=True) if llm is None else None
-        if resolver is not None:  # one for the run; repair what an interrupted one left
-            with self._lock:
-                repair_cooccurrences(self._connection)
+        # One resolver for the run; co-occurrences counted in memory under the lease.
+        lease = deferral_lease(self._connection, self._lock, len(pending) if llm is None else 0)
+        resolver = Resolver(self._connection, deferred=lease is not None) if llm is None else None
+        try:
+            return self._extract_all(pending, llm, resolver, lease, report, batch, progress)
+        finally:
+            release_lease(lease, self._lock)
+
+    def _extract_all(
+        self,
+        pending: builtins.list[int],
+        llm: LLM | None,
+        resolver: Resolver | None,
+        lease: Lease | None,
+        report: dict[str, Any],
+        batch: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> dict[str, Any]:
+        """:meth:`enrich_entities`'s run: extract and record in batches, then link."""
+        from memtrove.db.connection import write_transaction
+        from memtrove.graph.entities import extract_entities
+        from memtrove.graph.entity_resolution import (
+            LinkCache,
+            active_documents,
+            document_text,
+            link_shared_entities,
+        )
+
         extracted: list[tuple[int, list[str]]] = []
         for start in range(0, len(pending), batch):
             with self._lock, self._batch(batch):
+                if lease is not None:
+                    lease.renew()  # still this run's (see amem_entities.deferral_lease)
                 for doc_id in pending[start : start + batch]:
                     text = document_text(self._connection, doc_id)
                     if text is None:
@@ -112,6 +132,8 @@ class KnowledgeAccess(VaultState):
                 progress(min(start + batch, len(pending)), len(pending))
         if resolver is not None:  # the run's co-occurrences, counted in memory
             with self._lock, write_transaction(self._connection):
+                if lease is not None:
+                    lease.renew()
                 resolver.finish()
         # Linked once every mention is in: document frequencies are then the vault's.
         report["entity_edges"] = 0

@@ -1,9 +1,10 @@
 """Vault-wide bookkeeping that no other table owns.
 
 - ``vault_state``: one row per key, with its value and when it was written. A bulk entity
-  run writes ``entity_cooccurrences`` = ``pending`` in its first transaction and deletes
-  it in the one that writes the run's co-occurrences (counted once, at the end); a vault
-  that still holds the key was interrupted in between, and the next run recounts every
+  run (under the ``entity-cooccurrences`` worker lease: one at a time) writes
+  ``entity_cooccurrences`` = ``pending`` in its first transaction and deletes it in the one
+  that writes the run's co-occurrences (counted once, at the end); a vault that still holds
+  the key was interrupted in between, and the next run to take the lease recounts every
   co-occurrence from the mentions before it starts.
 """
 
