@@ -33,6 +33,7 @@ from memtrove.lifecycle.probes import (
     reranker_check,
     service_checks,
 )
+from memtrove.mine.import_runs import import_checks
 from memtrove.mine.runs import mined_checks
 from memtrove.models.registry import Models
 from memtrove.results import Check, Collection, DoctorReport, SecretsReport
@@ -71,6 +72,7 @@ def run_doctor(
         checks = _vault_checks(connection, vault_path)
         checks += _collection_checks(connection, collections)
         checks += mined_checks(connection)
+        checks += import_checks(connection)
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
         checks.append(enrichment_check(connection, models.has_llm))

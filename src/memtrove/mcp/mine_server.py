@@ -46,6 +46,7 @@ def mine(
 
 def import_status(vault: Vault, limit: int, collection: str | None) -> tuple[str, dict[str, Any]]:
     runs = vault.import_status(limit, collection or None)
+    imports = [] if collection else vault.import_runs(limit)
     mined = vault.mined_collections()
     lines = [f"mined collections: {', '.join(name for name, _ in mined) or 'none'}"]
     for run in runs:
@@ -53,9 +54,13 @@ def import_status(vault: Vault, limit: int, collection: str | None) -> tuple[str
             f"#{run.id} {run.collection} {run.status} {run.started_at}: {run.files} files, "
             f"{run.exchanges} exchanges, wrote {run.written}, unchanged {run.unchanged}"
         )
+    if imports:
+        lines.append("imports:")
+        lines.extend(f"  {run.line()}" for run in imports)
     return "\n".join(lines), {
         "collections": [{"name": name, "source": source} for name, source in mined],
         "runs": [run.to_dict() for run in runs],
+        "imports": [run.to_dict() for run in imports],
     }
 
 
@@ -106,6 +111,7 @@ def register_mine_tools(
             str | None, Field(description="Only the runs of this mined collection.")
         ] = None,
     ) -> CallToolResult:
-        """The latest conversation imports (mine runs), newest first, and the mined
-        collections."""
+        """The latest conversation imports (mine runs), newest first, the mined
+        collections, and the latest `import` runs (export files, ClawMem vaults; left out
+        when a collection is given)."""
         return call(import_status, limit, collection)

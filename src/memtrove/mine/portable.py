@@ -65,6 +65,8 @@ LEFT_OUT = frozenset(
         "llm_cache",
         "intent_classifications",
         "fragments",  # written inside their body's ``content`` record
+        "vault_state",
+        "import_runs",  # this vault's own history of moving in
     }
 )
 # Virtual tables whose rows are written (the others are indexes rebuilt from rows).

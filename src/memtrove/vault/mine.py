@@ -19,6 +19,7 @@ from memtrove.vault.state import VaultState
 if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
     from memtrove.index.embedding import EmbedReport
     from memtrove.mine.backfill import BackfillReport
+    from memtrove.mine.import_runs import ImportRun
     from memtrove.mine.report import MineReport, MineRun
 
 __all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MineAccess"]
@@ -119,6 +120,16 @@ class MineAccess(VaultState):
             raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_RUNS}")
         with self._lock:
             return last_runs(self._connection, limit, collection)
+
+    def import_runs(self, limit: int = 10) -> list[ImportRun]:
+        """The latest ``import`` runs (export files, ClawMem vaults), newest first
+        (``limit`` 1-100)."""
+        from memtrove.mine.import_runs import last_import_runs
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RUNS:
+            raise InvalidQueryError(f"limit must be an integer from 1 to {MAX_RUNS}")
+        with self._lock:
+            return last_import_runs(self._connection, limit)
 
     def mined_collections(self) -> list[tuple[str, str]]:
         """(name, folder last mined) of each mined collection."""

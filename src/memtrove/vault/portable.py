@@ -3,6 +3,7 @@ back (:mod:`memtrove.mine.portable`), and ``import clawmem`` (:mod:`memtrove.min
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -14,6 +15,7 @@ from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
     from memtrove.mine.clawmem_import import ClawmemReport
+    from memtrove.mine.import_runs import ImportRunRecord
     from memtrove.mine.portable_report import ExportReport, ImportReport
     from memtrove.results import EmbedReport
     from memtrove.security.redaction import Redactor
@@ -91,27 +93,40 @@ class PortableAccess(VaultState):
 
         started = time.monotonic()
         source = Path(path).expanduser()
-        with open_export(source) as stream, self._lock:
-            imported = import_lines(
-                self._connection,
-                read_lines(stream),
-                redact=self.redactor.redact,  # built once, not per text
-                dry_run=dry_run,
-                merge=merge,
-                progress=progress,
+        with self._recorded("export", source, dry_run) as run:
+            with open_export(source) as stream, self._lock:
+                imported = import_lines(
+                    self._connection,
+                    read_lines(stream),
+                    redact=self.redactor.redact,  # built once, not per text
+                    dry_run=dry_run,
+                    merge=merge,
+                    progress=progress,
+                )
+            added, missing = self._register(imported.header.get("collections"), dry_run)
+            report = self.embed().to_dict() if embed and not dry_run else None
+            result = ImportReport(
+                str(source),
+                imported.records,
+                imported.added,
+                added,
+                missing,
+                imported.redacted,
+                dry_run,
+                report,
+                round(time.monotonic() - started, 3),
             )
-        added, missing = self._register(imported.header.get("collections"), dry_run)
-        report = self.embed().to_dict() if embed and not dry_run else None
-        return ImportReport(
-            str(source),
-            imported.records,
-            imported.added,
-            added,
-            missing,
-            imported.redacted,
-            dry_run,
-            report,
-            round(time.monotonic() - started, 3),
+            run.done(sum(result.records.values()), sum(result.added.values()), result.to_dict())
+        return result
+
+    def _recorded(
+        self, kind: str, source: Path, dry_run: bool
+    ) -> contextlib.AbstractContextManager[ImportRunRecord]:
+        """The ``import_runs`` row of this run (see :mod:`memtrove.mine.import_runs`)."""
+        from memtrove.mine.import_runs import recorded_import
+
+        return recorded_import(
+            self._connection, kind, str(source), dry_run=dry_run, guard=self._lock
         )
 
     def import_clawmem(
@@ -146,28 +161,38 @@ class PortableAccess(VaultState):
             {name: folder for name, (folder, _) in collections.items()},
             {collection.name: collection.path for collection in self.collections()},
         )
-        with self._lock:
-            report = import_clawmem(
-                self._connection,
-                Path(path).expanduser(),
-                redact=self.redactor.redact,
-                dry_run=dry_run,
-                renames=renames,
+        with self._recorded("clawmem", Path(path).expanduser(), dry_run) as run:
+            with self._lock:
+                report = import_clawmem(
+                    self._connection,
+                    Path(path).expanduser(),
+                    redact=self.redactor.redact,
+                    dry_run=dry_run,
+                    renames=renames,
+                )
+            added, missing = self._register(
+                [
+                    {"name": renames.get(name, name), "path": folder, "pattern": pattern}
+                    for name, (folder, pattern) in collections.items()
+                ],
+                dry_run,
             )
-        added, missing = self._register(
-            [
-                {"name": renames.get(name, name), "path": folder, "pattern": pattern}
-                for name, (folder, pattern) in collections.items()
-            ],
-            dry_run,
-        )
-        embedded = self.embed().to_dict() if embed and not dry_run else None
-        return report._replace(
-            collections_added=added,
-            collections_missing=sorted({*missing, *report.collections_missing} - set(added)),
-            embed=embedded,
-            elapsed_seconds=round(time.monotonic() - started, 3),
-        )
+            embedded = self.embed().to_dict() if embed and not dry_run else None
+            result = report._replace(
+                collections_added=added,
+                collections_missing=sorted({*missing, *report.collections_missing} - set(added)),
+                embed=embedded,
+                elapsed_seconds=round(time.monotonic() - started, 3),
+            )
+            documents = result.documents
+            run.done(
+                int(documents.get("total", 0)),
+                int(documents.get("added", 0))
+                + int(documents.get("updated", 0))
+                + sum(result.records.values()),
+                result.to_dict(),
+            )
+        return result
 
     def _register(self, collections: Any, dry_run: bool) -> tuple[list[str], list[str]]:
         """Add to ``config.yaml`` the collections whose folder exists here and holds their

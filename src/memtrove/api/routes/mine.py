@@ -68,10 +68,12 @@ def runs(
     vault: VaultDependency,
     limit: int = Query(10, ge=1, le=100, description="Most runs to return."),
 ) -> dict[str, Any]:
-    """The latest mine runs, newest first, and the mined collections."""
+    """The latest mine runs, newest first, the mined collections, and the latest
+    ``import`` runs (export files, ClawMem vaults)."""
     return {
         "collections": [
             {"name": name, "source": source} for name, source in vault.mined_collections()
         ],
         "runs": [run.to_dict() for run in vault.import_status(limit)],
+        "imports": [run.to_dict() for run in vault.import_runs(limit)],
     }

@@ -24,6 +24,7 @@ from memtrove.db.schema import (
     m015_capture,
     m016_mine,
     m017_vault_state,
+    m018_import_runs,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -46,4 +47,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m015_capture.NAME, m015_capture.STATEMENTS),
     (m016_mine.NAME, m016_mine.STATEMENTS),
     (m017_vault_state.NAME, m017_vault_state.STATEMENTS),
+    (m018_import_runs.NAME, m018_import_runs.STATEMENTS),
 )
