@@ -45,7 +45,7 @@ def test_a_dry_run_a_refused_file_and_an_import_are_each_recorded(
     dry, failed, done = sorted(vault.import_runs(), key=lambda run: run.id)
     assert (dry.kind, dry.status, dry.dry_run) == ("export", "done", True)
     assert (dry.records, dry.added) == (done.records, done.added)  # what it would have added
-    assert (failed.status, failed.source) == ("failed", str(cut))
+    assert (failed.status, failed.source) == ("failed", str(cut.resolve()))
     assert failed.error and "line" in failed.error
     assert (done.status, done.dry_run) == ("done", False)
     assert (done.records, done.added) == (
@@ -77,5 +77,7 @@ def test_a_clawmem_import_is_recorded(vault: Vault) -> None:
     report = vault.import_clawmem(SOURCE)
     (run,) = vault.import_runs()
     assert (run.kind, run.status, run.source) == ("clawmem", "done", str(SOURCE))
-    assert run.records == report.documents["total"] == 38
-    assert run.added >= report.documents["added"]
+    assert report.documents["total"] == 38
+    assert run.records == run.added == 38 + sum(report.records.values())  # all new
+    vault.import_clawmem(SOURCE)  # a second run adds nothing
+    assert (vault.import_runs()[0].records, vault.import_runs()[0].added) == (38, 0)

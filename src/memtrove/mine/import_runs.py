@@ -164,5 +164,5 @@ def import_checks(connection: Connection) -> list[Check]:
     if run.status == "done":
         return [Check("last import", "ok", run.line())]
     command = "memtrove import clawmem" if run.kind == "clawmem" else "memtrove import"
-    fix = f"`{command} {run.source}` again (what already arrived is kept)"
+    fix = f"see its error, then `{command} {run.source}` again (what already arrived is kept)"
     return [Check("last import", "warn", run.line(), fix)]

@@ -126,7 +126,7 @@ class PortableAccess(VaultState):
         from memtrove.mine.import_runs import recorded_import
 
         return recorded_import(
-            self._connection, kind, str(source), dry_run=dry_run, guard=self._lock
+            self._connection, kind, str(source.resolve()), dry_run=dry_run, guard=self._lock
         )
 
     def import_clawmem(
@@ -186,7 +186,7 @@ class PortableAccess(VaultState):
             )
             documents = result.documents
             run.done(
-                int(documents.get("total", 0)),
+                int(documents.get("total", 0)) + sum(result.records.values()),
                 int(documents.get("added", 0))
                 + int(documents.get("updated", 0))
                 + sum(result.records.values()),
