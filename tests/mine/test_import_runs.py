@@ -76,7 +76,7 @@ def test_import_status_and_the_export_of_an_importing_vault(
 def test_a_clawmem_import_is_recorded(vault: Vault) -> None:
     report = vault.import_clawmem(SOURCE)
     (run,) = vault.import_runs()
-    assert (run.kind, run.status, run.source) == ("clawmem", "done", str(SOURCE))
+    assert (run.kind, run.status, run.source) == ("clawmem", "done", str(SOURCE.resolve()))
     assert report.documents["total"] == 38
     assert run.records == run.added == 38 + sum(report.records.values())  # all new
     vault.import_clawmem(SOURCE)  # a second run adds nothing
