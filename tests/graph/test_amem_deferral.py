@@ -95,3 +95,23 @@ def two_runs(tmp_path: Path, name: str, *, die: bool) -> list[tuple[object, ...]
 
 def test_a_run_that_died_before_writing_its_counts_is_recounted(tmp_path: Path) -> None:
     assert two_runs(tmp_path, "died", die=True) == two_runs(tmp_path, "whole", die=False)
+
+
+def test_a_small_run_also_recounts_what_an_interrupted_one_left(tmp_path: Path) -> None:
+    expected = enriched(tmp_path, "whole", hold=False)
+    folder = notes(tmp_path / "died" / "notes")
+    with Vault.open(tmp_path / "died" / "v.sqlite", config_dir=tmp_path / "died" / "c") as vault:
+        vault.add_collection(folder, name="notes")
+        vault.update()
+        vault.enrich(use_llm=False)
+        connection = vault._connection
+        connection.execute("DELETE FROM entity_cooccurrences")
+        connection.execute(
+            "INSERT INTO vault_state (key, value, updated_at)"
+            " VALUES ('entity_cooccurrences', 'pending', '2026-01-01T00:00:00Z')"
+        )
+        write(folder, "late.md", "# Late\n\nNothing named here.\n")
+        vault.update()
+        assert vault.enrich(use_llm=False).documents == 1  # a small run
+        assert connection.execute("SELECT COUNT(*) FROM vault_state").fetchone()[0] == 0
+        assert counts(vault) == expected

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memtrove.db.connection import Connection, DatabaseError, write_step, write_transaction
 from memtrove.graph.entities import extract_entities
 from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
-from memtrove.graph.entity_resolution import Resolver, repair_cooccurrences
+from memtrove.graph.entity_resolution import Resolver, cooccurrences_pending, repair_cooccurrences
 
 if TYPE_CHECKING:
     from memtrove.lifecycle.leases import Lease
@@ -74,19 +74,23 @@ def deferral_lease(
 ) -> Lease | None:
     """For a run of more than :data:`BULK_DOCUMENTS` documents, the lease under which it
     counts co-occurrences in memory (one such run at a time), after recounting what an
-    interrupted one left (see ``m017_vault_state``); None for a small run, or when another
-    process holds it (that run then writes its co-occurrences batch by batch)."""
+    interrupted one left (see ``m017_vault_state``); None for a small run (which still
+    recounts, under the lease for that moment, what an interrupted run left), or when
+    another process holds it (that run then writes its co-occurrences batch by batch)."""
     from memtrove.errors import LeaseHeldError, VaultBusyError
     from memtrove.lifecycle.leases import Lease
 
-    if documents <= BULK_DOCUMENTS:
-        return None
     with guard:
+        if documents <= BULK_DOCUMENTS and not cooccurrences_pending(connection):
+            return None
         try:
             lease = Lease.acquire(connection, DEFERRAL_LEASE)
         except (LeaseHeldError, VaultBusyError):
             return None
         repair_cooccurrences(connection)
+    if documents <= BULK_DOCUMENTS:  # a small run only repaired what an interrupted one left
+        release_lease(lease, guard)
+        return None
     return lease
 
 

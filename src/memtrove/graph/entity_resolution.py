@@ -49,6 +49,7 @@ __all__ = [
     "Resolver",
     "active_documents",
     "bucket_of",
+    "cooccurrences_pending",
     "ensure_entity",
     "find_entity",
     "link_shared_entities",
@@ -494,6 +495,12 @@ def mark_cooccurrences_pending(connection: Connection, moment: str) -> None:
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
         (_PENDING_KEY, moment),
     )
+
+
+def cooccurrences_pending(connection: Connection) -> bool:
+    """Whether a deferred run's co-occurrences are pending (running, or interrupted)."""
+    row = connection.execute("SELECT 1 FROM vault_state WHERE key = ?", (_PENDING_KEY,))
+    return row.fetchone() is not None
 
 
 def repair_cooccurrences(connection: Connection) -> bool:
