@@ -4,8 +4,8 @@
   run (under the ``entity-cooccurrences`` worker lease: one at a time) writes
   ``entity_cooccurrences`` = ``pending`` in its first transaction and deletes it in the one
   that writes the run's co-occurrences (counted once, at the end); a vault that still holds
-  the key was interrupted in between, and the next run to take the lease recounts every
-  co-occurrence from the mentions before it starts.
+  the key was interrupted in between, and the next entity run (large or small, when it can
+  take the lease) recounts every co-occurrence from the mentions before it starts.
 """
 
 NAME = "m017_vault_state"
