@@ -81,3 +81,11 @@ def test_a_clawmem_import_is_recorded(vault: Vault) -> None:
     assert run.records == run.added == 38 + sum(report.records.values())  # all new
     vault.import_clawmem(SOURCE)  # a second run adds nothing
     assert (vault.import_runs()[0].records, vault.import_runs()[0].added) == (38, 0)
+
+
+def test_a_damaged_row_is_shown_not_a_crash(exported: Path, vault: Vault) -> None:
+    vault.import_from(exported)
+    vault._connection.execute("UPDATE import_runs SET records = 'lots', added = x'00ff'")
+    (run,) = vault.import_runs()
+    assert (run.records, run.added, run.status) == (0, 0, "done")
+    assert last_import(vault)["status"] == "ok"

@@ -140,19 +140,29 @@ def last_import_runs(connection: Connection, limit: int) -> list[ImportRun]:
     ).fetchall()
     return [
         ImportRun(
-            int(row[0]),
+            _count(row[0]),
             str(row[1]),
             str(row[2]),
             str(row[3]),
             None if row[4] is None else str(row[4]),
             str(row[5]),
-            bool(row[6]),
-            int(row[7]),
-            int(row[8]),
+            bool(_count(row[6])),
+            _count(row[7]),
+            _count(row[8]),
             None if row[9] is None else str(row[9]),
         )
         for row in rows
     ]
+
+
+def _count(value: object) -> int:
+    """A stored count as an int (0 for what a damaged or edited file holds instead)."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
 
 
 def import_checks(connection: Connection) -> list[Check]:
