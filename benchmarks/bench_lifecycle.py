@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from corpus import BENCH_DIR, corpus_dir, generate_corpus, generate_queries
+from corpus import BENCH_DIR, cached_source_vault, corpus_dir, generate_queries
 from memtrove import Vault
 from memtrove.db.connection import copy_database, open_connection
 
@@ -47,20 +47,8 @@ def log(message: str) -> None:
 
 def source_vault(size: int, relations: int) -> Path:
     """The indexed, embedded source vault with its relations and pins (built once)."""
-    home = BENCH_DIR / f"lifecycle-{size}"
-    source = home / "source.sqlite"
-    marker = home / f"built-{relations}"
-    if source.exists() and marker.exists():
-        return source
-    home.mkdir(parents=True, exist_ok=True)
-    for stale in home.glob("source.sqlite*"):
-        stale.unlink()
-    folder = corpus_dir(size)
-    generate_corpus(folder, size)
-    log(f"indexing and embedding {size} notes into {source} (once) ...")
-    with Vault.open(source, config_dir=home / "config") as vault:
-        vault.add_collection(folder, name="bench")
-        vault.update()
+
+    def fill(vault: Vault) -> None:
         vault.embed()
         rows = vault._connection.execute("SELECT docid FROM documents ORDER BY id").fetchall()
         docids = [str(row[0]) for row in rows]
@@ -68,8 +56,10 @@ def source_vault(size: int, relations: int) -> Path:
             vault.relate(docids[index], docids[index + 1], "supporting")
         for docid in docids[::100]:
             vault.pin(docid)
-    marker.write_text("ok\n")
-    return source
+
+    return cached_source_vault(
+        "lifecycle", size, str(relations), f"indexing and embedding {size} notes", fill
+    )
 
 
 def snapshot(vault: Vault) -> dict[str, Any]:

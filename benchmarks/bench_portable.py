@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corpus import BENCH_DIR, corpus_dir, generate_corpus, generate_queries
+from corpus import BENCH_DIR, cached_source_vault, corpus_dir, generate_corpus, generate_queries
 from memtrove import Vault
 from memtrove.db.connection import copy_database, open_connection
 
@@ -44,20 +44,8 @@ def log(message: str) -> None:
 
 def source_vault(size: int, entries: int) -> Path:
     """The indexed source vault with its entries (built once)."""
-    home = BENCH_DIR / f"portable-{size}"
-    source = home / "source.sqlite"
-    marker = home / f"built-{entries}"
-    if source.exists() and marker.exists():
-        return source
-    home.mkdir(parents=True, exist_ok=True)
-    for stale in home.glob("source.sqlite*"):
-        stale.unlink()
-    folder = corpus_dir(size)
-    generate_corpus(folder, size)
-    log(f"indexing {size} notes and writing {entries} entries into {source} (once) ...")
-    with Vault.open(source, config_dir=home / "config") as vault:
-        vault.add_collection(folder, name="bench")
-        vault.update()
+
+    def fill(vault: Vault) -> None:
         for index in range(entries):
             vault.remember(
                 f"entry {index}",
@@ -68,8 +56,10 @@ def source_vault(size: int, entries: int) -> Path:
                 vault.remember(
                     f"entry {index}", f"Memory {index}, revised.", store="global", overwrite=True
                 )
-    marker.write_text("ok\n")
-    return source
+
+    return cached_source_vault(
+        "portable", size, str(entries), f"indexing {size} notes and writing {entries} entries", fill
+    )
 
 
 def child(step: str, vault_path: Path, file: Path) -> None:

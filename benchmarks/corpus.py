@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import sqlean
 
@@ -60,6 +61,7 @@ __all__ = [
     "baseline_rescan",
     "baseline_search",
     "build_baseline",
+    "cached_source_vault",
     "corpus_dir",
     "generate_corpus",
     "generate_labelled_queries",
@@ -1078,3 +1080,32 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 def vocabulary_size() -> int:
     """Distinct surface forms in the generated vocabulary (before numbers and templates)."""
     return _vocabulary().size()
+
+
+def cached_source_vault(
+    name: str, size: int, key: str, what: str, fill: Callable[[Any], None]
+) -> Path:
+    """``.bench/<name>-<size>/source.sqlite``: the generated corpus of ``size`` notes
+    indexed into a fresh vault, then ``fill(vault)``; built once per ``key`` (what
+    ``fill`` depends on) and reused. ``what`` says in the log what the build does."""
+    import sys
+
+    from memtrove import Vault
+
+    home = BENCH_DIR / f"{name}-{size}"
+    source = home / "source.sqlite"
+    marker = home / f"built-{key}"
+    if source.exists() and marker.exists():
+        return source
+    home.mkdir(parents=True, exist_ok=True)
+    for stale in home.glob("source.sqlite*"):
+        stale.unlink()
+    folder = corpus_dir(size)
+    generate_corpus(folder, size)
+    print(f"{what} into {source} (once) ...", file=sys.stderr, flush=True)
+    with Vault.open(source, config_dir=home / "config") as vault:
+        vault.add_collection(folder, name="bench")
+        vault.update()
+        fill(vault)
+    marker.write_text("ok\n")
+    return source
