@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from memtrove.db.connection import Connection, DatabaseError, write_step, write_transaction
-from memtrove.graph.entities import extract_entities
+from memtrove.graph.entities import EntityExtraction, extract_entities
 from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
 from memtrove.graph.entity_resolution import Resolver, cooccurrences_pending, repair_cooccurrences
 
@@ -138,19 +138,21 @@ class EntityPass:
         self._extracted.append((doc_id, identifiers))
         self.mentions += len(identifiers)
 
-    def extract_one(self, doc_id: int, title: str, text: str, llm: Any) -> None:
+    def extract_one(self, doc_id: int, title: str, text: str, llm: Any) -> EntityExtraction:
         """One document's entities, by ``llm`` (the heuristic when it fails), written in a
         transaction of their own."""
         with self._guard:
             found = extract_entities(self._connection, doc_id, title, text, llm, link=False)
         self._add(doc_id, found.entities)
+        return found
 
     def extract_batch(
-        self, doc_ids: Sequence[int], texts: Mapping[int, tuple[str, str, Any, Any]]
-    ) -> None:
+        self, doc_ids: Sequence[int], texts: Mapping[int, tuple[Any, ...]]
+    ) -> list[EntityExtraction]:
         """The entities of a batch of documents (``texts``: id -> title, body, ...) by the
-        heuristic, written in one transaction."""
+        heuristic, written in one transaction (a step of the caller's, when it has one)."""
         connection = self._connection
+        extractions: list[EntityExtraction] = []
         with self._guard, write_step(connection):
             self._renew()
             for doc_id in doc_ids:
@@ -160,7 +162,9 @@ class EntityPass:
                         connection, doc_id, title, text, None, link=False, resolver=self._resolver
                     )
                     self._add(doc_id, found.entities)
+                    extractions.append(found)
             self._resolver.flush()
+        return extractions
 
     def link(self) -> int:
         """Write the run's co-occurrences, then link every extracted document, once all

@@ -3,8 +3,6 @@ subject-predicate-object facts about them."""
 
 from __future__ import annotations
 
-import builtins
-import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -12,9 +10,7 @@ from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.graph.entities import EntityExtraction
-    from memtrove.graph.entity_resolution import Resolver
     from memtrove.graph.triples import KnowledgeResult
-    from memtrove.lifecycle.leases import Lease
     from memtrove.models.protocols import LLM
 
 __all__ = ["BULK_BATCH", "KnowledgeAccess"]
@@ -24,12 +20,6 @@ BULK_BATCH = 200  # documents per write transaction in a run without an LLM
 
 class KnowledgeAccess(VaultState):
     """Entities (extraction, resolution, mentions, ``entity`` edges) and ``kg_query``."""
-
-    def _batch(self, size: int) -> contextlib.AbstractContextManager[Any]:
-        """One write transaction for a batch of documents (none for a batch of one)."""
-        from memtrove.db.connection import write_transaction
-
-        return write_transaction(self._connection) if size > 1 else contextlib.nullcontext()
 
     def _entity_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None
@@ -58,8 +48,8 @@ class KnowledgeAccess(VaultState):
         document with ``everything``); re-running replaces a document's mentions, so it is
         safe to repeat. Documents are linked by ``entity`` edges once all are extracted.
         Returns counts: documents, entities, by source, LLM failures, edges written."""
-        from memtrove.graph.amem_entities import deferral_lease, release_lease
-        from memtrove.graph.entity_resolution import Resolver, documents_to_extract
+        from memtrove.graph.amem_entities import EntityPass
+        from memtrove.graph.entity_resolution import document_text, documents_to_extract
 
         llm = self._entity_llm(use_llm)
         with self._lock:
@@ -74,79 +64,34 @@ class KnowledgeAccess(VaultState):
         # Without an LLM, documents are written in batches of one transaction each (a
         # commit per document is most of the cost); with one, never across a model call.
         batch = BULK_BATCH if llm is None else 1
-        # One resolver for the run; co-occurrences counted in memory under the lease.
-        lease = deferral_lease(self._connection, self._lock, len(pending) if llm is None else 0)
-        resolver = Resolver(self._connection, deferred=lease is not None) if llm is None else None
+        entity_pass = EntityPass(self._connection, self._lock, len(pending) if llm is None else 0)
         try:
-            return self._extract_all(pending, llm, resolver, lease, report, batch, progress)
-        finally:
-            release_lease(lease, self._lock)
-
-    def _extract_all(
-        self,
-        pending: builtins.list[int],
-        llm: LLM | None,
-        resolver: Resolver | None,
-        lease: Lease | None,
-        report: dict[str, Any],
-        batch: int,
-        progress: Callable[[int, int], None] | None,
-    ) -> dict[str, Any]:
-        """:meth:`enrich_entities`'s run: extract and record in batches, then link."""
-        from memtrove.db.connection import write_transaction
-        from memtrove.graph.entities import extract_entities
-        from memtrove.graph.entity_resolution import (
-            LinkCache,
-            active_documents,
-            document_text,
-            link_shared_entities,
-        )
-
-        extracted: list[tuple[int, list[str]]] = []
-        for start in range(0, len(pending), batch):
-            with self._lock, self._batch(batch):
-                if lease is not None:
-                    lease.renew()  # still this run's (see amem_entities.deferral_lease)
-                for doc_id in pending[start : start + batch]:
-                    text = document_text(self._connection, doc_id)
-                    if text is None:
-                        continue
-                    extraction = extract_entities(
-                        self._connection,
-                        doc_id,
-                        text[0],
-                        text[1],
-                        llm,
-                        link=False,
-                        resolver=resolver,
-                    )
-                    ids = [identifier for identifier, _, _ in extraction.entities]
-                    extracted.append((doc_id, ids))
+            for start in range(0, len(pending), batch):
+                chosen = pending[start : start + batch]
+                with self._lock:
+                    texts = {
+                        doc_id: text
+                        for doc_id in chosen
+                        if (text := document_text(self._connection, doc_id)) is not None
+                    }
+                if llm is None:
+                    found = entity_pass.extract_batch(chosen, texts)
+                else:
+                    found = [
+                        entity_pass.extract_one(doc_id, title, body, llm)
+                        for doc_id, (title, body) in texts.items()
+                    ]
+                for extraction in found:
                     report["documents"] += 1
                     report["entities"] += len(extraction.entities)
                     report[extraction.source] += 1
                     report["llm_failures"] += extraction.error is not None
-                if resolver is not None:
-                    resolver.flush()
-            if progress is not None:
-                progress(min(start + batch, len(pending)), len(pending))
-        if resolver is not None:  # the run's co-occurrences, counted in memory
-            with self._lock, write_transaction(self._connection):
-                if lease is not None:
-                    lease.renew()
-                resolver.finish()
-        # Linked once every mention is in: document frequencies are then the vault's.
-        report["entity_edges"] = 0
-        with self._lock:
-            active = active_documents(self._connection)
-        seen = LinkCache(buffered=True)  # per entity and per linked pair, for the whole run
-        for start in range(0, len(extracted), BULK_BATCH):
-            with self._lock, self._batch(BULK_BATCH):
-                for doc_id, identifiers in extracted[start : start + BULK_BATCH]:
-                    report["entity_edges"] += link_shared_entities(
-                        self._connection, doc_id, identifiers, documents=active, cache=seen
-                    )
-                seen.flush(self._connection)
+                if progress is not None:
+                    progress(min(start + batch, len(pending)), len(pending))
+            # Linked once every mention is in: document frequencies are then the vault's.
+            report["entity_edges"] = entity_pass.link()
+        finally:
+            entity_pass.close()
         return report
 
     def kg_query(
