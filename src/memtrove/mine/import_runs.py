@@ -67,13 +67,6 @@ class ImportRunRecord:
         self.records, self.added, self.report = records, added, report
 
 
-def _has_table(connection: Connection) -> bool:
-    row = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'import_runs'"
-    ).fetchone()
-    return row is not None
-
-
 @contextmanager
 def recorded_import(
     connection: Connection,
@@ -87,28 +80,22 @@ def recorded_import(
     counts the block gave :meth:`ImportRunRecord.done`, or ``failed`` with its error.
     ``guard`` (the vault's lock) is held while the row is written, not over the block."""
     record = ImportRunRecord()
-    run_id: int | None = None
     lock = guard if guard is not None else nullcontext()
-    with lock:
-        if _has_table(connection):
-            with write_transaction(connection):
-                cursor = connection.execute(
-                    "INSERT INTO import_runs (kind, source, started_at, dry_run)"
-                    " VALUES (?, ?, ?, ?)",
-                    (kind, source, to_iso(datetime.now(UTC)), int(dry_run)),
-                )
-            run_id = int(cursor.lastrowid or 0)
+    with lock, write_transaction(connection):
+        cursor = connection.execute(
+            "INSERT INTO import_runs (kind, source, started_at, dry_run) VALUES (?, ?, ?, ?)",
+            (kind, source, to_iso(datetime.now(UTC)), int(dry_run)),
+        )
+    run_id = int(cursor.lastrowid or 0)
     try:
         yield record
     except BaseException as error:
-        if run_id is not None:
-            reason = " ".join(str(error).split())[:300] or type(error).__name__
-            with lock:
-                _finish(connection, run_id, "failed", record, reason)
-        raise
-    if run_id is not None:
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
         with lock:
-            _finish(connection, run_id, "done", record, None)
+            _finish(connection, run_id, "failed", record, reason)
+        raise
+    with lock:
+        _finish(connection, run_id, "done", record, None)
 
 
 def _finish(
@@ -133,8 +120,6 @@ def _finish(
 
 def last_import_runs(connection: Connection, limit: int) -> list[ImportRun]:
     """The newest import runs first."""
-    if not _has_table(connection):
-        return []
     rows = connection.execute(
         f"SELECT {_COLUMNS} FROM import_runs ORDER BY id DESC LIMIT ?", (limit,)
     ).fetchall()
