@@ -5,6 +5,7 @@ client, and ``POST /mine`` on a running ``memtrove serve``."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -16,6 +17,9 @@ import pytest
 
 from tests.e2e.mcp_calls import call_tools
 from tests.e2e.test_serve import Server, base_env, start
+from tests.mine.sessions import claude_line
+
+session_line = functools.partial(claude_line, session="e2e-session", hour="2025-04-02T09")
 
 TOKEN = "mine-e2e-token-7c41"
 CLAWMEM = Path(__file__).resolve().parents[3] / "shared" / "bench" / "clawmem-vault"
@@ -28,22 +32,6 @@ def memtrove(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         timeout=120,
-    )
-
-
-def session_line(uuid: str, parent: str | None, kind: str, text: str, minute: int) -> str:
-    message: dict[str, object] = {"role": kind, "content": [{"type": "text", "text": text}]}
-    if kind == "assistant":
-        message["id"] = f"msg-{uuid}"
-    return json.dumps(
-        {
-            "type": kind,
-            "uuid": uuid,
-            "parentUuid": parent,
-            "sessionId": "e2e-session",
-            "timestamp": f"2025-04-02T09:{minute:02d}:00Z",
-            "message": message,
-        }
     )
 
 

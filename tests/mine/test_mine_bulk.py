@@ -4,7 +4,6 @@ one-by-one path on real vault files, and the vault's lock held per batch only.""
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from memtrove.index.indexer import (
 from memtrove.index.internal import BulkDocument, _prepared, write_bulk
 from memtrove.index.markdown import document_title, parse_markdown
 from memtrove.mine.pipeline import mine_folder
+from tests.mine.sessions import claude_line as line
 
 NOW = "2026-01-01T00:00:00Z"
 MTIME = 1_767_225_600_000_000_000
@@ -160,22 +160,6 @@ def test_write_bulk_counts_what_it_left_alone(tmp_path: Path) -> None:
             again = write_bulk(vault._connection, "conversations", batch, NOW)
     assert (len(first.ids), first.unchanged, first.rewritten) == (3, 0, 0)
     assert (again.ids, again.unchanged, again.rewritten) == ([], 3, 0)
-
-
-def line(uuid: str, parent: str | None, kind: str, text: str, minute: int) -> str:
-    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
-    if kind == "assistant":
-        message["id"] = f"msg-{uuid}"
-    return json.dumps(
-        {
-            "type": kind,
-            "uuid": uuid,
-            "parentUuid": parent,
-            "sessionId": "session-1",
-            "timestamp": f"2025-03-01T10:{minute:02d}:00Z",
-            "message": message,
-        }
-    )
 
 
 def prompts(count: int, *, rewind_at: int | None = None) -> list[str]:

@@ -18,27 +18,11 @@ from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQue
 from memtrove.mine.exchanges import Skips
 from memtrove.mine.formats import claude_code
 from memtrove.mine.runs import mined_checks
+from tests.mine.sessions import claude_line as line
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench" / "mine"
 needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="bench/mine is not here")
 SECRET = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-
-
-def line(uuid: str, parent: str | None, kind: str, text: str, minute: int, **extra: Any) -> str:
-    message: dict[str, Any] = {"role": kind, "content": [{"type": "text", "text": text}]}
-    if kind == "assistant":
-        message["id"] = f"msg-{uuid}"
-    return json.dumps(
-        {
-            "type": kind,
-            "uuid": uuid,
-            "parentUuid": parent,
-            "sessionId": "session-1",
-            "timestamp": f"2025-03-01T10:{minute:02d}:00Z",
-            "message": message,
-            **extra,
-        }
-    )
 
 
 def session(tmp_path: Path, *lines: str) -> Path:
