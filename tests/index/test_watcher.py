@@ -89,6 +89,18 @@ def test_a_burst_of_writes_is_indexed_once(watched: tuple[Vault, Running], notes
     assert [line for line in running.lines if "+100" in line]
 
 
+def test_a_folder_moved_in_is_indexed(
+    watched: tuple[Vault, Running], notes: Path, tmp_path: Path
+) -> None:
+    """A folder moved into a collection brings one event, for the folder, not its files."""
+    vault, _ = watched
+    outside = tmp_path / "elsewhere" / "archive"
+    for index in range(3):
+        write(outside, f"deep/{index}.md", f"# Old {index}\n\nMedlars from the archive {index}.\n")
+    outside.rename(notes / "archive")
+    assert wait_for(lambda: len(vault.search("medlars", limit=10)) == 3)
+
+
 def test_files_the_pattern_does_not_index_are_ignored(
     watched: tuple[Vault, Running], notes: Path
 ) -> None:

@@ -126,7 +126,9 @@ class Watcher:
 
     def owners(self, paths: Iterable[tuple[str, str]]) -> set[str]:
         """The collections owning changed files worth indexing: (change, path) pairs as
-        ``watchfiles`` reports them (``deleted`` paths count whatever they were: a folder)."""
+        ``watchfiles`` reports them (``deleted`` paths count whatever they were: a folder;
+        an ``added`` folder counts too: a folder moved in, or files written into a new one
+        before its watch was set, bring no event of their own)."""
         found: set[str] = set()
         for change, raw in paths:
             path = Path(raw)
@@ -135,7 +137,11 @@ class Watcher:
                     relative = PurePosixPath(path.relative_to(collection.path).as_posix())
                 except ValueError:
                     continue
-                if change == "deleted" or _matches(relative, collection.pattern):
+                if (
+                    change == "deleted"
+                    or _matches(relative, collection.pattern)
+                    or (change == "added" and path.is_dir())
+                ):
                     found.add(name)
         return found
 
