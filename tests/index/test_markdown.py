@@ -553,6 +553,19 @@ def test_short_frontmatter_gets_no_fragment() -> None:
     check_invariants(parsed, fragments)
 
 
+def test_a_conversation_documents_yaml_gets_no_fragment() -> None:
+    """A mined exchange's frontmatter is ids and provenance: not worth a vector."""
+    yaml = "---\ntitle: \"How do I rotate the keys?\"\ncontent_type: conversation\n"
+    yaml += 'conversation_id: "c-123456789"\nsource: "export.json"\nformat: chatgpt\n---\n'
+    body = "**User:** How do I rotate the keys?\n\n**ChatGPT:** " + "Run the rotation job. " * 20
+    parsed, fragments = fragments_of(yaml + body)
+    assert by_type(fragments, "frontmatter") == []
+    assert fragments[0].fragment_type == "full"
+    check_invariants(parsed, fragments)
+    _, noted = fragments_of(yaml.replace("conversation", "note", 1) + body)
+    assert len(by_type(noted, "frontmatter")) == 1
+
+
 def test_sections_per_heading_with_preamble_under_the_title() -> None:
     parsed, fragments = fragments_of(section_doc(), "Doc title")
     sections = by_type(fragments, "section")

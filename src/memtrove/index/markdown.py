@@ -29,7 +29,9 @@ Fragments are character ranges into the stored text (``content.doc``), so they c
 integers each and always agree with the body they come from:
 
 - ``full``: the body (after the frontmatter), up to 500,000 characters, always first;
-- ``frontmatter``: the YAML block, when there is one;
+- ``frontmatter``: the YAML block, when there is one, except for ``conversation`` documents
+  (a mined exchange's YAML is its ids, source and speakers: a vector of it only matched
+  queries on the title, which ``full`` already carries);
 - ``section``: from each heading to the next, long ones cut at paragraph breaks;
 - ``list``: each run of list items;
 - ``code``: each fenced code block.
@@ -120,6 +122,9 @@ _PANDOC_TITLE = re.compile(r"^%[ \t]+(\S.*?)[ \t]*$")
 _INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
 SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
 _PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "tbd", "todo", "-", "?", "title"})
+
+
+_BARE_YAML = frozenset({"conversation"})  # content types whose YAML gets no fragment
 
 
 @dataclass(frozen=True)
@@ -357,7 +362,7 @@ def split_fragments(parsed: ParsedMarkdown, title: str) -> list[Fragment]:
     body_end = min(len(text), body_start + FULL_LIMIT)
     pieces: list[tuple[str, str, int, int]] = [("full", title, body_start, body_end)]
     if len(text) - body_start >= SPLIT_THRESHOLD:
-        if parsed.frontmatter_span:
+        if parsed.frontmatter_span and parsed.frontmatter.get("content_type") not in _BARE_YAML:
             start, end = parsed.frontmatter_span
             if end - start >= FRAGMENT_MIN:
                 pieces.append(("frontmatter", title, start, min(end, start + FRAGMENT_MAX)))
