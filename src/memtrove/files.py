@@ -8,10 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["exclusive_lock", "write_atomic"]
+__all__ = ["exclusive_lock", "open_regular", "write_atomic"]
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading in binary, refused (``OSError``) unless it is a regular
+    file: opened without blocking, so a FIFO named as a source is never waited on."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    handle = open(descriptor, "rb")  # noqa: SIM115 - the caller closes it
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        handle.close()
+        raise OSError(f"{path.name} is not a regular file")
+    return handle
 
 
 def write_atomic(

@@ -300,6 +300,21 @@ def test_hostile_lines_and_unreadable_files_cost_only_themselves(
         assert [e.split(":")[0] for e in report.errors] == ["locked.jsonl"]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifos_and_links_are_never_opened(vault: Vault, tmp_path: Path) -> None:
+    """A FIFO would block a reader forever: one in the folder is passed over, one named as
+    the source is a one-line error, and a link is not followed."""
+    folder = session(tmp_path, *FIRST)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "link.jsonl").symlink_to(folder / "session-1.jsonl")
+    report = vault.mine(folder)  # returns: nothing waits on the FIFO
+    assert report.formats["claude-code"].files == 1
+    assert report.formats["claude-code"].exchanges == 1
+    assert report.errors == [] and report.unrecognised == []
+    with pytest.raises(CollectionError, match="neither a folder nor a regular file"):
+        vault.mine(folder / "pipe.jsonl")
+
+
 def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: Path) -> None:
     folder = session(
         tmp_path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -264,6 +265,10 @@ def test_an_unreadable_file_is_one_error(tmp_path: Path, vault: Vault) -> None:
     binary.write_bytes(b"\xff\xfe\x00garbage\n")
     with pytest.raises(PortableFormatError, match="line 1: not UTF-8"):
         vault.import_from(binary)
+    if hasattr(os, "mkfifo"):  # a FIFO is refused at once, never waited on
+        os.mkfifo(tmp_path / "pipe.jsonl")
+        with pytest.raises(PortableFormatError, match="not a regular file"):
+            vault.import_from(tmp_path / "pipe.jsonl")
 
 
 def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(

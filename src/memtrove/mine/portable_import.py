@@ -26,6 +26,7 @@ from typing import IO, Any, NamedTuple
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import write_totals_record
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
+from memtrove.files import open_regular
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
 from memtrove.mine.portable import FORMAT, VECTORS, VERSION, decode_value, stored_tables
@@ -435,6 +436,6 @@ def _restore_averages(connection: Connection, value: Any) -> None:
 def open_export(path: Path) -> IO[bytes]:
     """The export file, opened for reading (a missing or unreadable one is a user error)."""
     try:
-        return path.open("rb")
+        return open_regular(path)
     except OSError as error:
         raise PortableFormatError(f"cannot read {path}: {error.strerror or error}") from None

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
+from memtrove.files import open_regular
 from memtrove.mine.exchanges import Conversation, Skips
 from memtrove.mine.formats import ORDER, reader
 
@@ -63,7 +65,8 @@ def _readers(labels: Sequence[str]) -> list[tuple[str, ModuleType]]:
 
 def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path, bool]]:
     """(path, is a folder export) in a stable order: folders a reader takes whole (Slack),
-    then files by extension. Symbolic links are not followed."""
+    then files by extension. Symbolic links are not followed, and only regular files are
+    offered (a FIFO, socket or device would block or never end)."""
     # Only Slack exports are folders (or zips) read whole.
     folder_readers = [module for label, module in _readers(labels) if label == "slack"]
     if root.is_file():
@@ -97,15 +100,24 @@ def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path
         for name in sorted(files):
             path = Path(folder, name)
             suffix = path.suffix.lower()
-            if (suffix in EXTENSIONS or suffix == ".zip") and not path.is_symlink():
+            if (suffix in EXTENSIONS or suffix == ".zip") and _regular(path):
                 yield path, False
+
+
+def _regular(path: Path) -> bool:
+    """Whether ``path`` itself (not what a link names) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def detect(path: Path, is_folder: bool, labels: Sequence[str] = ORDER) -> Found | None:
     """The first reader (in ``labels`` order) that takes ``path``, or None."""
     head = b""
     if not is_folder:
-        with path.open("rb") as handle:  # an unreadable file is the caller's error to report
+        # An unreadable file (or a FIFO swapped in since the walk) is the caller's to report.
+        with open_regular(path) as handle:
             head = handle.read(HEAD_BYTES)
     zipped = path.suffix.lower() == ".zip"
     for label, module in _readers(labels):

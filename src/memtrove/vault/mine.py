@@ -154,6 +154,8 @@ class MineAccess(VaultState):
         root = Path(folder).expanduser()
         if not root.exists():
             raise CollectionError(f"{root} does not exist")
+        if not (root.is_dir() or root.is_file()):
+            raise CollectionError(f"{root} is neither a folder nor a regular file")
         return root.resolve(), ORDER if format == "auto" else (format,)
 
 
