@@ -555,7 +555,7 @@ def test_short_frontmatter_gets_no_fragment() -> None:
 
 def test_a_conversation_documents_yaml_gets_no_fragment() -> None:
     """A mined exchange's frontmatter is ids and provenance: not worth a vector."""
-    yaml = "---\ntitle: \"How do I rotate the keys?\"\ncontent_type: conversation\n"
+    yaml = '---\ntitle: "How do I rotate the keys?"\ncontent_type: conversation\n'
     yaml += 'conversation_id: "c-123456789"\nsource: "export.json"\nformat: chatgpt\n---\n'
     body = "**User:** How do I rotate the keys?\n\n**ChatGPT:** " + "Run the rotation job. " * 20
     parsed, fragments = fragments_of(yaml + body)
