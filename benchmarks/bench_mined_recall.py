@@ -18,7 +18,8 @@ as_exchanges_equal_text
 as_exchanges_ten
     recall over every turn of the first ten such exchanges.
 
-Deterministic (no timing). Run from the repository root::
+No timing; the figures move by about .001 from run to run (recency counts from the moment
+of the run). Run from the repository root::
 
     .venv/bin/python benchmarks/bench_mined_recall.py [--methods bm25,hybrid] [--json]
 """
@@ -32,20 +33,20 @@ import tempfile
 from pathlib import Path
 
 from memtrove.eval.locomo import (
+    COLLECTION,
     conversation_turns,
+    index_turns,
     load_locomo,
     normalise_evidence,
     parse_session_date,
     question_metrics,
-    turn_document,
 )
 from memtrove.eval.locomo_mined import exchange_turns, write_sessions
 from memtrove.eval.metrics import coverage, recall_at_k
-from memtrove.eval.runner import TimedRetriever, prepare, retrieved_paths, scratch_vault
+from memtrove.eval.runner import TimedRetriever, retrieved_paths, scratch_vault
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT.parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
-COLLECTION = "locomo"
 DEPTH = 30
 
 
@@ -60,13 +61,8 @@ def measure(method: str, path: Path) -> dict[str, float]:
             groups = list(exchange_turns(Path(folder)).values())
         exchange_of = {dia_id: index for index, held in enumerate(groups) for dia_id in held}
         with scratch_vault() as (vault, docs):
-            paths: dict[str, str] = {}
-            for number, turn in enumerate(turns):
-                relative = f"t{number:05d}.md"
-                (docs / relative).write_text(turn_document(turn), encoding="utf-8")
-                paths[relative] = turn.dia_id
-            vault.add_collection(docs, name=COLLECTION)
-            prepare(vault, method)
+            held = index_turns(vault, turns, docs, method, [])
+            paths = {path: dia_ids[0] for path, dia_ids in held.items()}
             retriever = TimedRetriever(vault, method)
             known = [turn.dia_id for turn in turns]
             for qa in sample.get("qa", []):

@@ -48,6 +48,7 @@ __all__ = [
     "LocomoReport",
     "Turn",
     "exchange_metrics",
+    "index_turns",
     "normalise_evidence",
     "parse_session_date",
     "run_locomo",
@@ -325,16 +326,11 @@ def run_locomo(
             progress(index, len(samples), f"conversation {name}")
         turns = conversation_turns(sample)
         with scratch_vault() as (vault, folder):
-            turns_of: dict[str, list[str]] = {}  # document path -> the turns it holds
+            # document path -> the turns it holds
             if mined is not None:
                 turns_of = _mine_sample(vault, sample, turns, folder, method, mined)
             else:
-                for number, turn in enumerate(turns):
-                    relative = f"t{number:05d}.md"
-                    (folder / relative).write_text(turn_document(turn), encoding="utf-8")
-                    turns_of[relative] = [turn.dia_id]
-                vault.add_collection(folder, name=COLLECTION)
-                notes.extend(prepare(vault, method))
+                turns_of = index_turns(vault, turns, folder, method, notes)
             known = [turn.dia_id for turn in turns]
             retriever = TimedRetriever(vault, method, session=session, hook_vectors=hook_vectors)
             retrievers.append(retriever)
@@ -392,6 +388,21 @@ def run_locomo(
         notes=notes,
         elapsed_seconds=time.perf_counter() - started,
     )
+
+
+def index_turns(
+    vault: Any, turns: Sequence[Turn], folder: Path, method: str, notes: list[str]
+) -> dict[str, list[str]]:
+    """Write one document per turn in ``folder``, index it as the task's collection and
+    prepare it for ``method`` (its notes added to ``notes``); each document's turn."""
+    turns_of: dict[str, list[str]] = {}
+    for number, turn in enumerate(turns):
+        relative = f"t{number:05d}.md"
+        (folder / relative).write_text(turn_document(turn), encoding="utf-8")
+        turns_of[relative] = [turn.dia_id]
+    vault.add_collection(folder, name=COLLECTION)
+    notes.extend(prepare(vault, method))
+    return turns_of
 
 
 def _mine_sample(
