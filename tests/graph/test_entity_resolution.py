@@ -101,6 +101,42 @@ def test_near_names_that_differ_stay_apart(vault: Vault) -> None:
     assert len(ids) == 8
 
 
+@pytest.mark.parametrize("matching", [12, 70])
+def test_candidates_for_resolution_are_the_ranked_ones(vault: Vault, matching: int) -> None:
+    """Resolution takes FTS matches unranked when there are no more than the candidate
+    limit (the same set), ranked otherwise; either way what the ranked lookup offers."""
+    from memtrove.graph import entity_resolution
+
+    for index in range(matching):
+        ensure(vault, f"Pipeline stage{index} runner", "tool")
+    ensure(vault, "Pipeline", "person")  # another bucket: never offered
+    ensure(vault, "Pipelines runner", "tool")
+    connection = vault._connection
+    name = "Pipelined runners"
+    ranked = entity_resolution._candidates(connection, name, "default")
+    tech = entity_resolution._candidates(connection, name, "default", "tech")
+    assert {entity.entity_id for entity in tech} == {entity.entity_id for entity in ranked}
+    assert len(ranked) == min(matching + 2, entity_resolution.MAX_CANDIDATES)
+    assert entity_resolution.resolve_entity(connection, name, "tool") == next(
+        entity for entity in ranked if entity.name == "Pipelines runner"
+    )
+
+
+def test_counts_not_yet_written_break_ties(vault: Vault) -> None:
+    from memtrove.graph import entity_resolution
+
+    first, second = (
+        ensure(vault, "Kafka Cluster A", "tool"),
+        ensure(vault, "Kafka Cluster B", "tool"),
+    )
+    connection = vault._connection
+    stored = entity_resolution.resolve_entity(connection, "Kafka Cluster", "tool")
+    assert stored is not None and stored.entity_id == first.entity_id  # equal counts: by id
+    pending = {second.entity_id: 3}
+    chosen = entity_resolution.resolve_entity(connection, "Kafka Cluster", "tool", pending=pending)
+    assert chosen is not None and chosen.entity_id == second.entity_id
+
+
 @pytest.mark.parametrize(
     "name",
     [

@@ -69,14 +69,14 @@ def test_the_helper_indexes_exactly_what_this_process_would(
 ) -> None:
     corpus(tmp_path / "notes")
     answered: list[int] = []
-    receive = workers._Helper.receive
+    receive = workers.Helper.receive
 
-    def counted(helper: workers._Helper, expected: int) -> Any:
-        outcomes = receive(helper, expected)
+    def counted(helper: workers.Helper, valid: Any) -> Any:
+        outcomes = receive(helper, valid)
         answered.append(len(outcomes or ()))
         return outcomes
 
-    monkeypatch.setattr(workers._Helper, "receive", counted)
+    monkeypatch.setattr(workers.Helper, "receive", counted)
     with open_vault(tmp_path / "a") as vault:
         helped = indexed(vault, tmp_path / "notes")
     assert answered == [10] * 5 + [2]  # every batch after the first came from the helper
@@ -103,10 +103,10 @@ def test_a_helper_that_fails_leaves_the_work_to_this_process(
         "import time; time.sleep(0.2)",
     ):
 
-        def dud(code: str = program) -> workers._Helper | None:
+        def dud(module: str, code: str = program) -> workers.Helper | None:
             import subprocess
 
-            return workers._Helper(
+            return workers.Helper(
                 subprocess.Popen(
                     [real_executable, "-c", code],
                     stdin=subprocess.PIPE,
@@ -115,7 +115,7 @@ def test_a_helper_that_fails_leaves_the_work_to_this_process(
                 )
             )
 
-        monkeypatch.setattr(workers._Helper, "start", dud)
+        monkeypatch.setattr(workers.Helper, "start", dud)
         where = tmp_path / f"dud-{abs(hash(program))}"
         with open_vault(where) as vault:
             assert indexed(vault, tmp_path / "notes") == expected
@@ -141,7 +141,7 @@ def test_the_helper_loop_redacts_with_extra_patterns(tmp_path: Path) -> None:
 
 def test_off_and_one_processor_mean_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMTROVE_INDEX_WORKERS", "off")
-    assert not workers._wanted()
+    assert not workers.helper_wanted()
     monkeypatch.delenv("MEMTROVE_INDEX_WORKERS")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert not workers._wanted()
+    assert not workers.helper_wanted()

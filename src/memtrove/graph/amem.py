@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -51,13 +50,12 @@ from memtrove.graph.amem_notes import (
     parse_links_answer,
     parse_note_answer,
 )
+from memtrove.graph.amem_vectors import Centroids
 from memtrove.graph.relations import insert_semantic_edges, upsert_relation
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
+    from memtrove.index.workers import Helper
     from memtrove.models.protocols import LLM
 
 __all__ = [
@@ -164,84 +162,6 @@ def pending_documents(
     if limit is not None:
         pending = pending[:limit]
     return pending, unchanged
-
-
-# -- vectors ----------------------------------------------------------------------------------
-
-
-class _Centroids:
-    """Each active document's normalised mean fragment vector, for nearest neighbours."""
-
-    def __init__(self, connection: Connection) -> None:
-        import numpy as np
-
-        self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
-        self.row: dict[int, int] = {}
-        has_table = connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-        ).fetchone()
-        if has_table is None:
-            return
-        owners: dict[str, list[int]] = {}
-        for doc_id, body_hash in connection.execute(
-            "SELECT id, hash FROM documents WHERE active = 1"
-        ):
-            owners.setdefault(str(body_hash), []).append(int(doc_id))
-        sums: dict[str, Any] = {}
-        width = 0
-        cursor = connection.execute(
-            "SELECT cv.hash, v.embedding FROM content_vectors cv "
-            "JOIN vectors_vec v ON v.rowid = cv.id"
-        )
-        for body_hash, blob in cursor:
-            key = str(body_hash)
-            if key not in owners:
-                continue
-            vector = np.frombuffer(bytes(blob), dtype=np.float32)
-            width = width or len(vector)
-            if len(vector) != width:
-                continue
-            if key in sums:
-                sums[key] = sums[key] + vector
-            else:
-                sums[key] = vector.copy()
-        documents: list[int] = []
-        rows: list[Any] = []
-        for key, total in sums.items():
-            norm = float(np.linalg.norm(total))
-            if math.isfinite(norm) and norm > 0:
-                for doc_id in owners[key]:
-                    documents.append(doc_id)
-                    rows.append(total / norm)
-        if documents:
-            self.ids = np.asarray(documents, dtype=np.int64)
-            self.matrix = np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
-            self.row = {doc_id: n for n, doc_id in enumerate(documents)}
-
-    def neighbours(
-        self, doc_ids: Sequence[int], k: int, floor: float
-    ) -> dict[int, list[tuple[int, float]]]:
-        """Per document, up to ``k`` other documents with cosine >= ``floor``, best first."""
-        import numpy as np
-
-        known = [doc_id for doc_id in doc_ids if doc_id in self.row]
-        if not known or len(self.ids) < 2:
-            return {}
-        positions = [self.row[doc_id] for doc_id in known]
-        block = self.matrix[positions] @ self.matrix.T
-        block[np.arange(len(positions)), positions] = -np.inf
-        k = min(k, len(self.ids) - 1)
-        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
-        answer: dict[int, list[tuple[int, float]]] = {}
-        for n, doc_id in enumerate(known):
-            pairs = [
-                (int(self.ids[column]), float(block[n, column]))
-                for column in top[n]
-                if block[n, column] >= floor and int(self.ids[column]) != doc_id
-            ]
-            answer[doc_id] = sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
-        return answer
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -413,6 +333,9 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 report.links[link.relation_type] += 1
     now = to_iso(datetime.now(UTC))
     with write_step(connection):
+        # Cosine links without reasoning share their metadata: written together, in the
+        # order they come (first writer wins), one statement for the run of them.
+        plain: list[tuple[int, int, float]] = []
         for plan in plans:
             note = plan.note
             connection.execute(
@@ -426,15 +349,17 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 ),
             )
             for link in plan.links:
-                if link.relation_type == "semantic":
-                    metadata = (
-                        {"by": "amem", "reasoning": link.reasoning}
-                        if link.reasoning
-                        else {"by": "amem"}
-                    )
-                    report.links["semantic"] += insert_semantic_edges(
-                        connection, [(plan.doc_id, link.target_id, link.weight)], metadata=metadata
-                    )
+                if link.relation_type != "semantic":
+                    continue
+                if not link.reasoning:
+                    plain.append((plan.doc_id, link.target_id, link.weight))
+                    continue
+                report.links["semantic"] += _semantic(connection, plain)
+                report.links["semantic"] += insert_semantic_edges(
+                    connection,
+                    [(plan.doc_id, link.target_id, link.weight)],
+                    metadata={"by": "amem", "reasoning": link.reasoning},
+                )
             for evolution in plan.evolutions:
                 report.evolutions += _record_evolution(connection, plan, evolution, now)
             if plan.mark:
@@ -449,6 +374,16 @@ def _write(connection: Connection, plans: Sequence[_Plan], report: EnrichmentRep
                 report.llm_notes += 1
             else:
                 report.heuristic_notes += 1
+        report.links["semantic"] += _semantic(connection, plain)
+
+
+def _semantic(connection: Connection, edges: list[tuple[int, int, float]]) -> int:
+    """Write (and empty) a run of cosine links; how many were new."""
+    if not edges:
+        return 0
+    added = insert_semantic_edges(connection, edges, metadata={"by": "amem"})
+    edges.clear()
+    return added
 
 
 def _entity_pass(connection: Connection, guard: AbstractContextManager[Any], documents: int) -> Any:
@@ -484,13 +419,18 @@ def enrich_documents(
     page_cache: AbstractContextManager[Any] = nullcontext()
     if entity_pass is not None and llm is None:
         page_cache = entity_pass.page_cache(len(doc_ids))
+    from memtrove.graph.amem_ahead import start_helper
+
+    helper = start_helper(len(doc_ids)) if llm is None else None
     try:
         with page_cache:
-            _enrich(connection, doc_ids, llm, redact, guard, entity_pass, report, progress)
+            _enrich(connection, doc_ids, llm, redact, guard, entity_pass, report, progress, helper)
             if entity_pass is not None:  # linked once every mention is in
-                entity_pass.link()
+                entity_pass.link(helper)
                 report.entities = entity_pass.mentions
     finally:
+        if helper is not None:
+            helper.stop()
         if entity_pass is not None:
             entity_pass.close()
     report.seconds = time.perf_counter() - started
@@ -506,28 +446,82 @@ def _enrich(
     entity_pass: Any,
     report: EnrichmentReport,
     progress: Callable[[int, int], None] | None,
+    helper: Helper | None = None,
 ) -> None:
-    scrub = redact or (lambda text: text)
     with guard:
         vocabulary = Vocabulary(connection)
         if len(doc_ids) > 100:  # one scan beats thousands of lookups
             vocabulary.preload()
-        centroids = _Centroids(connection)
+        centroids = Centroids(connection)
     report.vectors = len(centroids.ids) > 0
-    floor = CANDIDATE_THRESHOLD if llm is not None else LINK_THRESHOLD
+    if llm is not None:
+        loaded = (vocabulary, centroids)
+        _enrich_with(llm, connection, doc_ids, redact, guard, entity_pass, report, progress, loaded)
+        return
+    from memtrove.graph.amem_ahead import findings
+
+    def fetch(batch: Sequence[int]) -> dict[int, tuple[str, str, str, Any]]:
+        with guard:
+            return _texts(connection, batch)
+
+    batches = [list(doc_ids[start : start + _BATCH]) for start in range(0, len(doc_ids), _BATCH)]
+    done = 0
+    for batch, texts, found in findings(
+        batches, fetch, vocabulary, guard, entities=entity_pass is not None, helper=helper
+    ):
+        with guard:
+            near = centroids.neighbours(list(texts), NEIGHBOURS, LINK_THRESHOLD)
+        plans: list[_Plan] = []
+        for doc_id in batch:
+            done += 1
+            if doc_id in texts:
+                plan = _Plan(doc_id, texts[doc_id][0], texts[doc_id][2], found[doc_id][0])
+                plan.links = _cosine_links(near.get(doc_id, []))
+                plans.append(plan)
+            if progress is not None:
+                progress(done, len(doc_ids))
+        if not plans and entity_pass is None:
+            continue
+        ahead = {doc_id: entities for doc_id, (_, entities) in found.items() if entities}
+        with guard, write_transaction(connection):  # the batch's notes and entities
+            if entity_pass is not None:
+                entity_pass.extract_batch(batch, texts, ahead)
+            if plans:
+                _write(connection, plans, report)
+
+
+def _cosine_links(candidates: list[tuple[int, float]]) -> list[_Link]:
+    return [
+        _Link(target, "semantic", min(1.0, cosine))
+        for target, cosine in candidates
+        if cosine >= LINK_THRESHOLD
+    ]
+
+
+def _enrich_with(
+    llm: LLM,
+    connection: Connection,
+    doc_ids: Sequence[int],
+    redact: Callable[[str], str] | None,
+    guard: AbstractContextManager[Any],
+    entity_pass: Any,
+    report: EnrichmentReport,
+    progress: Callable[[int, int], None] | None,
+    loaded: tuple[Vocabulary, Centroids],
+) -> None:
+    """Enrichment by ``llm``: each document asked and written on its own (no lock is held
+    across a model call)."""
+    scrub = redact or (lambda text: text)
+    vocabulary, centroids = loaded
     done = 0
     for start in range(0, len(doc_ids), _BATCH):
         batch = list(doc_ids[start : start + _BATCH])
         with guard:
             texts = _texts(connection, batch)
-            near = centroids.neighbours(list(texts), NEIGHBOURS, floor)
-            others: dict[int, tuple[str, str, str, Any]] = {}
-            notes: dict[int, Note] = {}
-            if llm is not None:
-                wanted = {target for pairs in near.values() for target, _ in pairs}
-                others = _texts(connection, sorted(wanted))
-                notes = _notes(connection, sorted(wanted))
-        plans: list[_Plan] = []
+            near = centroids.neighbours(list(texts), NEIGHBOURS, CANDIDATE_THRESHOLD)
+            wanted = {target for pairs in near.values() for target, _ in pairs}
+            others = _texts(connection, sorted(wanted))
+            notes = _notes(connection, sorted(wanted))
         for doc_id in batch:
             done += 1
             if doc_id not in texts:
@@ -537,25 +531,12 @@ def _enrich(
                 note = heuristic_note(title, text, tags, vocabulary)
             plan = _Plan(doc_id, title, body_hash, note)
             candidates = near.get(doc_id, [])
-            plan.links = [
-                _Link(target, "semantic", min(1.0, cosine))
-                for target, cosine in candidates
-                if cosine >= LINK_THRESHOLD
-            ]
-            if llm is not None:
-                plan.mark = _llm_plan(plan, text, llm, candidates, others, notes, scrub)
-                report.llm_failures += not plan.mark
-                if entity_pass is not None:
-                    entity_pass.extract_one(doc_id, title, text, llm)
-                with guard:  # one by one: no lock is held across a model call
-                    _write(connection, [plan], report)
-            else:
-                plans.append(plan)
+            plan.links = _cosine_links(candidates)
+            plan.mark = _llm_plan(plan, text, llm, candidates, others, notes, scrub)
+            report.llm_failures += not plan.mark
+            if entity_pass is not None:
+                entity_pass.extract_one(doc_id, title, text, llm)
+            with guard:  # one by one: no lock is held across a model call
+                _write(connection, [plan], report)
             if progress is not None:
                 progress(done, len(doc_ids))
-        if plans or (entity_pass is not None and llm is None):
-            with guard, write_transaction(connection):  # the batch's notes and entities
-                if entity_pass is not None and llm is None:
-                    entity_pass.extract_batch(batch, texts)
-                if plans:
-                    _write(connection, plans, report)

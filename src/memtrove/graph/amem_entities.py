@@ -18,14 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from memtrove.db.connection import Connection, DatabaseError, write_step, write_transaction
-from memtrove.graph.entities import EntityExtraction, extract_entities
-from memtrove.graph.entity_links import LinkCache, active_documents, link_shared_entities
+from memtrove.graph.entities import EntityExtraction, ExtractedEntity, extract_entities
+from memtrove.graph.entity_links import (
+    LinkCache,
+    active_documents,
+    link_shared_entities,
+    naming_of,
+    write_entity_edges,
+)
 from memtrove.graph.entity_resolution import Resolver, cooccurrences_pending, repair_cooccurrences
 
 if TYPE_CHECKING:
+    from memtrove.index.workers import Helper
     from memtrove.lifecycle.leases import Lease
 
 __all__ = [
@@ -147,11 +155,16 @@ class EntityPass:
         return found
 
     def extract_batch(
-        self, doc_ids: Sequence[int], texts: Mapping[int, tuple[Any, ...]]
+        self,
+        doc_ids: Sequence[int],
+        texts: Mapping[int, tuple[Any, ...]],
+        found_ahead: Mapping[int, tuple[list[ExtractedEntity], int]] | None = None,
     ) -> list[EntityExtraction]:
         """The entities of a batch of documents (``texts``: id -> title, body, ...) by the
-        heuristic, written in one transaction (a step of the caller's, when it has one)."""
+        heuristic (``found_ahead``: what it found for some of them already), written in
+        one transaction (a step of the caller's, when it has one)."""
         connection = self._connection
+        ahead = found_ahead or {}
         extractions: list[EntityExtraction] = []
         with self._guard, write_step(connection):
             self._renew()
@@ -159,31 +172,57 @@ class EntityPass:
                 if doc_id in texts:
                     title, text = texts[doc_id][0], texts[doc_id][1]
                     found = extract_entities(
-                        connection, doc_id, title, text, None, link=False, resolver=self._resolver
+                        connection,
+                        doc_id,
+                        title,
+                        text,
+                        None,
+                        link=False,
+                        resolver=self._resolver,
+                        heuristic=ahead.get(doc_id),
                     )
                     self._add(doc_id, found.entities)
                     extractions.append(found)
             self._resolver.flush()
         return extractions
 
-    def link(self) -> int:
+    def link(self, helper: Helper | None = None) -> int:
         """Write the run's co-occurrences, then link every extracted document, once all
         their mentions are in (document frequencies are then the vault's); returns how many
-        links were made."""
+        links were made. ``helper`` (a large run's) works out the edges while this process
+        writes the co-occurrences and then each chunk of edges; should it fail, this
+        process links the rest (afresh: rewriting an edge the helper's rows wrote changes
+        nothing)."""
+        from memtrove.graph.amem_ahead import linked, send_links
+
         connection = self._connection
-        with self._guard, write_transaction(connection):
-            self._renew()
-            self._resolver.finish()
+        extracted = self._extracted
         with self._guard:
             documents = active_documents(connection)
         cache = LinkCache(buffered=True)
-        linked = 0
-        for start in range(0, len(self._extracted), _LINK_BATCH):
+        asked = False
+        if helper is not None and extracted:
+            with self._guard:  # the mentions are all in: what each entity names is settled
+                cache.naming.update(
+                    naming_of(connection, chain.from_iterable(ids for _, ids in extracted))
+                )
+            asked = send_links(helper, documents, cache.naming, extracted, _LINK_BATCH)
+        with self._guard, write_transaction(connection):
+            self._renew()
+            self._resolver.finish()
+        total = 0
+        for start in range(0, len(extracted), _LINK_BATCH):
+            answer = linked(helper) if asked and helper is not None else None
+            asked = answer is not None
             with self._guard, write_transaction(connection):
                 self._renew()
-                for doc_id, identifiers in self._extracted[start : start + _LINK_BATCH]:
-                    linked += link_shared_entities(
+                if answer is not None:
+                    total += answer[0]
+                    write_entity_edges(connection, answer[1])
+                    continue
+                for doc_id, identifiers in extracted[start : start + _LINK_BATCH]:
+                    total += link_shared_entities(
                         connection, doc_id, identifiers, documents=documents, cache=cache
                     )
                 cache.flush(connection)
-        return linked
+        return total

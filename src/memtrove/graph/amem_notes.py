@@ -97,7 +97,7 @@ class Vocabulary:
     read in one scan (:meth:`preload`) for a large run. Each word's stem (or that it is no
     keyword at all) and each stem's weight are remembered for the run."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection | None, *, total: int = 0) -> None:
         from memtrove.retrieval.stemming import porter_stemmer
 
         self._connection = connection
@@ -106,18 +106,37 @@ class Vocabulary:
         self.keyword_stems: dict[str, str] = {}  # word -> stem, "" when it is no keyword
         self._frequency: dict[str, int] = {}
         self.weights: dict[str, float] = {}  # stem -> weight (at least 1)
-        self._complete = False
-        row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
-        self.total = max(1, int(row[0]))
+        self._complete = connection is None
+        if connection is not None:
+            row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
+            total = int(row[0])
+        self.total = max(1, total)
         self._log_total = math.log(self.total + 1)
 
     def preload(self) -> None:
         """Read the whole vocabulary (about 0.2 s for 75k terms)."""
+        if self._connection is None:
+            return
         self._frequency = {
             str(term): int(doc)
             for term, doc in self._connection.execute("SELECT term, doc FROM documents_vocab")
         }
         self._complete = True
+
+    def snapshot(self) -> tuple[dict[str, int], int]:
+        """The preloaded frequencies and the document count, for :meth:`restore` in
+        another process."""
+        if not self._complete:
+            self.preload()
+        return self._frequency, self.total
+
+    @classmethod
+    def restore(cls, snapshot: tuple[dict[str, int], int]) -> Vocabulary:
+        """A vocabulary of a :meth:`snapshot`, with no connection behind it."""
+        frequency, total = snapshot
+        vocabulary = cls(None, total=total)
+        vocabulary._frequency = frequency
+        return vocabulary
 
     def stem(self, word: str) -> str:
         stem = self._stems.get(word)
@@ -139,7 +158,7 @@ class Vocabulary:
     def frequency(self, stem: str) -> int:
         found = self._frequency.get(stem)
         if found is None:
-            if self._complete:
+            if self._complete or self._connection is None:
                 return 0
             row = self._connection.execute(
                 "SELECT doc FROM documents_vocab WHERE term = ?", (stem,)

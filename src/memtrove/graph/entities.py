@@ -38,6 +38,7 @@ __all__ = [
     "extract_entities",
     "filter_entities",
     "heuristic_entities",
+    "heuristic_extraction",
     "llm_entities",
     "parse_entity_answer",
 ]
@@ -433,6 +434,11 @@ def filter_entities(
     return kept, rejected
 
 
+def heuristic_extraction(title: str, body: str) -> tuple[list[ExtractedEntity], int]:
+    """The entities the heuristic finds that pass the filters, and how many did not."""
+    return filter_entities(heuristic_entities(title, body), title)
+
+
 # -- the entry point --------------------------------------------------------------------------
 
 
@@ -446,6 +452,7 @@ def extract_entities(
     vault: str = "default",
     link: bool = True,
     resolver: Resolver | None = None,
+    heuristic: tuple[list[ExtractedEntity], int] | None = None,
 ) -> EntityExtraction:
     """Extract, filter, resolve and record the entities of document ``doc_id``, replacing
     what an earlier run recorded for it (mentions, co-occurrences), then link it by
@@ -455,7 +462,8 @@ def extract_entities(
     (``error`` says why). Nothing is written until extraction is complete. ``link=False``
     records the mentions only (a bulk run links afterwards, when document frequencies are
     known, so an entity named everywhere links nothing); a bulk run also passes its
-    ``resolver`` (see :func:`memtrove.graph.entity_resolution.record_mentions`).
+    ``resolver`` (see :func:`memtrove.graph.entity_resolution.record_mentions`), and may
+    pass what :func:`heuristic_extraction` gave for the document, found ahead elsewhere.
     """
     from memtrove.graph.entity_resolution import link_shared_entities, record_mentions
 
@@ -467,9 +475,10 @@ def extract_entities(
             source = "llm"
         except ModelError as failure:
             error = str(failure)
-    if candidates is None:
-        candidates = heuristic_entities(title, body)
-    kept, rejected = filter_entities(candidates, title)
+    if candidates is not None:
+        kept, rejected = filter_entities(candidates, title)
+    else:
+        kept, rejected = heuristic if heuristic is not None else heuristic_extraction(title, body)
     resolved = record_mentions(connection, doc_id, kept, vault=vault, resolver=resolver)
     if link:  # a bulk run links once every document's mentions are in (see enrich_entities)
         link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
 from operator import itemgetter
@@ -29,7 +29,9 @@ __all__ = [
     "MAX_LINKED_DOCUMENTS",
     "LinkCache",
     "active_documents",
+    "link_rows",
     "link_shared_entities",
+    "naming_of",
     "specificity",
     "write_entity_edges",
 ]
@@ -88,32 +90,57 @@ def link_shared_entities(
     if documents is None:
         documents = active_documents(connection)
     if isinstance(cache, LinkCache):
-        naming_cache: dict[str, tuple[int, list[int]]] | None = cache.naming
+        naming: dict[str, tuple[int, list[int]]] = cache.naming
         written: dict[tuple[int, int], float] | None = cache.written
     else:
-        naming_cache, written = cache, None
+        naming, written = (cache if cache is not None else {}), None
+    for identifier in entity_ids:
+        if identifier not in naming:
+            naming[identifier] = _naming(connection, identifier)
+    linked, rows = link_rows(doc_id, entity_ids, documents, naming, written)
+    if isinstance(cache, LinkCache) and cache.buffered:
+        cache.rows.extend(rows)
+    else:
+        write_entity_edges(connection, rows)
+    return linked
+
+
+def naming_of(
+    connection: Connection, entity_ids: Iterable[str]
+) -> dict[str, tuple[int, list[int]]]:
+    """Per entity, how many active documents name it and the most recent of them (what
+    :func:`link_rows` reads), each looked up once."""
+    return {identifier: _naming(connection, identifier) for identifier in dict.fromkeys(entity_ids)}
+
+
+def link_rows(
+    doc_id: int,
+    entity_ids: Sequence[str],
+    documents: int,
+    naming: Mapping[str, tuple[int, list[int]]],
+    written: dict[tuple[int, int], float] | None = None,
+) -> tuple[int, list[tuple[int, int, float, str, str]]]:
+    """How many documents ``doc_id`` links to by its entities, and the edge rows (both
+    directions) to write; ``naming`` holds each entity's :func:`naming_of`. ``written``
+    (a run's): the weight each pair was written at, so a pair already as strong is not
+    written again. No database: a helper process can run it."""
     # Per specific entity, the documents it links to (self left out, at most
     # MAX_LINKED_DOCUMENTS each); then per candidate its best weight, how many of the
     # entities it shares and where it was first found, all by C-level dict and Counter
     # work rather than a Python step per (entity, candidate).
     kept: list[tuple[str, float, list[int]]] = []
     for identifier in dict.fromkeys(entity_ids):
-        known = naming_cache.get(identifier) if naming_cache is not None else None
-        if known is None:
-            known = _naming(connection, identifier)
-            if naming_cache is not None:
-                naming_cache[identifier] = known
-        naming, recent = known
-        if naming < 2:
+        count, recent = naming[identifier]
+        if count < 2:
             continue
-        weight = specificity(documents, naming)
+        weight = specificity(documents, count)
         if weight < ENTITY_EDGE_THRESHOLD:
             continue
         if doc_id in recent:
             recent = [other for other in recent if other != doc_id]
         kept.append((identifier, weight, recent[:MAX_LINKED_DOCUMENTS]))
     if not kept:
-        return 0
+        return 0, []
     found = list(dict.fromkeys(chain.from_iterable(others for _, _, others in kept)))
     shared_count = Counter(chain.from_iterable(others for _, _, others in kept))
     best: dict[int, float] = {}
@@ -142,12 +169,7 @@ def link_shared_entities(
                 continue  # both directions are there already, at least this strong
             written[pair] = weight
         links.append((other, weight, shared[other]))
-    rows = _edge_rows(doc_id, links)
-    if isinstance(cache, LinkCache) and cache.buffered:
-        cache.rows.extend(rows)
-    else:
-        write_entity_edges(connection, rows)
-    return len(chosen)
+    return len(chosen), _edge_rows(doc_id, links)
 
 
 def _naming(connection: Connection, identifier: str) -> tuple[int, list[int]]:

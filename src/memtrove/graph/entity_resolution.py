@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import TYPE_CHECKING, NamedTuple
@@ -104,8 +104,11 @@ def _fts_query(name: str) -> str | None:
 def _candidates(
     connection: Connection, name: str, vault: str, bucket: str | None = None
 ) -> list[Entity]:
-    """Entities of exactly this name (case aside) and FTS matches of its words; when
-    ``bucket`` holds an exact match, that is the answer and FTS is not asked."""
+    """Entities of exactly this name (case aside) and the :data:`MAX_CANDIDATES` best FTS
+    matches of its words; when ``bucket`` holds an exact match, that is the answer and FTS
+    is not asked. With a ``bucket`` the order of the answer does not matter (resolution
+    sorts it), so when FTS has no more matches than that they are taken unranked: the same
+    set, without scoring each match."""
     rows = connection.execute(
         "SELECT entity_id, entity_type, name, mention_count FROM entity_nodes"
         " WHERE LOWER(name) = LOWER(?) AND vault = ?",
@@ -113,6 +116,18 @@ def _candidates(
     ).fetchall()
     exact = bucket is not None and any(bucket_of(str(row[1])) == bucket for row in rows)
     query = None if exact else _fts_query(name)
+    if query is not None and bucket is not None:
+        matches = connection.execute(
+            """
+            SELECT n.entity_id, n.entity_type, n.name, n.mention_count, n.vault
+            FROM (SELECT entity_id FROM entities_fts WHERE entities_fts MATCH ? LIMIT ?) AS f
+            LEFT JOIN entity_nodes n ON n.entity_id = f.entity_id
+            """,
+            (query, MAX_CANDIDATES + 1),
+        ).fetchall()
+        if len(matches) <= MAX_CANDIDATES:
+            rows += [row[:4] for row in matches if row[4] == vault]
+            query = None
     if query is not None:
         rows += connection.execute(
             """
@@ -136,15 +151,27 @@ def _numbers_differ(a: str, b: str) -> bool:
 
 
 def resolve_entity(
-    connection: Connection, name: str, entity_type: str, vault: str = "default"
+    connection: Connection,
+    name: str,
+    entity_type: str,
+    vault: str = "default",
+    *,
+    pending: Mapping[str, int] | None = None,
 ) -> Entity | None:
-    """The existing entity ``name`` means within ``entity_type``'s bucket, or None."""
+    """The existing entity ``name`` means within ``entity_type``'s bucket, or None.
+    ``pending``: mentions counted but not yet written (entity id -> count), added to the
+    stored counts that break ties."""
     bucket = bucket_of(entity_type)
     candidates = [
         entity
         for entity in _candidates(connection, name, vault, bucket)
         if bucket_of(entity.entity_type) == bucket and not _numbers_differ(name, entity.name)
     ]
+    if pending:
+        candidates = [
+            entity._replace(mention_count=entity.mention_count + pending.get(entity.entity_id, 0))
+            for entity in candidates
+        ]
     if not candidates:
         return None
     threshold = PERSON_SIMILARITY if bucket == "person" else SIMILARITY
@@ -176,20 +203,23 @@ def ensure_entity(
     vault: str = "default",
     now: str | None = None,
     count: bool = True,
+    pending: Mapping[str, int] | None = None,
 ) -> Entity:
     """The canonical entity for ``name`` (resolved, or created as ``vault:type:slug``),
-    its mention count raised when ``count``. Runs inside the caller's transaction."""
+    its mention count raised when ``count`` (``pending``: see :func:`resolve_entity`).
+    Runs inside the caller's transaction."""
     from memtrove.graph.triples import entity_id, slug
 
     moment = now or to_iso(datetime.now(UTC))
     step = 1 if count else 0
-    found = resolve_entity(connection, name, entity_type, vault)
-    if found is not None:
+    found = resolve_entity(connection, name, entity_type, vault, pending=pending)
+    if found is not None and step:
         connection.execute(
             "UPDATE entity_nodes SET mention_count = mention_count + ?, last_seen = ?"
             " WHERE entity_id = ?",
             (step, moment, found.entity_id),
         )
+    if found is not None:
         if (
             bucket_of(entity_type) == "person"
             and len(name) > len(found.name)
@@ -309,6 +339,8 @@ class Resolver:
         self._exact: dict[tuple[str, str], Entity] = {}  # (lowercase name, bucket) -> entity
         self._pending: dict[str, int] = {}  # entity id -> mentions not yet in mention_count
         self._documents: dict[int, None] = {}  # co-occurrences not yet counted
+        self._mentions: list[tuple[str, int, str]] = []  # mention rows not yet written
+        self._unlinked: list[int] = []  # documents whose entity edges are still to delete
         # deferred: co-occurrences counted here for the whole run and written by finish()
         self._deferred = deferred
         self._pairs: Counter[tuple[str, str]] = Counter()
@@ -322,9 +354,16 @@ class Resolver:
         found = self._exact.get(key)
         if found is not None:
             return found
-        self._write_counts()  # resolution prefers the most mentioned of equal matches
+        # Resolution prefers the most mentioned of equal matches: the counts not yet
+        # written are added to the stored ones.
         found = ensure_entity(
-            self._connection, name, entity_type, vault=self.vault, now=self.moment, count=False
+            self._connection,
+            name,
+            entity_type,
+            vault=self.vault,
+            now=self.moment,
+            count=False,
+            pending=self._pending,
         )
         if bucket != "person" and found.name.lower() == key[0]:
             # An exact match stays the answer: a later entity of that name would have
@@ -335,12 +374,12 @@ class Resolver:
     def record(
         self, doc_id: int, entities: Sequence[ExtractedEntity]
     ) -> list[tuple[str, str, str]]:
-        """Replace ``doc_id``'s mentions (inside the caller's transaction)."""
-        from memtrove.graph.relations import delete_relations
-
+        """Replace ``doc_id``'s mentions (inside the caller's transaction; the rows are
+        written by :meth:`flush`)."""
         connection = self._connection
-        if doc_id in self._documents:
-            self._write_cooccurrences()  # the same document twice in one batch
+        if doc_id in self._documents or doc_id in self._unlinked:
+            self._write_mentions()  # the same document twice in one batch
+            self._write_cooccurrences()
         old = [
             str(row[0])
             for row in connection.execute(
@@ -367,7 +406,7 @@ class Resolver:
             )
             connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
         # Its entity edges go with its mentions; linking writes the ones still shared.
-        delete_relations(connection, [doc_id], relation_type="entity")
+        self._unlinked.append(doc_id)
         resolved: dict[str, tuple[str, str, str]] = {}
         mentions = []
         for entity in entities:
@@ -377,10 +416,7 @@ class Resolver:
             resolved[found.entity_id] = (found.entity_id, found.name, found.entity_type)
             self._pending[found.entity_id] = self._pending.get(found.entity_id, 0) + 1
             mentions.append((found.entity_id, doc_id, entity.name))
-        connection.executemany(
-            "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?)",
-            mentions,
-        )
+        self._mentions += mentions
         if len(mentions) > 1:
             self._documents[doc_id] = None
             if self._deferred:
@@ -394,9 +430,26 @@ class Resolver:
         """Write the mention counts and co-occurrences recorded so far (inside the caller's
         transaction, before it commits); a deferred run keeps its co-occurrences for
         :meth:`finish`."""
+        self._write_mentions()
         self._write_counts()
         if not self._deferred:
             self._write_cooccurrences()
+
+    def _write_mentions(self) -> None:
+        """Delete the entity edges of the documents recorded since the last write, and
+        write their mention rows (in key order: one pass down the table's B-tree)."""
+        from memtrove.graph.relations import delete_relations
+
+        if self._unlinked:
+            delete_relations(self._connection, self._unlinked, relation_type="entity")
+            self._unlinked = []
+        if self._mentions:
+            rows, self._mentions = self._mentions, []
+            rows.sort()
+            self._connection.executemany(
+                "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?)",
+                rows,
+            )
 
     def _write_counts(self, identifiers: Sequence[str] | None = None) -> None:
         """Write the pending mention counts (of ``identifiers`` only, when given)."""

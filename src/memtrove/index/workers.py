@@ -20,7 +20,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,7 +29,7 @@ from memtrove.index.scanner import FileEntry
 from memtrove.results import Collection
 from memtrove.security.redaction import DEFAULT, Redactor
 
-__all__ = ["PARALLEL_FILES", "prepared_batches", "serve"]
+__all__ = ["PARALLEL_FILES", "Helper", "helper_wanted", "prepared_batches", "serve"]
 
 PARALLEL_FILES = 1000  # below this, starting a process costs more than it saves
 _STOP_SECONDS = 5.0
@@ -52,7 +52,7 @@ def prepared_batches(
     def here(batch: list[FileEntry]) -> list[Outcome]:
         return [prepare_file(collection, file, redact) for file in batch]
 
-    helper = _Helper.start() if len(files) >= PARALLEL_FILES and _wanted() else None
+    helper = Helper.start(__name__) if len(files) >= PARALLEL_FILES and helper_wanted() else None
     if helper is None:
         for batch in batches:
             yield batch, here(batch)
@@ -64,7 +64,7 @@ def prepared_batches(
         helper_ok = len(batches) > 1 and helper.send((collection, batches[1], extra))
         yield batches[0], here(batches[0])
         for index in range(1, len(batches)):
-            outcomes = helper.receive(len(batches[index])) if helper_ok else None
+            outcomes = helper.receive(_outcomes(len(batches[index]))) if helper_ok else None
             if outcomes is None:
                 helper_ok = False
                 outcomes = here(batches[index])
@@ -75,7 +75,20 @@ def prepared_batches(
         helper.stop()
 
 
-def _wanted() -> bool:
+def _outcomes(expected: int) -> Callable[[Any], bool]:
+    def valid(answer: Any) -> bool:
+        return (
+            isinstance(answer, list)
+            and len(answer) == expected
+            and all(isinstance(outcome, Outcome) for outcome in answer)
+        )
+
+    return valid
+
+
+def helper_wanted() -> bool:
+    """Whether a helper process may be started: a second processor, and
+    ``MEMTROVE_INDEX_WORKERS`` not set to ``0`` (or ``off``)."""
     if os.environ.get("MEMTROVE_INDEX_WORKERS", "").strip().lower() in _OFF:
         return False
     affinity = getattr(os, "sched_getaffinity", None)
@@ -83,16 +96,19 @@ def _wanted() -> bool:
     return processors > 1
 
 
-class _Helper:
+class Helper:
+    """A helper process running ``serve()`` of a module of this package: requests and
+    answers are pickles over its stdin and stdout. Any failure is the caller's cue to do
+    the work itself."""
+
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process
 
     @classmethod
-    def start(cls) -> _Helper | None:
+    def start(cls, module: str) -> Helper | None:
         package_root = str(Path(__file__).resolve().parents[2])
         code = (
-            f"import sys; sys.path.insert(0, {package_root!r}); "
-            "from memtrove.index.workers import serve; serve()"
+            f"import sys; sys.path.insert(0, {package_root!r}); from {module} import serve; serve()"
         )
         try:
             process = subprocess.Popen(
@@ -105,7 +121,7 @@ class _Helper:
             return None
         return cls(process)
 
-    def send(self, request: Request) -> bool:
+    def send(self, request: Any) -> bool:
         stream = self._process.stdin
         try:
             assert stream is not None
@@ -115,19 +131,16 @@ class _Helper:
             return False
         return True
 
-    def receive(self, expected: int) -> list[Outcome] | None:
-        """The helper's outcomes for the batch it was sent, or None if it failed."""
+    def receive(self, valid: Callable[[Any], bool]) -> Any:
+        """The helper's answer to the request it was sent, or None if it failed or the
+        answer is not ``valid``."""
         stream = self._process.stdout
         try:
             assert stream is not None
             answer: Any = pickle.load(stream)
-        except Exception:  # a dead or confused helper: the caller reads the batch itself
+        except Exception:  # a dead or confused helper: the caller does the work itself
             return None
-        if not isinstance(answer, list) or len(answer) != expected:
-            return None
-        if not all(isinstance(outcome, Outcome) for outcome in answer):
-            return None
-        return answer
+        return answer if valid(answer) else None
 
     def stop(self) -> None:
         for stream in (self._process.stdin, self._process.stdout):
