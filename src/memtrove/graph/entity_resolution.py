@@ -169,7 +169,9 @@ def resolve_entity(
     ]
     if pending:
         candidates = [
-            entity._replace(mention_count=entity.mention_count + pending.get(entity.entity_id, 0))
+            entity
+            if (extra := pending.get(entity.entity_id)) is None
+            else entity._replace(mention_count=entity.mention_count + extra)
             for entity in candidates
         ]
     if not candidates:
