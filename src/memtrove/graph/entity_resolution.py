@@ -215,13 +215,13 @@ def ensure_entity(
     moment = now or to_iso(datetime.now(UTC))
     step = 1 if count else 0
     found = resolve_entity(connection, name, entity_type, vault, pending=pending)
-    if found is not None and step:
-        connection.execute(
-            "UPDATE entity_nodes SET mention_count = mention_count + ?, last_seen = ?"
-            " WHERE entity_id = ?",
-            (step, moment, found.entity_id),
-        )
     if found is not None:
+        if step:
+            connection.execute(
+                "UPDATE entity_nodes SET mention_count = mention_count + ?, last_seen = ?"
+                " WHERE entity_id = ?",
+                (step, moment, found.entity_id),
+            )
         if (
             bucket_of(entity_type) == "person"
             and len(name) > len(found.name)
@@ -342,7 +342,7 @@ class Resolver:
         self._pending: dict[str, int] = {}  # entity id -> mentions not yet in mention_count
         self._documents: dict[int, None] = {}  # co-occurrences not yet counted
         self._mentions: list[tuple[str, int, str]] = []  # mention rows not yet written
-        self._unlinked: list[int] = []  # documents whose entity edges are still to delete
+        self._unlinked: dict[int, None] = {}  # documents whose entity edges are to delete
         # deferred: co-occurrences counted here for the whole run and written by finish()
         self._deferred = deferred
         self._pairs: Counter[tuple[str, str]] = Counter()
@@ -408,7 +408,7 @@ class Resolver:
             )
             connection.execute("DELETE FROM entity_mentions WHERE doc_id = ?", (doc_id,))
         # Its entity edges go with its mentions; linking writes the ones still shared.
-        self._unlinked.append(doc_id)
+        self._unlinked[doc_id] = None
         resolved: dict[str, tuple[str, str, str]] = {}
         mentions = []
         for entity in entities:
@@ -443,8 +443,8 @@ class Resolver:
         from memtrove.graph.relations import delete_relations
 
         if self._unlinked:
-            delete_relations(self._connection, self._unlinked, relation_type="entity")
-            self._unlinked = []
+            delete_relations(self._connection, list(self._unlinked), relation_type="entity")
+            self._unlinked = {}
         if self._mentions:
             rows, self._mentions = self._mentions, []
             rows.sort()
