@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
-__all__ = ["MAX_IN_MEMORY", "VectorMatrix"]
+__all__ = ["MAX_IN_MEMORY", "VectorMatrix", "load_vectors"]
 
 MAX_IN_MEMORY = 1_000_000  # 1M x 256 float32 is 1 GB
 
@@ -54,10 +54,7 @@ class VectorMatrix:
                 self._set(np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
                 self._version = version
                 return False
-            loaded = _read_chunks(connection)
-            if loaded is None or len(loaded[0]) != count:
-                loaded = _read_rows(connection)
-            self._set(*loaded)
+            self._set(*load_vectors(connection, count))
             self._version = version
             return len(self._ids) > 0
 
@@ -103,6 +100,20 @@ def _has_table(connection: Connection) -> bool:
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
     ).fetchone()
     return row is not None
+
+
+def load_vectors(
+    connection: Connection, count: int | None = None
+) -> tuple[npt.NDArray[np.int64], Vectors]:
+    """Every vector of ``vectors_vec`` with its row id (``content_vectors.id``): from the
+    chunk tables when their layout is the expected one and they hold ``count`` vectors
+    (``content_vectors``' count when not given), else through the virtual table."""
+    if count is None:
+        count = int(connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0])
+    loaded = _read_chunks(connection)
+    if loaded is None or len(loaded[0]) != count:
+        loaded = _read_rows(connection)
+    return loaded
 
 
 def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors] | None:
