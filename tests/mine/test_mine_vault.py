@@ -146,6 +146,22 @@ def test_secrets_are_redacted_before_anything_is_stored(vault: Vault, tmp_path: 
     assert SECRET not in stored
 
 
+def test_patterns_of_ones_own_redact_mined_text(vault: Vault, tmp_path: Path) -> None:
+    config = tmp_path / "config" / "config.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text('redaction:\n  patterns:\n    ticket_key: "TCK-[0-9A-F]{8}"\n')
+    folder = session(
+        tmp_path,
+        line("u1", None, "user", "close ticket TCK-0123ABCD once the deploy is green", 0),
+        line("a1", "u1", "assistant", "Closed TCK-0123ABCD after the green deploy.", 1),
+    )
+    vault.mine(folder)
+    (path, _, _) = documents(vault)[0]
+    body = vault.get(f"conversations/{path}").body
+    assert "TCK-0123ABCD" not in body  # nor in the title the frontmatter repeats
+    assert body.count("[REDACTED:ticket_key]") == 3
+
+
 def test_files_no_reader_takes_are_reported(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST)
     (folder / "notes.md").write_text("# Plans\n\nShip the importer on Friday.\n", encoding="utf-8")

@@ -73,7 +73,7 @@ class MineAccess(VaultState):
                 self._connection,
                 root,
                 collection,
-                self.redact,
+                self.redactor.redact,  # one engine for the run: no config check per exchange
                 now_iso(),
                 formats=labels,
                 dry_run=dry_run,
