@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
     from memtrove.mine.backfill import BackfillReport
     from memtrove.mine.import_runs import ImportRun
     from memtrove.mine.report import MineReport, MineRun
+    from memtrove.security.redaction import Redactor
 
 __all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MineAccess"]
 
@@ -33,6 +34,9 @@ class MineAccess(VaultState):
     """Conversation import (see :mod:`memtrove.mine.pipeline`)."""
 
     if TYPE_CHECKING:
+
+        @property
+        def redactor(self) -> Redactor: ...
 
         def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
 
