@@ -101,6 +101,56 @@ def test_near_names_that_differ_stay_apart(vault: Vault) -> None:
     assert len(ids) == 8
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("ECONNRESET", "ECONNREFUSED"),  # 0.75 alike as strings
+        ("upgrade_row", "upgrade_pool"),
+        ("web/report/spike.go", "web/report/nonce.go"),
+        ("services/notification/outage.py", "services/notification/flag.sh"),
+        ("internal/storage/gauge.md", "internal/user/gauge.md"),
+        ("config.yaml", "config.yml"),
+        ("Ask Sofia", "Ask Kofi"),
+    ],
+)
+def test_names_alike_as_strings_but_not_word_by_word_stay_apart(
+    vault: Vault, first: str, second: str
+) -> None:
+    from memtrove.graph.entity_names import similarity
+
+    assert similarity(first, second) >= 0.75 or first == "config.yaml"
+    assert ensure(vault, first, "tool").entity_id != ensure(vault, second, "concept").entity_id
+    assert ensure(vault, second.lower(), "tool").name == second  # each still gathers its own
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [
+        ["GitHub Actions", "Github action", "github actions"],
+        ["Kubernetes", "Kubernets"],
+        ["upgrade_row", "upgrade_rows"],
+        ["services/notification/outage.py", "services/notifications/outage.py"],
+        ["Pipelined runners", "Pipelines runner"],
+    ],
+)
+def test_spacing_plurals_longer_forms_and_typos_still_merge(
+    vault: Vault, variants: list[str]
+) -> None:
+    assert len({ensure(vault, name, "tool").entity_id for name in variants}) == 1
+
+
+def test_words_differ_word_by_word() -> None:
+    from memtrove.graph.entity_names import words_differ
+
+    assert not words_differ("PostgreSQL", "postgres")
+    assert not words_differ("GitHub Actions", "Github action")
+    assert not words_differ("e-mail", "email")
+    assert words_differ("ECONNRESET", "ECONNREFUSED")
+    assert words_differ("Redis cluster", "Redis client")
+    assert words_differ("gauge.md", "gauge.go")
+    assert not words_differ("Zürich", "Zurich")  # one letter in a word of six
+
+
 @pytest.mark.parametrize("matching", [12, 70])
 def test_candidates_for_resolution_are_the_ranked_ones(vault: Vault, matching: int) -> None:
     """Resolution takes FTS matches unranked when there are no more than the candidate

@@ -4,7 +4,10 @@ A name is resolved within its type's compatibility bucket (:data:`BUCKETS`): can
 from ``entities_fts`` (and the exact lowercase name), and the closest by Levenshtein
 similarity wins when it reaches 0.75 (0.65 for people). A person named by first name only
 is the one person of that first name, when there is exactly one. Names whose numbers differ
-(``Python 2``, ``Python 3``) never merge. A new entity's id is ``vault:type:slug``.
+(``Python 2``, ``Python 3``) never merge, and neither do names other than people's whose
+words differ (``ECONNRESET`` and ``ECONNREFUSED``, two files of one folder), however close
+as strings; a word's plural, a longer form of it (``PostgreSQL``) or a typo in a long word
+still merges. A new entity's id is ``vault:type:slug``.
 
 A bulk run records mentions through one :class:`Resolver`: a surface form that resolved to
 an entity of exactly its name (case aside) is not looked up again in the run, mention
@@ -32,6 +35,7 @@ from memtrove.graph.entity_links import (
     link_shared_entities,
     specificity,
 )
+from memtrove.graph.entity_names import numbers_differ, similarity, words_differ
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
@@ -72,7 +76,6 @@ BUCKETS = {
     "concept": "tech",
 }
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
-_DIGITS = re.compile(r"\d+")
 
 
 class Entity(NamedTuple):
@@ -85,12 +88,6 @@ class Entity(NamedTuple):
 def bucket_of(entity_type: str) -> str:
     """The compatibility bucket of a type; an unknown type is a bucket of its own."""
     return BUCKETS.get(entity_type, "type:" + entity_type)
-
-
-def _similarity(a: str, b: str) -> float:
-    from rapidfuzz.distance import Levenshtein
-
-    return float(Levenshtein.normalized_similarity(a.lower(), b.lower()))
 
 
 def _fts_query(name: str) -> str | None:
@@ -146,10 +143,6 @@ def _candidates(
     return list(unique.values())
 
 
-def _numbers_differ(a: str, b: str) -> bool:
-    return _DIGITS.findall(a) != _DIGITS.findall(b)
-
-
 def resolve_entity(
     connection: Connection,
     name: str,
@@ -165,7 +158,9 @@ def resolve_entity(
     candidates = [
         entity
         for entity in _candidates(connection, name, vault, bucket)
-        if bucket_of(entity.entity_type) == bucket and not _numbers_differ(name, entity.name)
+        if bucket_of(entity.entity_type) == bucket
+        and not numbers_differ(name, entity.name)
+        and (bucket == "person" or not words_differ(name, entity.name))
     ]
     if pending:
         candidates = [
@@ -178,7 +173,7 @@ def resolve_entity(
         return None
     threshold = PERSON_SIMILARITY if bucket == "person" else SIMILARITY
     scored = sorted(
-        ((_similarity(name, entity.name), entity.mention_count, entity) for entity in candidates),
+        ((similarity(name, entity.name), entity.mention_count, entity) for entity in candidates),
         key=lambda item: (-item[0], -item[1], item[2].entity_id),
     )
     if scored[0][0] >= threshold:
@@ -277,13 +272,18 @@ def find_entity(connection: Connection, reference: str, vault: str = "default") 
         return Entity(str(row[0]), str(row[1]), str(row[2]), int(row[3]))
     best = max(
         (
-            (_similarity(text, entity.name), entity)
+            (similarity(text, entity.name), entity)
             for entity in _candidates(connection, text, vault)
         ),
         key=lambda item: (item[0], item[1].mention_count),
         default=None,
     )
-    if best is not None and best[0] >= SIMILARITY and not _numbers_differ(text, best[1].name):
+    if (
+        best is not None
+        and best[0] >= SIMILARITY
+        and not numbers_differ(text, best[1].name)
+        and (bucket_of(best[1].entity_type) == "person" or not words_differ(text, best[1].name))
+    ):
         return best[1]
     wanted = slug(text)
     row = connection.execute(

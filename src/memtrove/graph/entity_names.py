@@ -1,0 +1,47 @@
+"""Comparing entity names: how alike two names are as strings, and the checks that keep
+close strings apart when they name different things (numbers, words)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["numbers_differ", "same_word", "similarity", "words_differ"]
+
+_NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+_DIGITS = re.compile(r"\d+")
+
+
+def similarity(a: str, b: str) -> float:
+    from rapidfuzz.distance import Levenshtein
+
+    return float(Levenshtein.normalized_similarity(a.lower(), b.lower()))
+
+
+def numbers_differ(a: str, b: str) -> bool:
+    return _DIGITS.findall(a) != _DIGITS.findall(b)
+
+
+def words_differ(a: str, b: str) -> bool:
+    """Whether two names close as strings still name different things word by word: a word
+    of one is neither a word of the other, nor its start (``Postgres``, ``PostgreSQL``;
+    ``runner``, ``runners``), nor one typo away from it (``Kubernets``). Long names that
+    share most letters are told apart this way: ``ECONNRESET`` and ``ECONNREFUSED``,
+    ``upgrade_row`` and ``upgrade_pool``, ``web/report/spike.go`` and
+    ``web/report/nonce.go``. Names written with other spacing (``VS Code``, ``VSCode``)
+    are compared as one word."""
+    first = [word for word in _NON_WORD.split(a.lower().replace("_", " ")) if word]
+    second = [word for word in _NON_WORD.split(b.lower().replace("_", " ")) if word]
+    if len(first) != len(second):
+        first, second = ["".join(first)], ["".join(second)]
+    return not all(same_word(x, y) for x, y in zip(first, second, strict=True))
+
+
+def same_word(x: str, y: str) -> bool:
+    if x == y or x.startswith(y) or y.startswith(x):
+        return True
+    shorter = min(len(x), len(y))
+    if shorter < 5:
+        return False
+    from rapidfuzz.distance import Levenshtein
+
+    return bool(Levenshtein.distance(x, y) <= (2 if shorter >= 10 else 1))
