@@ -111,6 +111,7 @@ def test_near_names_that_differ_stay_apart(vault: Vault) -> None:
         ("internal/storage/gauge.md", "internal/user/gauge.md"),
         ("config.yaml", "config.yml"),
         ("Ask Sofia", "Ask Kofi"),
+        ("swallow_batch", "swallow_batch_dns"),
     ],
 )
 def test_names_alike_as_strings_but_not_word_by_word_stay_apart(
@@ -145,6 +146,7 @@ def test_words_differ_word_by_word() -> None:
     assert not words_differ("PostgreSQL", "postgres")
     assert not words_differ("GitHub Actions", "Github action")
     assert not words_differ("e-mail", "email")
+    assert not words_differ("Redis cluster", "Redisclusters")
     assert words_differ("ECONNRESET", "ECONNREFUSED")
     assert words_differ("Redis cluster", "Redis client")
     assert words_differ("gauge.md", "gauge.go")

@@ -27,17 +27,24 @@ def words_differ(a: str, b: str) -> bool:
     ``runner``, ``runners``), nor one typo away from it (``Kubernets``). Long names that
     share most letters are told apart this way: ``ECONNRESET`` and ``ECONNREFUSED``,
     ``upgrade_row`` and ``upgrade_pool``, ``web/report/spike.go`` and
-    ``web/report/nonce.go``. Names written with other spacing (``VS Code``, ``VSCode``)
-    are compared as one word."""
+    ``web/report/nonce.go``. Names of more or fewer words are compared run together, where
+    only a plural may lengthen one (``Redis cluster``, ``Redisclusters``; not
+    ``swallow_batch`` and ``swallow_batch_dns``)."""
     first = [word for word in _NON_WORD.split(a.lower().replace("_", " ")) if word]
     second = [word for word in _NON_WORD.split(b.lower().replace("_", " ")) if word]
     if len(first) != len(second):
-        first, second = ["".join(first)], ["".join(second)]
+        return not same_word("".join(first), "".join(second), longer_by=2)
     return not all(same_word(x, y) for x, y in zip(first, second, strict=True))
 
 
-def same_word(x: str, y: str) -> bool:
-    if x == y or x.startswith(y) or y.startswith(x):
+def same_word(x: str, y: str, longer_by: int | None = None) -> bool:
+    """Whether ``y`` is ``x``, begins it or begins with it (by at most ``longer_by`` more
+    letters when given), or is one typo from it (two in words of ten letters or more)."""
+    if x == y:
+        return True
+    if (x.startswith(y) or y.startswith(x)) and (
+        longer_by is None or abs(len(x) - len(y)) <= longer_by
+    ):
         return True
     shorter = min(len(x), len(y))
     if shorter < 5:
