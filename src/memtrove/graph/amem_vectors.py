@@ -62,6 +62,8 @@ class Centroids:
         place = np.searchsorted(known, rowids).clip(max=len(known) - 1)
         kept = known[place] == rowids
         groups = np.asarray(vector_groups, dtype=np.int64)[place[kept]]
+        if not len(groups):
+            return
         if not kept.all():
             vectors = vectors[kept]
         if len(groups) > 1 and bool((groups[1:] < groups[:-1]).any()):
