@@ -46,16 +46,18 @@ class Centroids:
         group_of: dict[str, int] = {}
         vector_ids: list[int] = []
         vector_groups: list[int] = []
+        stored = 0
         for vector_id, body_hash in connection.execute(
             "SELECT id, hash FROM content_vectors ORDER BY id"
         ):
+            stored += 1
             key = str(body_hash)
             if key in owners:
                 vector_ids.append(int(vector_id))
                 vector_groups.append(group_of.setdefault(key, len(group_of)))
         if not vector_ids:
             return
-        rowids, vectors = load_vectors(connection)
+        rowids, vectors = load_vectors(connection, stored)
         if not len(rowids):
             return
         known = np.asarray(vector_ids, dtype=np.int64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["numbers_differ", "same_word", "similarity", "words_differ"]
+__all__ = ["names_differ", "numbers_differ", "same_word", "similarity", "words_differ"]
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _DIGITS = re.compile(r"\d+")
@@ -19,6 +19,12 @@ def similarity(a: str, b: str) -> float:
 
 def numbers_differ(a: str, b: str) -> bool:
     return _DIGITS.findall(a) != _DIGITS.findall(b)
+
+
+def names_differ(a: str, b: str, *, person: bool) -> bool:
+    """Whether two names never merge however alike they are: their numbers differ, or (but
+    for people's names) their words do."""
+    return numbers_differ(a, b) or (not person and words_differ(a, b))
 
 
 def words_differ(a: str, b: str) -> bool:

@@ -35,7 +35,7 @@ from memtrove.graph.entity_links import (
     link_shared_entities,
     specificity,
 )
-from memtrove.graph.entity_names import numbers_differ, similarity, words_differ
+from memtrove.graph.entity_names import names_differ, similarity
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
@@ -159,8 +159,7 @@ def resolve_entity(
         entity
         for entity in _candidates(connection, name, vault, bucket)
         if bucket_of(entity.entity_type) == bucket
-        and not numbers_differ(name, entity.name)
-        and (bucket == "person" or not words_differ(name, entity.name))
+        and not names_differ(name, entity.name, person=bucket == "person")
     ]
     if pending:
         candidates = [
@@ -281,8 +280,7 @@ def find_entity(connection: Connection, reference: str, vault: str = "default") 
     if (
         best is not None
         and best[0] >= SIMILARITY
-        and not numbers_differ(text, best[1].name)
-        and (bucket_of(best[1].entity_type) == "person" or not words_differ(text, best[1].name))
+        and not names_differ(text, best[1].name, person=bucket_of(best[1].entity_type) == "person")
     ):
         return best[1]
     wanted = slug(text)
