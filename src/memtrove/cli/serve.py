@@ -95,9 +95,12 @@ def serve(
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
-        published = _publish(listener, vault.path, token is not None)
+        published: str | None = None
         try:
+            # The stop handlers go in before the server file is published: a SIGTERM sent
+            # as soon as the file appears must still withdraw it.
             with _stop_quietly():
+                published = _publish(listener, vault.path, token is not None)
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
             if published is not None:
