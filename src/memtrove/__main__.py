@@ -106,26 +106,19 @@ def _serve_mcp_stdio() -> int:
 
 def _host_lanes(vault_path: str, config_dir: str) -> LaneHost | None:
     """The consolidation lanes when MEMTROVE_ENABLE_CONSOLIDATION / MEMTROVE_HEAVY_LANE are
-    set (nothing is imported otherwise); SIGTERM then ends the server so they drain."""
+    set (nothing is imported otherwise). SIGTERM ends the server as a hang-up would (see
+    :mod:`memtrove.mcp.front`), and they drain after it."""
     import os
 
     names = ("MEMTROVE_ENABLE_CONSOLIDATION", "MEMTROVE_HEAVY_LANE")
     if not any(os.environ.get(name, "").strip() for name in names):
         return None
-    import signal
     from pathlib import Path
 
     from memtrove.config import Settings
     from memtrove.vault.lanes import host_from_env
 
-    host = host_from_env(Settings(Path(vault_path), Path(config_dir)), short_lived=True)
-    if host is not None:
-
-        def interrupt(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGTERM, interrupt)
-    return host
+    return host_from_env(Settings(Path(vault_path), Path(config_dir)), short_lived=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -537,3 +538,43 @@ def test_requests_the_sdk_drops_do_not_hold_the_exit(env: dict[str, str]) -> Non
     answers, exit_seconds, _ = hang_up_after(env, [*HANDSHAKE, *odd])
     assert {1, 2, 15} <= set(answers) <= {1, 2, 14, 15}
     assert exit_seconds < 3, exit_seconds
+
+
+@pytest.mark.parametrize("typer_path", [False, True], ids=["mcp", "vault-option"])
+def test_sigterm_answers_the_calls_in_flight_then_exits_cleanly(
+    env: dict[str, str], typer_path: bool
+) -> None:
+    """SIGTERM ends the server as a hang-up would: calls already sent are answered, the exit
+    is 0 and nothing is printed but protocol; a second SIGTERM is not needed."""
+    args = ["--vault", env["MEMTROVE_VAULT"], "mcp"] if typer_path else ["mcp"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", *args],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    calls = [
+        *HANDSHAKE,
+        {"id": 3, "method": "tools/call", "params": {"name": "status", "arguments": {}}},
+        {"id": 4, "method": "tools/call",
+         "params": {"name": "search", "arguments": {"query": "refresh token", "limit": 1}}},
+    ]  # fmt: skip
+    try:
+        for call in calls:
+            process.stdin.write(json.dumps({"jsonrpc": "2.0", **call}) + "\n")
+        process.stdin.flush()  # the client stays connected: stdin is never closed
+        first = process.stdout.readline()  # the front is up (the SDK may still be importing)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+        stdout = first + stdout
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    answers = {message["id"]: message for message in map(json.loads, stdout.splitlines())}
+    assert set(answers) == {1, 2, 3, 4}, (stdout, stderr)
+    assert "documents 30 active" in answers[3]["result"]["content"][0]["text"]
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr

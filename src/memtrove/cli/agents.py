@@ -58,12 +58,27 @@ def mcp(
     def open_vault() -> Vault:
         return Vault.open(settings.vault_path, config_dir=settings.config_dir)
 
+    if not http:
+        from memtrove.mcp.front import serve_stdio
+        from memtrove.paths import cache_location
+        from memtrove.vault.lanes import host_from_env
+
+        # SIGTERM ends the server as a hang-up would (the front's handler); the lanes that
+        # MEMTROVE_ENABLE_CONSOLIDATION etc. turn on drain after it.
+        lanes = host_from_env(settings, short_lived=True)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                serve_stdio(lambda: run(open_vault, http=False), Path(cache_location()))
+        finally:
+            if lanes is not None:
+                lanes.stop()
+        return
     from memtrove.cli.consolidate_cli import host_lanes
 
-    lanes = host_lanes(settings, short_lived=not http)  # MEMTROVE_ENABLE_CONSOLIDATION etc.
+    lanes = host_lanes(settings, short_lived=False)
     try:
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how an HTTP server stops
-            run(open_vault, http=http, port=port)
+            run(open_vault, http=True, port=port)
     finally:
         if lanes is not None:
             lanes.stop()

@@ -26,6 +26,8 @@ request it passed on; when the client hangs up it waits until the SDK has answer
 followed by a marker line of the front's own that ends the relay. A client that hangs up
 with nothing pending is not kept waiting for the SDK: if the SDK has not ended
 :data:`SDK_EXIT_SECONDS` later (it may still be importing), the process ends there.
+SIGTERM ends the server the same way, as if the client had hung up (the calls in flight are
+answered first); a second SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import logging
 import os
 import re
 import select
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +54,7 @@ __all__ = [
     "ANSWERS_FILE",
     "DRAIN_SECONDS",
     "SDK_EXIT_SECONDS",
+    "STOP_SECONDS",
     "STORED_METHODS",
     "Answers",
     "serve_stdio",
@@ -68,6 +72,9 @@ DRAIN_SECONDS = 30.0
 """How long calls sent before the client hung up may still take to be answered."""
 SDK_EXIT_SECONDS = 0.3
 """How long the SDK gets to end once the client is gone and every call is answered."""
+STOP_SECONDS = 15.0
+"""The same after SIGTERM: long enough for the SDK to finish importing and its host to stop
+(a host of consolidation lanes drains them once the SDK has ended)."""
 _PRIVATE_ID = "memtrove-front-"
 
 
@@ -173,6 +180,8 @@ class _Front:
         self.client_in = client_in
         self.client_out = client_out
         self.sdk_in = -1
+        self._sdk_in_lock = threading.Lock()  # the SDK's input is ended once, by one thread
+        self._ending = False
         self._write_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._answered: dict[str, tuple[str, Any]] = {}  # private id -> (key, result sent)
@@ -207,14 +216,40 @@ class _Front:
             for line in self.client_in:
                 self._from_client(line if line.endswith(b"\n") else line + b"\n")
         except OSError as error:
-            logger.warning("reading the client failed: %s", error)
+            if not self._ending:
+                logger.warning("reading the client failed: %s", error)
         finally:
-            self._await_answers()
-            with contextlib.suppress(OSError):
-                os.close(self.sdk_in)
-        if not self.sdk_done.wait(SDK_EXIT_SECONDS):
+            self.end()
+
+    def end(self, grace: float = SDK_EXIT_SECONDS) -> None:
+        """Once every call passed on is answered (or :data:`DRAIN_SECONDS` have passed),
+        end the SDK's input; if the SDK has not ended ``grace`` seconds later, end the
+        process. Only the first caller (the client hanging up, or SIGTERM) does it."""
+        with self._sdk_in_lock:
+            if self._ending:
+                return
+            self._ending = True
+        self._await_answers()
+        # /dev/null takes the pipe's place under the same number: the pipe's last write end
+        # closes (so the SDK reads the end of its input), and a write still under way in the
+        # reading thread goes nowhere instead of to whatever might reuse the number.
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self.sdk_in)
+        except OSError:
+            pass  # the SDK was never given an input
+        finally:
+            os.close(null)
+        if not self.sdk_done.wait(grace):
             with self.answers.settled():
                 os._exit(0)  # every answer owed is written (os.write, unbuffered)
+
+    def stop(self, signum: int, frame: object) -> None:
+        """SIGTERM: end as if the client had hung up; the next SIGTERM ends the process."""
+        signal.signal(signum, signal.SIG_DFL)
+        threading.Thread(
+            target=self.end, args=(STOP_SECONDS,), name="mcp-front-stop", daemon=True
+        ).start()
 
     def _await_answers(self) -> None:
         with self._all_answered:
@@ -399,11 +434,16 @@ def serve_stdio(run_sdk: Callable[[], None], cache_dir: Path) -> None:
     relay = threading.Thread(
         target=front.relay_sdk, args=(sdk_out,), name="mcp-front-relay", daemon=True
     )
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, front.stop)
     reader.start()
     relay.start()
     try:
         run_sdk()
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         # The SDK is done and all it wrote is in the pipe, but it keeps a copy of the pipe's
         # write end open: the marker after its last line ends the relay instead.
         front.sdk_finished()
