@@ -95,3 +95,24 @@ def test_a_document_not_embedded_yet_is_a_clear_error(embedded: Vault, notes: Pa
         embedded.find_similar("notes/new.md")
     embedded.embed()
     assert embedded.find_similar("notes/new.md")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t", "\n", " \r\n "])
+def test_a_query_that_points_nowhere_finds_nothing(embedded: Vault, query: str) -> None:
+    """A blank query asks for nothing. Its vector is zero (every cosine would tie at 0: the
+    hybrid pipelines returned the whole vault in path order) or, for a lone newline or tab,
+    the vector of a whitespace token (the hybrid scale made its nearest note score 1.0)."""
+    assert list(embedded.vsearch(query)) == []
+    assert list(embedded.hybrid(query)) == []
+    assert list(embedded.query(query)) == []
+    assert list(embedded.intent_search(query)) == []
+    assert next(r.path for r in embedded.query("tomato compost")) == "garden.md"
+
+
+def test_a_zero_query_vector_finds_nothing(embedded: Vault) -> None:
+    from memtrove.retrieval.vectors import search_vectors
+
+    dimension = len(embedded._retriever.embed_query("bread"))
+    zero = np.zeros(dimension, dtype=np.float32)
+    assert search_vectors(embedded._connection, zero, 5) == []
+    assert search_vectors(embedded._connection, zero + np.nan, 5) == []

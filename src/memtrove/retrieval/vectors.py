@@ -11,6 +11,7 @@ A search ranks documents by the cosine similarity of their best fragment to the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -208,6 +209,9 @@ def search_vectors(
 
     if limit <= 0 or not _has_vector_table(connection):
         return []
+    magnitude = float(np.linalg.norm(np.asarray(query_vector, dtype=np.float32)))
+    if not math.isfinite(magnitude) or magnitude == 0.0:
+        return []  # a blank query (or one of words the model does not know) points nowhere
     in_memory = matrix is not None and matrix.ready(connection)
     total = matrix.size if in_memory and matrix is not None else vector_count(connection)
     if total == 0:

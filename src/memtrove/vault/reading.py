@@ -253,7 +253,7 @@ class Reading(VaultState):
     ) -> tuple[str, int, Filters]:
         if not isinstance(query, str):
             raise InvalidQueryError("the query must be text")
-        query = scrub(query)
+        query = scrub(query).strip()  # "\n" alone is not a question (its vector is noise)
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS]
         return (
