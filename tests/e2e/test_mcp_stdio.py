@@ -521,8 +521,12 @@ def test_hanging_up_at_once_exits_at_once(
         print(f"\nmcp exit with no calls: {exit_seconds * 1000:.0f} ms after stdin closed")
 
 
-def test_requests_the_sdk_drops_do_not_hold_the_exit(env: dict[str, str]) -> None:
-    """Malformed, cancelled and batched requests get no answer: the exit does not wait."""
+def test_malformed_requests_are_answered_with_errors_and_do_not_hold_the_exit(
+    env: dict[str, str],
+) -> None:
+    """Malformed and batched requests are answered with JSON-RPC errors by the front (the
+    SDK would drop them without a word); a cancelled one may go unanswered; the exit does
+    not wait for either."""
     odd = [
         {"id": 10, "method": "tools/call", "params": "not an object"},
         {"id": 11.5, "method": "tools/list"},
@@ -535,8 +539,22 @@ def test_requests_the_sdk_drops_do_not_hold_the_exit(env: dict[str, str]) -> Non
         {"method": "notifications/cancelled", "params": {"requestId": 14}},
         {"id": 15, "method": "ping"},
     ]  # fmt: skip
-    answers, exit_seconds, _ = hang_up_after(env, [*HANDSHAKE, *odd])
-    assert {1, 2, 15} <= set(answers) <= {1, 2, 14, 15}
+    deep = '{"jsonrpc": "2.0", "id": 16, "method": "ping", "params": {"x": ' + "[" * 5000
+    huge = (  # json.dumps cannot write it either
+        '{"jsonrpc": "2.0", "id": 17, "method": "tools/call", "params": {"name": "search", '
+        '"arguments": {"query": "x", "limit": 1' + "0" * 5000 + "}}}"
+    )
+    # the reading thread died on the nested line, and nothing after it was answered
+    answers, exit_seconds, _ = hang_up_after(
+        env, [*HANDSHAKE, *odd, deep + "]" * 5000 + "}}", huge]
+    )
+    assert {1, 2, 10, 12, None, 15, 17} <= set(answers) <= {1, 2, 10, 12, None, 14, 15, 17}
+    assert answers[10]["error"]["code"] == -32602  # params not an object
+    assert answers[12]["error"]["code"] == -32600  # not JSON-RPC 2.0
+    assert answers[None]["error"]["code"] in (-32700, -32600)  # not JSON, a batch, a bad id
+    assert answers[17]["error"] == {
+        "code": -32602, "message": "Invalid params: a number has more than 4300 digits"
+    }  # fmt: skip
     assert exit_seconds < 3, exit_seconds
 
 

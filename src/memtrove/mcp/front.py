@@ -76,6 +76,8 @@ STOP_SECONDS = 15.0
 """The same after SIGTERM: long enough for the SDK to finish importing and its host to stop
 (a host of consolidation lanes drains them once the SDK has ended)."""
 _PRIVATE_ID = "memtrove-front-"
+MAX_INT_DIGITS = 4300
+"""Python's own limit on reading a number (``sys.get_int_max_str_digits``)."""
 
 
 def _fingerprint() -> str:
@@ -291,11 +293,16 @@ class _Front:
 
     def _from_client(self, line: bytes) -> None:
         line = _without_lone_surrogates(line)
-        message = _parse(line)
-        if message is not None and "id" not in message:
+        message, refusal = _parse(line)
+        if refusal is not None:
+            # The SDK would drop it without a word (or fail on it): the client hears why.
+            self.to_client(_line(refusal))
+            return
+        assert message is not None
+        if "id" not in message:
             self._note_cancel(message)
-        if message is None or not _is_request(message):
-            self.to_sdk(line)  # the SDK answers what it can (it drops what is not valid)
+        if not _is_request(message):
+            self.to_sdk(line)  # a notification, or the client's answer to the SDK
             return
         method = message["method"]
         if method not in STORED_METHODS:
@@ -325,7 +332,7 @@ class _Front:
         for line in sdk_out:
             if line == self.end_marker:
                 return
-            message = _parse(line)
+            message = _object(line)
             is_answer = message is not None and "method" not in message and "id" in message
             if is_answer and message is not None and self._settle(message):
                 continue
@@ -363,12 +370,62 @@ class _Front:
                 self.version = version
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
+_OVERSIZED = object()  # stands for a number of more digits than Python reads
+
+
+def _read(line: bytes) -> tuple[Any, bool]:
+    """(the JSON value of ``line``, whether it held a number too long to read: such a number
+    is :data:`_OVERSIZED` in the value). Raises ValueError or RecursionError."""
+    oversized = False
+
+    def number(digits: str) -> object:
+        nonlocal oversized
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            oversized = True  # int() would refuse it too, after quadratic work
+            return _OVERSIZED
+        return int(digits)
+
+    return json.loads(line, parse_int=number), oversized
+
+
+def _parse(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the message, None) when the SDK should see it; (None, a JSON-RPC error answer) when
+    it is not a message the SDK would answer: not JSON (or nested too deep to read), not
+    one object (a batch), a request with an invalid id, version or params, or a number
+    of more digits than Python reads."""
     try:
-        message = json.loads(line)
-    except ValueError:
+        message, oversized = _read(line)
+    except (ValueError, RecursionError):
+        return None, _error(None, -32700, "Parse error: not one JSON value")
+    if not isinstance(message, dict):
+        return None, _error(None, -32600, "Invalid Request: send one JSON-RPC object per line")
+    identifier = message.get("id")
+    known = identifier if _is_request_id(identifier) else None
+    if oversized:
+        text = f"Invalid params: a number has more than {MAX_INT_DIGITS} digits"
+        return None, _error(known, -32602, text)
+    if "method" in message and "id" not in message:
+        return message, None  # a notification: the SDK takes what it knows
+    if "method" not in message and ("result" in message or "error" in message):
+        return message, None  # the client's answer to a request of the SDK
+    if "params" in message and not isinstance(message["params"], dict):
+        return None, _error(known, -32602, "Invalid params: params must be an object")
+    if not _is_request(message):
+        return None, _error(known, -32600, "Invalid Request: not a JSON-RPC 2.0 request")
+    return message, None
+
+
+def _object(line: bytes) -> dict[str, Any] | None:
+    """The JSON object ``line`` holds (the SDK's output), None for anything else."""
+    try:
+        message, _ = _read(line)
+    except (ValueError, RecursionError):
         return None
     return message if isinstance(message, dict) else None
+
+
+def _error(identifier: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": identifier, "error": {"code": code, "message": message}}
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -381,9 +438,11 @@ def _without_lone_surrogates(line: bytes) -> bytes:
     if not _SURROGATE_ESCAPE.search(line):
         return line
     try:
-        message = json.loads(line)
-    except ValueError:
+        message, oversized = _read(line)
+    except (ValueError, RecursionError):
         return line
+    if oversized:
+        return line  # refused as it is
     cleaned = scrub_json(message)
     return line if cleaned == message else _line(cleaned)
 
