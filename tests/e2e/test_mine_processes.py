@@ -189,6 +189,11 @@ def test_the_rest_route(home: Path, server: Server) -> None:
         assert runs["runs"][0]["collection"] == "rest-chats"
         missing = http.post("/mine", json={"path": str(home / "nowhere")})
         assert missing.status_code == 400 and "does not exist" in missing.json()["error"]
+        for refused in ("x" * 100_000, "/a" * 3000):  # the system's refusal is the user's error
+            too_long = http.post("/mine", json={"path": refused, "dry_run": True})
+            assert too_long.status_code == 400, too_long.text[:300]
+            assert "File name too long" in too_long.json()["error"]
+            assert len(too_long.json()["error"]) < 300
         bad = http.post("/mine", json={"path": exports, "format": "fax"})
         assert bad.status_code == 400 and "unknown format" in bad.json()["error"]
         assert http.post("/mine", json={"path": exports, "extra": 1}).status_code == 422

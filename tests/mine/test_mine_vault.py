@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tracemalloc
 from pathlib import Path
@@ -372,3 +373,22 @@ def test_update_names_a_mined_collection_for_what_it_is(vault: Vault, tmp_path: 
         vault.update(["conversations"])
     with pytest.raises(CollectionNotFoundError, match="no collection named 'nothing'"):
         vault.update(["nothing"])
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("x" * 100_000, "cannot read x{100}…x{100}: File name too long"),
+        ("/tmp/" + "a" * 300, "cannot read /tmp/a{95}…a{100}: File name too long"),
+        ("/a" * 3000, "cannot read (/a){50}…(/a){50}: File name too long"),
+    ],
+)
+def test_a_source_the_system_refuses_is_a_short_error(
+    vault: Vault, source: str, message: str
+) -> None:
+    """The operating system's refusal is a CollectionError (REST answered 500 with a
+    traceback), and a path of any length is shortened in it (MCP echoed 100,000
+    characters)."""
+    with pytest.raises(CollectionError) as caught:
+        vault.mine(source, dry_run=True)
+    assert re.fullmatch(message, str(caught.value)), str(caught.value)[:300]

@@ -156,11 +156,22 @@ class MineAccess(VaultState):
                 f"collection {name!r} is a folder collection; mine into another (-c NAME)"
             )
         root = Path(folder).expanduser()
-        if not root.exists():
-            raise CollectionError(f"{root} does not exist")
-        if not (root.is_dir() or root.is_file()):
-            raise CollectionError(f"{root} is neither a folder nor a regular file")
-        return root.resolve(), ORDER if format == "auto" else (format,)
+        shown = _shown(str(root))
+        try:
+            if not root.exists():
+                raise CollectionError(f"{shown} does not exist")
+            if not (root.is_dir() or root.is_file()):
+                raise CollectionError(f"{shown} is neither a folder nor a regular file")
+            resolved = root.resolve()
+        except (OSError, RuntimeError, ValueError) as error:  # too long, no access, a loop
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise CollectionError(f"cannot read {shown}: {reason}") from None
+        return resolved, ORDER if format == "auto" else (format,)
+
+
+def _shown(path: str, most: int = 200) -> str:
+    """``path`` for a message: a path of any length is no more than ``most`` characters."""
+    return path if len(path) <= most else f"{path[: most // 2]}…{path[-most // 2 :]}"
 
 
 def _since(value: str | None) -> str | None:
