@@ -24,6 +24,8 @@ RAW = '{"query": "refresh \\ud800 token"}'  # the escape, as a hostile client se
         ("/retrieve", RAW),
         ("/memory/recall", '{"query": "tok\\udfffen"}'),
         ("/memory/remember", '{"label": "lab\\ud800el", "content": "body \\udc00 text"}'),
+        ("/search/intent", RAW),  # fields with a length limit refused them (422)
+        ("/search/plan", '{"query": "\\ud800"}'),
     ],
 )
 def test_rest_answers_instead_of_500(client: TestClient, route: str, body: str) -> None:

@@ -43,7 +43,7 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    @field_validator("*", mode="after")
+    @field_validator("*", mode="before")  # before the checks: a length check refuses them
     @classmethod
     def _scrub(cls, value: Any) -> Any:
         return scrub_json(value)
