@@ -16,7 +16,9 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 __all__ = [
+    "MAX_MESSAGE_CHARS",
     "STOPWORDS",
+    "error_line",
     "is_cjk",
     "iso_from_timestamp",
     "now_iso",
@@ -139,6 +141,17 @@ def parse_iso_datetime(value: object) -> str | None:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_MESSAGE_CHARS = 600
+
+
+def error_line(message: str, most: int = MAX_MESSAGE_CHARS) -> str:
+    """``message`` as one line of at most ``most`` characters: an error that quotes what it
+    was given (a path, a docid, a direction) may be handed a megabyte of it."""
+    text = " ".join(message.split()) or "error"
+    if len(text) <= most:
+        return text
+    tail = most // 5
+    return f"{text[: most - tail - 1]}…{text[-tail:]}"
 
 
 def scrub(text: str) -> str:

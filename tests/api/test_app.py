@@ -185,6 +185,16 @@ def test_memtrove_errors_carry_their_status(
     assert bad_date.status_code == 400 and "since" in bad_date.json()["error"]
 
 
+def test_an_error_quoting_a_huge_value_stays_short(client: TestClient) -> None:
+    """The direction is quoted back: 60,000 characters of it made a 60 KB error."""
+    docid = client.post("/search", json={"query": "refresh"}).json()["results"][0]["docid"]
+    answer = client.get(f"/graph/causal/{docid}", params={"direction": "x" * 60_000})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error.startswith("direction must be one of") and "…" in error
+    assert len(error) == 600 and error.endswith("x" * 119 + "'")
+
+
 def test_an_unexpected_failure_is_500_without_details(
     client: TestClient,
     demo: Vault,

@@ -115,6 +115,9 @@ def test_errors_are_tool_errors_in_one_line(
             result = await client.call_tool(name, arguments)
             assert result.is_error, name
             assert message in text_of(result) and "\n" not in text_of(result), text_of(result)
+        # a quoted argument of any size leaves a short error (it echoed a megabyte)
+        huge = await client.call_tool("get", {"file": "demo/" + "z" * 1_000_000})
+        assert huge.is_error and len(text_of(huge)) == 600 and "…" in text_of(huge)
 
     drive(opener, body)
 

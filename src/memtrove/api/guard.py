@@ -31,6 +31,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memtrove.text import error_line
+
 __all__ = [
     "LOOPBACK_HOSTS",
     "OPEN_PATHS",
@@ -76,8 +78,7 @@ def error_response(
     status: int, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     """``{"error": message}`` on one line, with ``status``."""
-    text = " ".join(message.split()) or "error"
-    return JSONResponse({"error": text}, status_code=status, headers=headers)
+    return JSONResponse({"error": error_line(message)}, status_code=status, headers=headers)
 
 
 def check_host_name(name: str) -> str:

@@ -37,6 +37,7 @@ from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.mcp.mine_server import register_mine_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
+from memtrove.text import error_line
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -400,8 +401,9 @@ def run(
 
 
 def _error(message: str) -> CallToolResult:
-    text = " ".join(message.split()) or "error"
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=error_line(message))], is_error=True
+    )
 
 
 def _vault_notes(name: str | None) -> tuple[str, ...]:
