@@ -138,6 +138,7 @@ def test_an_unknown_entity_answers_empty(vault: Vault) -> None:
         ({"entity": "A", "direction": "sideways"}, "direction must be one of"),
         ({"entity": "A", "as_of": "yesterday"}, "as_of must be a date"),
         ({"entity": "A", "as_of": "2026-13-45"}, "as_of must be a date"),
+        ({"entity": "A", "as_of": "9999-99-99"}, "as_of must be a date .*, got '9999-99-99'$"),
     ],
 )
 def test_bad_queries_are_one_line_errors(
@@ -145,6 +146,13 @@ def test_bad_queries_are_one_line_errors(
 ) -> None:
     with pytest.raises(InvalidQueryError, match=message):
         vault.kg_query(**arguments)
+
+
+def test_a_bare_date_means_the_end_of_that_day_in_either_form() -> None:
+    from memtrove.graph.triples import check_as_of
+
+    assert check_as_of("2026-06-30") == check_as_of("20260630") == "2026-06-30T23:59:59Z"
+    assert check_as_of("2026-06-30T10:00:00Z") == "2026-06-30T10:00:00Z"
 
 
 def test_bad_facts_are_refused(vault: Vault) -> None:

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_ONLY = re.compile(r"^\d{4}(?:-\d{2}-\d{2}|\d{4})$")
 MAX_SCANNED_ENTITIES = 5000  # entities checked against a prompt, most mentioned first
 MAX_NAME_CHARS = 200
 PREDICATES = (
@@ -99,12 +99,11 @@ def check_as_of(value: str | None) -> str | None:
     """``as_of`` as the moment it names: a bare date means the end of that day."""
     if value is None or not str(value).strip():
         return None
-    text = str(value).strip()
-    if _DATE_ONLY.match(text):
-        text += "T23:59:59Z"
+    given = str(value).strip()
+    text = f"{given}T23:59:59Z" if _DATE_ONLY.match(given) else given
     moment = parse_iso_datetime(text)
     if moment is None:
-        raise InvalidQueryError(f"as_of must be a date (YYYY-MM-DD), got {text[:40]!r}")
+        raise InvalidQueryError(f"as_of must be a date (YYYY-MM-DD), got {given[:40]!r}")
     return moment
 
 
