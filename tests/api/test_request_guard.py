@@ -483,6 +483,7 @@ def test_scrub_paths() -> None:
         "no document demo/notes/a.md": "no document demo/notes/a.md",
         "since: 2024/01/02 is not a date": "since: 2024/01/02 is not a date",
         "not found: GET /nope": "not found: GET /nope",
+        "/srv/notes/a/b does not exist": "<path>/a/b does not exist",  # was <path><path>
     }
     for message, expected in cases.items():
         assert scrub_paths(message, roots) == expected, message

@@ -40,7 +40,7 @@ _STOP = r"""\s'"`,;()<>"""
 # Absolute paths: /a/b..., ~/..., C:\... and \\server\share; a URL's path (http://h/x) and a
 # route (/nope) are left alone, the first by the look-behind, the second by needing two parts.
 _ABSOLUTE_PATH = re.compile(
-    rf"(?<![\w.~:/\\-])(?:/[^{_STOP}/]+/[^{_STOP}]*|~[/\\][^{_STOP}]*"
+    rf"(?<![\w.~:/\\-])(?<!<path>)(?:/[^{_STOP}/]+/[^{_STOP}]*|~[/\\][^{_STOP}]*"
     rf"|[A-Za-z]:[/\\][^{_STOP}]*|\\\\[^{_STOP}]+)"
 )
 _TRAILING = ".:!?"

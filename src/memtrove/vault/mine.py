@@ -181,5 +181,7 @@ def _since(value: str | None) -> str | None:
         return None
     parsed = parse_iso_datetime(value)
     if parsed is None:
-        raise InvalidQueryError(f"--since {value!r} is not a date (use YYYY-MM-DD or ISO-8601)")
+        raise InvalidQueryError(
+            f"since {str(value)[:80]!r} is not a date (use YYYY-MM-DD or ISO-8601)"
+        )
     return parsed
