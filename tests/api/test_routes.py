@@ -86,6 +86,13 @@ def test_retrieve_runs_the_pipeline_by_default(client: TestClient) -> None:
     for mode in ("causal", "timeline", "discovery", "complex"):  # memory_retrieve's modes
         routed = client.post("/retrieve", json={"query": "refresh token", "mode": mode}).json()
         assert routed["mode"] == mode and routed["stages"][0] in ("intent", "plan", "timeline")
+        filtered = client.post(  # they set their own filters: one asked for is not ignored
+            "/retrieve", json={"query": "refresh token", "mode": mode, "since": "9999-12-31"}
+        )
+        assert filtered.status_code == 400
+        assert filtered.json()["error"] == (
+            f"mode {mode} takes query, limit and collection only, not since"
+        )
     assert client.post("/retrieve", json={"query": "x", "mode": "psychic"}).status_code == 422
 
 

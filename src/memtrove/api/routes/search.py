@@ -87,7 +87,22 @@ def _run(vault: Vault, body: SearchRequest, mode: str) -> SearchResults:
         return vault.hybrid(body.query, **options)
     if mode in ("causal", "timeline", "discovery", "complex"):
         # memory_retrieve's modes (Vault.retrieve); content-type and date filters are theirs
-        # to set (a WHEN question filters by the dates it names)
+        # to set (a WHEN question filters by the dates it names): asking for one is refused,
+        # never silently ignored
+        given = [
+            name
+            for name, value in (
+                ("content_type", body.content_type),
+                ("since", body.since),
+                ("until", body.until),
+                ("min_score", body.min_score),
+            )
+            if value
+        ]
+        if given:
+            raise InvalidQueryError(
+                f"mode {mode} takes query, limit and collection only, not {', '.join(given)}"
+            )
         _, results = vault.retrieve(
             body.query, mode, body.limit, collections=names(body.collection)
         )
