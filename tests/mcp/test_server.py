@@ -109,6 +109,9 @@ def test_errors_are_tool_errors_in_one_line(
             ("memory_retrieve", {"query": "x", "mode": "psychic"}, "unknown mode 'psychic'"),
             ("timeline", {"docid": "#e1745d", "before": 99}, "before must be between 1 and 20"),
             ("status", {}, "unexpected RuntimeError: boom second line"),
+            # a flag is true or false: 0 made mine's dry_run false, and it wrote
+            ("mine", {"path": ".", "dry_run": 0}, "invalid arguments for mine: dry_run"),
+            ("memory_forget", {"query": "#e1745d", "confirm": "yes"}, "memory_forget: confirm"),
             ("no_such_tool", {}, "Unknown tool: no_such_tool"),
         ]
         for name, arguments, message in cases:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from memtrove.mcp import intent_tools
 
@@ -38,7 +38,7 @@ def register_intent_tools(
             str | None, Field(description="WHY, WHEN, ENTITY or WHAT (default: classified).")
         ] = None,
         enable_graph_traversal: Annotated[
-            bool, Field(description="Follow memory_relations edges for WHY and ENTITY.")
+            StrictBool, Field(description="Follow memory_relations edges for WHY and ENTITY.")
         ] = True,
         vault: VaultName = None,
     ) -> CallToolResult:
@@ -71,7 +71,7 @@ def register_intent_tools(
     def query_plan(
         query: Query,
         limit: Limit = 10,
-        compact: Annotated[bool, Field(description="Summary lines only.")] = True,
+        compact: Annotated[StrictBool, Field(description="Summary lines only.")] = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Multi-topic questions: split into sub-queries, run each, merge with provenance."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -53,7 +53,8 @@ def register_lifecycle_tools(
     @server.tool("lifecycle_sweep", annotations=writes)
     def lifecycle_sweep_tool(
         dry_run: Annotated[
-            bool, Field(description="true (default) lists what would be archived; false archives.")
+            StrictBool,
+            Field(description="true (default) lists what would be archived; false archives."),
         ] = True,
         vault: VaultName = None,
     ) -> CallToolResult:
@@ -69,7 +70,7 @@ def register_lifecycle_tools(
         collection: Annotated[
             str | None, Field(description="Restore the archived documents of this collection.")
         ] = None,
-        all: Annotated[bool, Field(description="Restore every archived document.")] = False,
+        all: Annotated[StrictBool, Field(description="Restore every archived document.")] = False,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Make archived documents active and searchable again (query, collection, or all)."""

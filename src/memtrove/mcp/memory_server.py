@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from memtrove.mcp import memory_tools
 from memtrove.memory.queue import ExtractionQueue
@@ -45,7 +45,7 @@ def register_memory_tools(
         branch: Annotated[str | None, Field(description="Scope to a git branch.")] = None,
         confidence: Annotated[int | None, Field(description="How sure, 1-10.")] = None,
         overwrite: Annotated[
-            bool, Field(description="Replace an existing entry (its text is kept).")
+            StrictBool, Field(description="Replace an existing entry (its text is kept).")
         ] = False,
         session_id: Session = None,
     ) -> CallToolResult:

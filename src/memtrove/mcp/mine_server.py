@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from memtrove.errors import InvalidQueryError
 
@@ -83,13 +83,13 @@ def register_mine_tools(
             Field(description="auto, claude-code, codex, chatgpt, claude-ai, slack or text."),
         ] = "auto",
         dry_run: Annotated[
-            bool, Field(description="true (the default) only counts; false writes.")
+            StrictBool, Field(description="true (the default) only counts; false writes.")
         ] = True,
         since: Annotated[
             str | None, Field(description="Only exchanges from this ISO date or time.")
         ] = None,
         synthesize: Annotated[
-            bool,
+            StrictBool,
             Field(
                 description="With dry_run=false: then the LLM extracts decisions, "
                 "preferences, milestones and problems as linked documents."

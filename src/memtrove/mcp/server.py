@@ -23,7 +23,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictBool, ValidationError
 
 from memtrove import __version__
 from memtrove.errors import DocumentNotFoundError, MemtroveError
@@ -53,11 +53,11 @@ CollectionNames = Annotated[
     str | None, Field(description="Only these collections (comma-separated names).")
 ]
 Compact = Annotated[
-    bool,
+    StrictBool,
     Field(description="Summary lines only; false adds snippets. structuredContent has all."),
 ]
 IncludeInternal = Annotated[
-    bool, Field(description="Include internal collections (agent-written memories).")
+    StrictBool, Field(description="Include internal collections (agent-written memories).")
 ]
 File = Annotated[str, Field(description="#docid, docid, or collection/path.")]
 VaultName = Annotated[
@@ -176,7 +176,7 @@ def build_server(
         minScore: MinScore = 0.0,
         collection: CollectionNames = None,
         compact: Compact = False,
-        diverse: Annotated[bool, Field(description="Demote near-duplicates (MMR).")] = True,
+        diverse: Annotated[StrictBool, Field(description="Demote near-duplicates (MMR).")] = True,
         intent: Annotated[
             str | None, Field(description="What the results are for; steers ranking.")
         ] = None,
@@ -248,7 +248,7 @@ def build_server(
         file: File,
         fromLine: Annotated[int | None, Field(description="First line (1-based).")] = None,
         maxLines: Annotated[int | None, Field(description="At most this many lines.")] = None,
-        lineNumbers: Annotated[bool, Field(description="Prefix lines with N: .")] = False,
+        lineNumbers: Annotated[StrictBool, Field(description="Prefix lines with N: .")] = False,
         vault: VaultName = None,
     ) -> CallToolResult:
         """One document's text and metadata."""
@@ -262,7 +262,7 @@ def build_server(
         ],
         maxLines: Annotated[int | None, Field(description="At most this many lines each.")] = None,
         maxBytes: Annotated[int, Field(description="Cut each body at this many bytes.")] = 10240,
-        lineNumbers: Annotated[bool, Field(description="Prefix lines with N: .")] = False,
+        lineNumbers: Annotated[StrictBool, Field(description="Prefix lines with N: .")] = False,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Several documents at once (progressive disclosure after a search)."""
@@ -285,7 +285,7 @@ def build_server(
         docid: File,
         before: Annotated[int, Field(description="Documents before it (1-20).")] = 5,
         after: Annotated[int, Field(description="Documents after it (1-20).")] = 5,
-        same_collection: Annotated[bool, Field(description="Only its collection.")] = False,
+        same_collection: Annotated[StrictBool, Field(description="Only its collection.")] = False,
         vault: VaultName = None,
     ) -> CallToolResult:
         """What came before and after a document in time."""
@@ -316,7 +316,7 @@ def build_server(
     @server.tool(annotations=WRITES)
     def memory_pin(
         query: Annotated[str, Field(description="The document: words, #docid or path.")],
-        unpin: Annotated[bool, Field(description="Unpin instead.")] = False,
+        unpin: Annotated[StrictBool, Field(description="Unpin instead.")] = False,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Pin a document so it always ranks up (or unpin it)."""
@@ -340,7 +340,9 @@ def build_server(
     )
     def memory_forget(
         query: Annotated[str, Field(description="The document: words, #docid or path.")],
-        confirm: Annotated[bool, Field(description="false previews without changing.")] = True,
+        confirm: Annotated[
+            StrictBool, Field(description="false previews without changing.")
+        ] = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Take a document out of search (its text stays); only on a confident match."""
