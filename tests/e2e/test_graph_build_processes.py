@@ -130,6 +130,8 @@ def test_the_rest_route(server: Server) -> None:
         assert "temporal" not in typed and typed["semantic"] == 0
         bad = http.post("/graphs/build", json={"graph_types": ["x"]})
         assert bad.status_code == 400 and "unknown graph type" in bad.json()["error"]
+        empty = http.post("/graphs/build", json={"graph_types": []})  # as over MCP
+        assert empty.status_code == 400 and "graph_types must be" in empty.json()["error"]
         bad = http.post("/graphs/build", json={"semantic_threshold": 2})
         assert bad.status_code == 422
         bad = http.post("/graphs/build", json={"temporal": "yes", "extra": 1})

@@ -36,13 +36,13 @@ def build_graphs(vault: VaultDependency, body: GraphBuildRequest | None = None) 
     ``{temporal, temporalTotal, semantic, semanticTotal, documents, notes}`` (a graph not
     built is left out)."""
     request = body or GraphBuildRequest()
-    kinds: list[str] = list(request.graph_types or [])
-    if not kinds:
-        kinds = [
-            kind
-            for kind, on in (("temporal", request.temporal), ("semantic", request.semantic))
-            if on
-        ]
+    if request.graph_types is not None:  # given, it wins: [] is refused as over MCP
+        return vault.build_graphs(
+            request.graph_types, semantic_threshold=request.semantic_threshold
+        ).as_dict()
+    kinds = [
+        kind for kind, on in (("temporal", request.temporal), ("semantic", request.semantic)) if on
+    ]
     if not kinds:
         return {"documents": 0, "notes": ["nothing to build: temporal and semantic are off"]}
     report = vault.build_graphs(kinds, semantic_threshold=request.semantic_threshold)
