@@ -26,6 +26,7 @@ __all__ = [
     "scrub",
     "scrub_json",
     "segment_cjk",
+    "shown_path",
     "to_iso",
     "words",
 ]
@@ -142,6 +143,11 @@ def parse_iso_datetime(value: object) -> str | None:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_MESSAGE_CHARS = 600
+
+
+def shown_path(path: str, most: int = 200) -> str:
+    """``path`` for a message: a path of any length is no more than ``most`` characters."""
+    return path if len(path) <= most else f"{path[: most // 2]}…{path[-most // 2 :]}"
 
 
 def error_line(message: str, most: int = MAX_MESSAGE_CHARS) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -317,3 +318,54 @@ def test_a_folder_the_file_names_is_registered_only_if_it_holds_the_files(
     assert report.collections_added == [] and report.collections_missing == ["demo"]
     assert vault.collections() == [] and vault.status().documents == 31  # still searchable
     assert vault.search("refresh token race")
+
+
+def test_a_folder_holding_one_file_of_the_name_is_not_registered(
+    exported: Path, vault: Vault, tmp_path: Path, example_copy: Path
+) -> None:
+    """The folder must hold the exported bodies, not only files of their names: a crafted
+    file naming /etc and a document `passwd` got /etc indexed by the next update."""
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    decoy = tmp_path / "decoy"
+    for file in example_copy.rglob("*.md"):  # every name there, none of the bodies
+        write(decoy, str(file.relative_to(example_copy)), "# Something else entirely\n")
+    header["collections"][0]["path"] = str(decoy)
+    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
+    assert report.collections_added == [] and report.collections_missing == ["demo"]
+    assert vault.collections() == []
+
+
+def test_a_registered_folder_is_always_redacted(
+    exported: Path, vault: Vault, example_copy: Path
+) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["collections"][0]["redact"] = False
+    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
+    assert report.collections_added == ["demo"]
+    (collection,) = vault.collections()
+    assert collection.path == example_copy.resolve() and collection.redact is True
+
+
+@pytest.mark.parametrize("kind", ["empty", "fifo", "link", "device"])
+def test_an_export_never_replaces_what_is_not_a_regular_file(
+    vault: Vault, tmp_path: Path, kind: str
+) -> None:
+    """The file is renamed into place when complete: `export /dev/null` replaced the device
+    with a regular file."""
+    target = Path("") if kind == "empty" else tmp_path / kind  # never a device in use
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "link":
+        target.symlink_to(tmp_path / "elsewhere.jsonl")
+    elif kind == "device":
+        try:  # a null device of its own (root only)
+            os.mknod(target, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("only root makes device nodes")
+    message = "name a file to write" if kind == "empty" else "it is not a regular file"
+    with pytest.raises(PortableFormatError, match=message):
+        vault.export_to(target)
+    assert not (tmp_path / "elsewhere.jsonl").exists()
+    assert kind == "empty" or not target.is_file()

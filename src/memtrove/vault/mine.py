@@ -147,6 +147,7 @@ class MineAccess(VaultState):
     ) -> tuple[Path, Sequence[str]]:
         from memtrove.config import validate_collection_name
         from memtrove.mine.formats import ORDER
+        from memtrove.text import shown_path
 
         if format not in FORMATS:
             raise InvalidQueryError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
@@ -156,7 +157,7 @@ class MineAccess(VaultState):
                 f"collection {name!r} is a folder collection; mine into another (-c NAME)"
             )
         root = Path(folder).expanduser()
-        shown = _shown(str(root))
+        shown = shown_path(str(root))
         try:
             if not root.exists():
                 raise CollectionError(f"{shown} does not exist")
@@ -167,11 +168,6 @@ class MineAccess(VaultState):
             reason = error.strerror if isinstance(error, OSError) and error.strerror else error
             raise CollectionError(f"cannot read {shown}: {reason}") from None
         return resolved, ORDER if format == "auto" else (format,)
-
-
-def _shown(path: str, most: int = 200) -> str:
-    """``path`` for a message: a path of any length is no more than ``most`` characters."""
-    return path if len(path) <= most else f"{path[: most // 2]}…{path[-most // 2 :]}"
 
 
 def _since(value: str | None) -> str | None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import CollectionError, PortableFormatError
+from memtrove.text import shown_path
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
@@ -58,6 +60,18 @@ class PortableAccess(VaultState):
 
         started = time.monotonic()
         target = Path(path).expanduser()
+        shown = shown_path(str(target))
+        if not target.name:
+            raise PortableFormatError(f"cannot write {shown!r}: name a file to write")
+        try:
+            found = target.lstat()
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise PortableFormatError(f"cannot write {shown}: {error.strerror or error}") from None
+        else:  # replaced when complete: a device, a pipe or a link would be replaced too
+            if not stat.S_ISREG(found.st_mode):
+                raise PortableFormatError(f"cannot write {shown}: it is not a regular file")
         partial = target.with_name(target.name + ".partial")
         records, size = -2, 0  # the header and the end line are not records
         try:
@@ -68,10 +82,12 @@ class PortableAccess(VaultState):
                     size += len(line.encode("utf-8"))
             os.replace(partial, target)
         except OSError as error:
-            partial.unlink(missing_ok=True)
-            raise PortableFormatError(f"cannot write {target}: {error.strerror or error}") from None
+            with contextlib.suppress(OSError):  # a read-only folder refuses this too
+                partial.unlink(missing_ok=True)
+            raise PortableFormatError(f"cannot write {shown}: {error.strerror or error}") from None
         except BaseException:
-            partial.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
             raise
         return ExportReport(str(target), records, size, round(time.monotonic() - started, 3))
 
@@ -198,9 +214,12 @@ class PortableAccess(VaultState):
         """Add to ``config.yaml`` the collections whose folder exists here and holds their
         files (and whose name is free); the names of the others. A dry run only says which.
 
-        "Holds their files": one of the collection's first active documents is a file there.
-        A file from elsewhere names any folder it likes; this keeps a crafted export from
-        registering (and the next ``update`` from indexing) a folder that is not its own."""
+        "Holds their files": each of the collection's first active documents is a file there
+        whose text, read as ``update`` reads it, has the body's hash. A file from elsewhere
+        names any folder it likes; this keeps a crafted export from registering (and the
+        next ``update`` from indexing) a folder that is not its own, such as ``/etc`` behind
+        a document named ``passwd``. A registered collection is always redacted: an export
+        file cannot turn redaction off."""
         added: list[str] = []
         missing: list[str] = []
         if not isinstance(collections, list):
@@ -230,7 +249,7 @@ class PortableAccess(VaultState):
                     exclude=tuple(entry.get("exclude") or ()),
                     surface=bool(entry.get("surface", True)),
                     stale_after_days=entry.get("stale_after_days", "auto"),
-                    redact=bool(entry.get("redact", True)),
+                    redact=True,
                 )
             except CollectionError:
                 missing.append(name)
@@ -240,17 +259,35 @@ class PortableAccess(VaultState):
 
     def _holds_its_files(self, collection: str, folder: Path) -> bool:
         with self._lock:
-            paths = [
-                str(row[0])
-                for row in self._connection.execute(
-                    "SELECT path FROM documents WHERE collection = ? AND active = 1 "
+            rows = [
+                (str(path), str(body_hash))
+                for path, body_hash in self._connection.execute(
+                    "SELECT path, hash FROM documents WHERE collection = ? AND active = 1 "
                     "ORDER BY id LIMIT 5",
                     (collection,),
                 )
             ]
-        root = folder.resolve()
-        for path in paths:
-            candidate = (root / path).resolve()
-            if candidate.is_relative_to(root) and candidate.is_file():
-                return True
-        return False
+        root, redact = folder.resolve(), self.redactor.redact
+        return bool(rows) and all(
+            _file_hash(root, path, redact) == body_hash for path, body_hash in rows
+        )
+
+
+def _file_hash(root: Path, path: str, redact: Callable[[str], str]) -> str | None:
+    """The hash ``update`` would give the file at ``root/path`` (None when there is none):
+    its text, redacted, as the indexer reads it."""
+    import hashlib
+
+    from memtrove.files import open_regular
+    from memtrove.index.scanner import MAX_FILE_BYTES
+
+    candidate = (root / path).resolve()
+    if not candidate.is_relative_to(root):
+        return None
+    try:
+        with open_regular(candidate) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    text = redact(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
