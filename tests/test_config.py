@@ -161,3 +161,52 @@ def test_update_honours_exclude_from_the_config(vault: Vault, notes: Path) -> No
     configure(vault, f"collections:\n  n:\n    path: {notes}\n    exclude: ['*.ru.md']\n")
     report = vault.update()
     assert report.added == 1 and report.skipped_by_reason == {"excluded by pattern": 1}
+
+
+def _bomb(levels: int) -> str:
+    lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for level in range(1, levels):
+        lines.append(f"l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 9)}]")
+    return (
+        "\n".join(lines) + f"\ncollections:\n  demo:\n    path: /tmp\n    exclude: *l{levels - 1}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # plain YAML kept the second and indexed /tmp into demo
+        ("collections:\n  demo: /srv/a\n  demo: /tmp\n", "found the key 'demo' twice"),
+        # 9^9 values: 15 s, 4 GB and a 312 MB error line before
+        (_bomb(9), "its aliases expand to more than 100,000 values"),
+        ("collections: " + "[" * 5000 + "]" * 5000 + "\n", "it is nested too deeply"),
+        ("collections:\n  ../../etc: /etc\n", "'../../etc' is not a collection name"),
+        ("collections:\n  '': /etc\n", "'' is not a collection name"),
+        ("collections:\n  a/b: /etc\n", "'a/b' is not a collection name"),
+        ("collections:\n  ~: /etc\n", "'None' is not a collection name"),
+    ],
+)
+def test_a_hostile_config_is_one_short_line(tmp_path: Path, text: str, message: str) -> None:
+    from memtrove.config import CollectionConfig
+
+    (tmp_path / "config.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        CollectionConfig(tmp_path / "config.yaml").load()
+    assert message in str(caught.value) and len(str(caught.value)) < 500, str(caught.value)[:500]
+
+
+def test_anchors_merges_and_number_names_still_read(tmp_path: Path) -> None:
+    from memtrove.config import CollectionConfig
+
+    (tmp_path / "config.yaml").write_text(
+        "defaults: &d {pattern: '**/*.txt', surface: true}\n"
+        "collections:\n"
+        "  demo: {<<: *d, path: /srv/a, surface: false, exclude: &skip [drafts/**]}\n"
+        "  2024: {path: /srv/b, exclude: *skip}\n",
+        encoding="utf-8",
+    )
+    demo, year = CollectionConfig(tmp_path / "config.yaml").load()
+    assert (demo.name, demo.pattern, demo.surface, demo.exclude) == (
+        "demo", "**/*.txt", False, ("drafts/**",)
+    )  # fmt: skip
+    assert (year.name, year.exclude) == ("2024", ("drafts/**",))

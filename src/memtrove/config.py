@@ -68,6 +68,9 @@ DEFAULT_PATTERN = "**/*.md"
 MAX_STALE_AFTER_DAYS = 36500
 _NEVER = ("none", "never", "null")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+# What config.yaml may name by hand (``collection add`` asks for _NAME): nothing that reads
+# as a path (``a/b``, ``../etc``) or is empty, so ``collection/path`` references stay whole.
+_WRITTEN_NAME = re.compile(r"[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,199}")
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -261,6 +264,15 @@ class CollectionConfig:
         raw = data.get("collections") or {}
         if not isinstance(raw, dict):
             raise ConfigError(f"{self.config_file}: 'collections' must be a mapping of names")
+        for name in raw:
+            if isinstance(name, int) and not isinstance(name, bool):
+                continue  # `2024:` is the name "2024"
+            if not isinstance(name, str) or not _WRITTEN_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"{self.config_file}: {str(name)[:80]!r} is not a collection name (one "
+                    "to 200 characters, no '/', '\\' or control characters, not starting "
+                    "with '.')"
+                )
         return [self._collection(str(name), entry) for name, entry in raw.items()]
 
     def _collection(self, name: str, entry: object) -> Collection:
@@ -299,10 +311,14 @@ class CollectionConfig:
         try:
             import yaml  # loaded only when the config is read: hooks never need it
 
-            data = yaml.safe_load(text)
+            from memtrove.config_yaml import load_config_yaml
+
+            data = load_config_yaml(text)
         except yaml.YAMLError as error:
             detail = " ".join(str(error).split())[:200]
             raise ConfigError(f"{self.config_file} is not valid YAML: {detail}") from None
+        except ValueError as error:
+            raise ConfigError(f"{self.config_file}: {error}") from None
         if data is None:
             return {}
         if not isinstance(data, dict):
