@@ -93,6 +93,20 @@ def test_unknown_hook_and_empty_stdin(hook_env: dict[str, str]) -> None:  # noqa
     assert context(answer) == ""
 
 
+@pytest.mark.parametrize("seconds", ["inf", "1e309", "99999999999999999999999", "nan"])
+def test_a_timeout_past_any_wait_is_taken_as_a_bound(
+    surfacing_vault: Path,  # noqa: F811
+    hook_env: dict[str, str],  # noqa: F811
+    seconds: str,
+) -> None:
+    """A wait of inf (or 1e23) seconds raises in the timer thread: the hook printed a
+    traceback and injected nothing."""
+    env = process_env(hook_env, MEMTROVE_HOOK_TIMEOUT=seconds)
+    answer, done = hook("context-surfacing", payload("user_prompt_submit.json"), env)
+    assert "<vault-context>" in context(answer)
+    assert not done.stderr, done.stderr
+
+
 def test_the_hook_path_imports_no_interface_stack(
     surfacing_vault: Path,  # noqa: F811
     hook_env: dict[str, str],  # noqa: F811

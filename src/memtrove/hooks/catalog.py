@@ -6,6 +6,8 @@ hook process, where every import is paid for on every prompt.
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -13,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["HOOKS", "TIMEOUT_MARGIN", "HookSpec"]
 
 TIMEOUT_MARGIN = 1.0  # seconds kept back from Claude Code's timeout (startup, writing)
+MAX_TIME_LIMIT = 3600.0  # MEMTROVE_HOOK_TIMEOUT past this is taken as this
 
 
 class HookSpec:
@@ -44,8 +47,8 @@ class HookSpec:
     def time_limit(self, configured: float | None = None) -> float:
         """Seconds the hook may take: ``configured`` (``MEMTROVE_HOOK_TIMEOUT``) when set,
         else a margin under Claude Code's timeout."""
-        if configured is not None and configured > 0:
-            return configured
+        if configured is not None and 0 < configured < math.inf:
+            return min(configured, MAX_TIME_LIMIT)
         return max(1.0, self.timeout_seconds - TIMEOUT_MARGIN)
 
     def answer(self, context: str = "") -> dict[str, Any]:

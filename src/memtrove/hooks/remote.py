@@ -9,6 +9,7 @@ standard library is imported, so a hook that finds no server has lost a file rea
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 
@@ -93,9 +94,10 @@ def answer_from_server(
 
 def _configured_timeout(env: Mapping[str, str]) -> float | None:
     try:
-        return float(env.get("MEMTROVE_HOOK_TIMEOUT", "").strip() or 0) or None
+        seconds = float(env.get("MEMTROVE_HOOK_TIMEOUT", "").strip() or 0)
     except ValueError:
         return None
+    return seconds if 0 < seconds < math.inf else None  # inf and nan: the default
 
 
 def run(

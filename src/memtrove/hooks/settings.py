@@ -24,6 +24,7 @@ Environment (all optional):
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -121,7 +122,10 @@ def _number(env: Mapping[str, str], name: str, default: float, warnings: list[st
     if not value:
         return default
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
-        warnings.append(f"{name} must be a number, not {value!r}; using {default:g}")
+        number = math.nan
+    if not math.isfinite(number):  # inf and nan too: a wait of inf seconds raises
+        warnings.append(f"{name} must be a number, not {value[:40]!r}; using {default:g}")
         return default
+    return number
