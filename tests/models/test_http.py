@@ -170,6 +170,13 @@ def test_refused_connection_cools_the_endpoint_down(clock: FakeClock, cooldown: 
         assert len(revived.requests) == 1
 
 
+@pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "http://exa mple"])
+def test_a_url_httpx_cannot_parse_is_an_unreachable_service(cooldown: Cooldown, url: str) -> None:
+    """It was an unexpected InvalidURL: query and doctor stopped instead of degrading."""
+    with pytest.raises(ModelUnavailableError, match="is unreachable"):
+        HttpEmbedder(url, cooldown=cooldown).embed_query("hello")
+
+
 def test_cooldown_is_shared_by_every_backend_of_an_endpoint(cooldown: Cooldown) -> None:
     url = refused_url()
     with pytest.raises(ModelUnavailableError, match="unreachable"):

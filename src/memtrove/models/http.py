@@ -260,7 +260,7 @@ class JsonService:
         for attempt in range(max(1, retry.attempts)):
             try:
                 response = self._client.post(target, json=dict(body))
-            except httpx.TransportError as error:
+            except (httpx.TransportError, httpx.InvalidURL) as error:  # http://[::1 too
                 reason = one_line(f"{type(error).__name__}: {error}".rstrip(": "))
                 self.cooldown.mark_down(self.url, reason)
                 raise ModelUnavailableError(
