@@ -133,6 +133,15 @@ def test_doctor_on_a_corrupt_vault(cli: CliRunner, tmp_path: Path) -> None:
     assert "move the file aside" in checks["vault"]["fix"]
 
 
+def test_doctor_on_a_vault_path_the_system_refuses(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name too long to stat was an unexpected OSError."""
+    monkeypatch.setenv("MEMTROVE_VAULT", str(tmp_path / ("d" * 300) / "vault.sqlite"))
+    checks = doctor_json(cli, 1)
+    assert "File name too long" in checks["vault"]["detail"]
+
+
 def test_doctor_with_a_bad_model_setting(
     cli: CliRunner, example_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

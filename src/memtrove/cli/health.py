@@ -11,7 +11,7 @@ from rich.markup import escape
 from memtrove.cli.common import console, fail, open_vault, print_json, state
 from memtrove.cli.secrets_cli import redact
 from memtrove.config import Settings
-from memtrove.errors import MemtroveError
+from memtrove.errors import MemtroveError, VaultOpenError
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import DoctorReport, RerankHealth
 from memtrove.vault import Vault
@@ -56,7 +56,12 @@ def _diagnose(settings: Settings) -> DoctorReport:
     from memtrove.lifecycle.doctor import unopened_report  # httpx: only when doctor runs
 
     path = settings.vault_path
-    if not path.exists():
+    try:
+        missing = not path.exists()
+    except OSError as error:  # a name too long, a folder it may not enter
+        reason = VaultOpenError(f"cannot open vault {path}: {error.strerror or error}")
+        return unopened_report(path, reason, _models())
+    if missing:
         return unopened_report(path, None, _models())
     try:
         vault = Vault.open(path, config_dir=settings.config_dir)
