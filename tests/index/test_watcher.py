@@ -158,3 +158,30 @@ def test_a_missing_folder_is_reported_not_watched(vault: Vault, notes: Path) -> 
     watcher.load_collections()
     assert watcher.watched() == {}
     assert lines == [f"collection notes: folder {notes} is missing; not watched"]
+
+
+def test_folders_that_cannot_be_watched_are_indexed_on_a_timer(
+    vault: Vault, notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch library refusing a folder (a subfolder it may not enter, no inotify watches
+    left) stopped `watch` with an unexpected PermissionError."""
+    import watchfiles
+
+    import memtrove.index.watcher as watcher_module
+
+    def refused(*args: object, **kwargs: object) -> Iterator[object]:
+        raise PermissionError('Permission denied (os error 13) about ["/x/locked"]')
+        yield  # a generator, as watchfiles.watch is
+
+    monkeypatch.setattr(watchfiles, "watch", refused)
+    monkeypatch.setattr(watcher_module, "RESCAN_SECONDS", 0.3)
+    write(notes, "a.md", "# A\n\nThe note about herons.\n")
+    vault.add_collection(notes, name="notes")
+    running = Running(vault.path, tmp_path / "config", FAST)
+    assert any(
+        line.startswith("cannot watch the folders (Permission denied") for line in running.lines
+    )
+    assert found(vault, "herons") == {"a.md"}
+    write(notes, "b.md", "# B\n\nA later note about egrets.\n")
+    assert wait_for(lambda: found(vault, "egrets") == {"b.md"})  # the next rescan
+    assert running.close() < 2.0

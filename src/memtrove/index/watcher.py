@@ -223,28 +223,51 @@ class Watcher:
                 continue
             batch = _Batch(self.settings)
             restart = False
-            for changes in watchfiles.watch(
-                *paths,
-                debounce=self.settings.max_batch_ms,
-                step=_STEP_MS,
-                stop_event=stop,
-                rust_timeout=self.settings.tick_ms,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
-                if not batch.caught_up:  # the watch is live: catch up once, now
-                    batch.caught_up = True
-                    self.index(set(self._folders))
-                batch.add(self.owners((change.name, path) for change, path in changes))
-                if batch.due():
-                    self.index(batch.take())
-                restart = self._follow_config()
-                self.periodic()
-                if restart or stop.is_set():
-                    break
+            try:
+                for changes in watchfiles.watch(
+                    *paths,
+                    debounce=self.settings.max_batch_ms,
+                    step=_STEP_MS,
+                    stop_event=stop,
+                    rust_timeout=self.settings.tick_ms,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                ):
+                    if not batch.caught_up:  # the watch is live: catch up once, now
+                        batch.caught_up = True
+                        self.index(set(self._folders))
+                    batch.add(self.owners((change.name, path) for change, path in changes))
+                    if batch.due():
+                        self.index(batch.take())
+                    restart = self._follow_config()
+                    self.periodic()
+                    if restart or stop.is_set():
+                        break
+            except OSError as error:  # a folder it may not enter, too many watches, ...
+                self.index(batch.take())
+                detail = " ".join(str(error).split())[:200]
+                self.log(
+                    f"cannot watch the folders ({detail}); indexing them every "
+                    f"{RESCAN_SECONDS:g} s instead"
+                )
+                self._rescan(stop)
+                return
             self.index(batch.take())  # the batch in hand, before a restart or a stop
             if not restart and not stop.is_set():  # a watched folder went away
                 self.load_collections()
+
+    def _rescan(self, stop: threading.Event) -> None:
+        """Without a watch: every collection indexed now and every :data:`RESCAN_SECONDS`
+        after, until ``stop``."""
+        while True:
+            self.index(set(self._folders))
+            deadline = time.monotonic() + RESCAN_SECONDS
+            while time.monotonic() < deadline:
+                if stop.wait(self.settings.tick_ms / 1000):
+                    return
+                if self._follow_config():
+                    break  # a collection added or removed: index the new set now
+                self.periodic()
 
     def _follow_config(self) -> bool:
         """True when the set of watched folders changed (the watch must restart)."""
@@ -257,6 +280,7 @@ class Watcher:
         return self.watched() != before
 
 
+RESCAN_SECONDS = 60.0  # how often every collection is indexed when folders cannot be watched
 _STEP_MS = 100  # how long watchfiles waits for more after a change before handing it over
 
 
