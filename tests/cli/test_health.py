@@ -53,7 +53,7 @@ def test_doctor_healthy_with_every_service(served: CliRunner) -> None:
     assert "8 of 8 pairs" in checks["reranker"]["detail"]
     assert "answered" in checks["llm"]["detail"]
     out = invoke(served, "doctor")
-    assert "all 14 checks passed" in out and "collection demo" in out
+    assert "all 15 checks passed" in out and "collection demo" in out
 
 
 def test_doctor_without_services_says_what_is_skipped(cli: CliRunner, example_copy: Path) -> None:
@@ -202,3 +202,22 @@ def test_the_cli_imports_no_http_client_until_a_probe_needs_it() -> None:
     code = "import sys, memtrove.cli.application; print('httpx' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_doctor_names_settings_the_hooks_and_lanes_would_not_take(
+    served: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """They passed every check: hooks only log a bad value, the lanes stop on one, and a
+    bad redaction pattern stops `update`."""
+    assert doctor_json(served, 0)["settings"]["status"] == "ok"
+    monkeypatch.setenv("MEMTROVE_PROFILE", "bogus")
+    monkeypatch.setenv("MEMTROVE_ENABLE_CONSOLIDATION", "maybe")
+    config = tmp_path / "cli" / "config" / "config.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + "redaction:\n  patterns: ['([unclosed']\n",
+        encoding="utf-8",
+    )
+    detail = doctor_json(served, 1)["settings"]["detail"]
+    assert "unknown MEMTROVE_PROFILE 'bogus'" in detail
+    assert "MEMTROVE_ENABLE_CONSOLIDATION must be true or false, not 'maybe'" in detail
+    assert "redaction" in detail

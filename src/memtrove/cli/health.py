@@ -13,7 +13,7 @@ from memtrove.cli.secrets_cli import redact
 from memtrove.config import Settings
 from memtrove.errors import MemtroveError, VaultOpenError
 from memtrove.models.registry import Models, ModelSettings
-from memtrove.results import DoctorReport, RerankHealth
+from memtrove.results import Check, DoctorReport, RerankHealth
 from memtrove.vault import Vault
 
 __all__ = ["register"]
@@ -68,7 +68,35 @@ def _diagnose(settings: Settings) -> DoctorReport:
     except MemtroveError as error:
         return unopened_report(path, error, _models())
     with vault:
-        return vault.doctor()
+        report = vault.doctor()
+        problems = _setting_problems(vault)
+    detail = "; ".join(problems) or "hook, lane and redaction settings are valid"
+    check = Check(
+        "settings",
+        "fail" if problems else "ok",
+        detail,
+        "fix the setting named" if problems else "",
+    )
+    return DoctorReport([*report.checks, check], report.elapsed_seconds)
+
+
+def _setting_problems(vault: Vault) -> list[str]:
+    """What the hooks would only log (an unknown profile, a number that is not one), what
+    would stop the consolidation lanes, and redaction patterns ``update`` would refuse."""
+    from memtrove.hooks.settings import HookSettings
+    from memtrove.lifecycle.maintenance import LaneSettings
+
+    problems: list[str] = []
+    try:
+        problems += HookSettings.from_env(os.environ).warnings
+        LaneSettings.from_env(os.environ)
+    except MemtroveError as error:
+        problems.append(str(error))
+    try:
+        vault.redactor  # noqa: B018 - building it checks config.yaml's patterns
+    except MemtroveError as error:
+        problems.append(str(error))
+    return problems
 
 
 def _models() -> Models | MemtroveError:
