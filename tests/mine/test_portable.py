@@ -369,3 +369,11 @@ def test_an_export_never_replaces_what_is_not_a_regular_file(
         vault.export_to(target)
     assert not (tmp_path / "elsewhere.jsonl").exists()
     assert kind == "empty" or not target.is_file()
+
+
+def test_a_byte_order_mark_an_editor_added_is_read_past(exported: Path, vault: Vault) -> None:
+    """It was refused as 'not valid JSON (...; cut short?)'."""
+    marked = exported.with_name("marked.jsonl")
+    marked.write_bytes(b"\xef\xbb\xbf" + exported.read_bytes())
+    vault.import_from(marked)
+    assert vault.status().documents == 31

@@ -129,6 +129,8 @@ def _parse(number: int, line: bytes | str) -> dict[str, Any]:
         text = line.decode("utf-8") if isinstance(line, bytes) else line
     except UnicodeDecodeError:
         raise _fail(number, "not UTF-8 text") from None
+    if number == 1:
+        text = text.removeprefix("\ufeff")  # a byte-order mark an editor wrote
     if not text.strip():
         raise _fail(number, "an empty line (the file was edited?)")
     try:
