@@ -61,6 +61,7 @@ __all__ = [
     "check_stale_after_days",
     "check_surface",
     "collection_name_for",
+    "is_written_name",
     "validate_collection_name",
 ]
 
@@ -106,6 +107,12 @@ def collection_name_for(path: Path) -> str:
     """Default collection name: the folder's name, lowercased, other characters as '-'."""
     name = re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")
     return name[:64] or "notes"
+
+
+def is_written_name(name: str) -> bool:
+    """Whether ``name`` may name a collection in config.yaml (looser than
+    :func:`validate_collection_name`, which ``collection add`` applies)."""
+    return bool(_WRITTEN_NAME.fullmatch(name))
 
 
 def validate_collection_name(name: str) -> str:
@@ -267,7 +274,7 @@ class CollectionConfig:
         for name in raw:
             if isinstance(name, int) and not isinstance(name, bool):
                 continue  # `2024:` is the name "2024"
-            if not isinstance(name, str) or not _WRITTEN_NAME.fullmatch(name):
+            if not isinstance(name, str) or not is_written_name(name):
                 raise ConfigError(
                     f"{self.config_file}: {str(name)[:80]!r} is not a collection name (one "
                     "to 200 characters, no '/', '\\' or control characters, not starting "

@@ -377,3 +377,24 @@ def test_a_byte_order_mark_an_editor_added_is_read_past(exported: Path, vault: V
     marked.write_bytes(b"\xef\xbb\xbf" + exported.read_bytes())
     vault.import_from(marked)
     assert vault.status().documents == 31
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("collection", "../../x", "'../../x' is not a collection name"),
+        ("collection", "", "'' is not a collection name"),
+        ("path", "../../etc/passwd", "is not a path inside a collection"),
+        ("path", "/etc/passwd", "is not a path inside a collection"),
+        ("path", "", "is not a path inside a collection"),
+    ],
+)
+def test_a_document_named_outside_any_collection_is_refused(
+    exported: Path, vault: Vault, column: str, value: str, message: str
+) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "documents")
+    record = json.loads(lines[number])
+    record[column] = value
+    lines[number] = json.dumps(record) + "\n"
+    _refused(vault, _rewrite(exported, lines), rf"line {number + 1}: documents: .*{message}")

@@ -120,6 +120,20 @@ def vault_contents(connection: Connection) -> dict[str, int]:
     return counts
 
 
+def _check_names(number: int, values: dict[str, Any]) -> None:
+    """A document's collection must be a name config.yaml could hold, and its path a
+    relative one inside it: ``collection/path`` references and folders stay whole."""
+    from memtrove.config import is_written_name
+
+    collection, path = values.get("collection"), values.get("path")
+    if isinstance(collection, str) and not is_written_name(collection):
+        raise _fail(number, f"documents: {collection[:80]!r} is not a collection name")
+    if isinstance(path, str):
+        parts = path.split("/")
+        if not path or path.startswith("/") or "\\" in path or ".." in parts or "" in parts:
+            raise _fail(number, f"documents: {path[:80]!r} is not a path inside a collection")
+
+
 def _fail(number: int, message: str) -> PortableFormatError:
     return PortableFormatError(f"line {number}: {message}")
 
@@ -215,6 +229,8 @@ class Importer:
             fragments = self._content(number, values, fragments)
         elif table == "documents" and isinstance(values.get("hash"), str):
             values["hash"] = self.renamed.get(values["hash"], values["hash"])
+        if table == "documents":
+            _check_names(number, values)
         self.records[table] = self.records.get(table, 0) + 1
         prepared = self._prepare(number, table, values)
         if prepared is None or not self._insert(number, table, prepared):
