@@ -48,6 +48,7 @@ from memtrove.errors import (
 from memtrove.files import exclusive_lock, write_atomic
 from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
 from memtrove.results import Collection, StaleAfterDays
+from memtrove.text import is_written_name
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -61,7 +62,7 @@ __all__ = [
     "check_stale_after_days",
     "check_surface",
     "collection_name_for",
-    "is_written_name",
+    "load_config_yaml",
     "validate_collection_name",
 ]
 
@@ -69,9 +70,6 @@ DEFAULT_PATTERN = "**/*.md"
 MAX_STALE_AFTER_DAYS = 36500
 _NEVER = ("none", "never", "null")
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-# What config.yaml may name by hand (``collection add`` asks for _NAME): nothing that reads
-# as a path (``a/b``, ``../etc``) or is empty, so ``collection/path`` references stay whole.
-_WRITTEN_NAME = re.compile(r"[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,199}")
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -107,12 +105,6 @@ def collection_name_for(path: Path) -> str:
     """Default collection name: the folder's name, lowercased, other characters as '-'."""
     name = re.sub(r"[^a-z0-9_-]+", "-", path.name.lower()).strip("-_")
     return name[:64] or "notes"
-
-
-def is_written_name(name: str) -> bool:
-    """Whether ``name`` may name a collection in config.yaml (looser than
-    :func:`validate_collection_name`, which ``collection add`` applies)."""
-    return bool(_WRITTEN_NAME.fullmatch(name))
 
 
 def validate_collection_name(name: str) -> str:
@@ -318,8 +310,6 @@ class CollectionConfig:
         try:
             import yaml  # loaded only when the config is read: hooks never need it
 
-            from memtrove.config_yaml import load_config_yaml
-
             data = load_config_yaml(text)
         except yaml.YAMLError as error:
             detail = " ".join(str(error).split())[:200]
@@ -379,3 +369,82 @@ def _dump_yaml(data: dict[str, Any]) -> str:
     import yaml
 
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+# -- reading config.yaml ---------------------------------------------------------------------
+
+MAX_YAML_VALUES = 100_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def load_config_yaml(text: str) -> Any:
+    """The value ``text`` holds (None for an empty document): YAML's safe subset, with what
+    a hand-written file must never do refused. Raises yaml.YAMLError for text that is not
+    YAML, holds a key twice in one mapping, or has aliases whose values, every alias
+    followed, would number more than :data:`MAX_YAML_VALUES`; ValueError for nesting deeper
+    than Python recurses.
+
+    Plain YAML keeps the last of two equal keys without a word (a second ``demo:`` replaced
+    the first folder), and nested aliases ("billion laughs") cost gigabytes to walk or to
+    quote in an error. Shared anchors (one ``exclude`` list for several collections) and
+    merge keys (``<<: *defaults``, where a mapping's own keys win and only they count as
+    duplicates) keep their meaning. PyYAML is imported only here."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class ConfigLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    repeated = key in seen
+                except TypeError:  # an unhashable key: the base constructor says so
+                    continue
+                if repeated:
+                    raise ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        f"found the key {str(key)[:80]!r} twice",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    loader = ConfigLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_values(node, {}) > MAX_YAML_VALUES:
+            raise ConstructorError(
+                None,
+                None,
+                f"its aliases expand to more than {MAX_YAML_VALUES:,} values",
+                node.start_mark,
+            )
+        return loader.construct_document(node)
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _expanded_values(node: Any, sizes: dict[int, int]) -> int:
+    """How many values a YAML node stands for with every alias followed (a shared node is
+    counted once per use, and measured once)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = 1  # a node that contains itself counts once
+    total = 1
+    if isinstance(node.value, list):
+        for child in node.value:
+            if isinstance(child, tuple):  # a mapping's (key, value)
+                total += sum(_expanded_values(part, sizes) for part in child)
+            else:
+                total += _expanded_values(child, sizes)
+    sizes[id(node)] = total
+    return total

@@ -20,6 +20,7 @@ __all__ = [
     "STOPWORDS",
     "error_line",
     "is_cjk",
+    "is_written_name",
     "iso_from_timestamp",
     "now_iso",
     "parse_iso_datetime",
@@ -142,6 +143,17 @@ def parse_iso_datetime(value: object) -> str | None:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A collection name config.yaml may hold (``collection add`` asks for less: see
+# memtrove.config): nothing that reads as a path (``a/b``, ``../etc``) or is empty, so
+# ``collection/path`` references stay whole.
+_WRITTEN_NAME = re.compile(r"[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,199}")
+
+
+def is_written_name(name: str) -> bool:
+    """Whether ``name`` may name a collection in config.yaml or an import."""
+    return bool(_WRITTEN_NAME.fullmatch(name))
+
+
 MAX_MESSAGE_CHARS = 600
 
 

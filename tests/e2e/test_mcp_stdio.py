@@ -584,8 +584,8 @@ def test_sigterm_answers_the_calls_in_flight_then_exits_cleanly(
         for call in calls:
             process.stdin.write(json.dumps({"jsonrpc": "2.0", **call}) + "\n")
         process.stdin.flush()  # the client stays connected: stdin is never closed
-        first = process.stdout.readline()  # the front is up (the SDK may still be importing)
-        process.send_signal(signal.SIGTERM)
+        first = _raw_line(process.stdout.fileno())  # the front is up (the SDK may still be
+        process.send_signal(signal.SIGTERM)  # importing); no read-ahead for communicate to miss
         stdout, stderr = process.communicate(timeout=60)
         stdout = first + stdout
     finally:
@@ -596,3 +596,15 @@ def test_sigterm_answers_the_calls_in_flight_then_exits_cleanly(
     assert set(answers) == {1, 2, 3, 4}, (stdout, stderr)
     assert "documents 30 active" in answers[3]["result"]["content"][0]["text"]
     assert process.returncode == 0 and "Traceback" not in stderr, stderr
+
+
+def _raw_line(descriptor: int) -> str:
+    """One line read straight from the pipe, a byte at a time (a buffered readline reads
+    ahead, and communicate() never sees what it took)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        byte = os.read(descriptor, 1)
+        if not byte:
+            break
+        data += byte
+    return data.decode("utf-8")

@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _say(line: str) -> None:
-    print(f"memtrove watch: {line}", file=sys.stderr, flush=True)
+    # One write with its newline: print() writes the text and the newline apart, and the
+    # SIGTERM handler, which says "stopping", could land between them, in mid-line.
+    sys.stderr.write(f"memtrove watch: {line}\n")
+    sys.stderr.flush()
 
 
 def watch(

@@ -123,7 +123,7 @@ def vault_contents(connection: Connection) -> dict[str, int]:
 def _check_names(number: int, values: dict[str, Any]) -> None:
     """A document's collection must be a name config.yaml could hold, and its path a
     relative one inside it: ``collection/path`` references and folders stay whole."""
-    from memtrove.config import is_written_name
+    from memtrove.text import is_written_name
 
     collection, path = values.get("collection"), values.get("path")
     if isinstance(collection, str) and not is_written_name(collection):
