@@ -398,3 +398,19 @@ def test_a_document_named_outside_any_collection_is_refused(
     record[column] = value
     lines[number] = json.dumps(record) + "\n"
     _refused(vault, _rewrite(exported, lines), rf"line {number + 1}: documents: .*{message}")
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("active", 5), ("pinned", -1), ("access_count", -3), ("quality_score", 2.5),
+     ("confidence", -0.1)],
+)  # fmt: skip
+def test_a_document_value_out_of_its_range_is_refused(
+    exported: Path, vault: Vault, column: str, value: object
+) -> None:
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "documents")
+    record = json.loads(lines[number])
+    record[column] = value
+    lines[number] = json.dumps(record) + "\n"
+    _refused(vault, _rewrite(exported, lines), rf"line {number + 1}: documents.{column} holds")

@@ -134,6 +134,28 @@ def _check_names(number: int, values: dict[str, Any]) -> None:
             raise _fail(number, f"documents: {path[:80]!r} is not a path inside a collection")
 
 
+_FLAGS = frozenset({"active", "pinned"})
+_SHARES = frozenset({"quality_score", "confidence"})
+_COUNTS = frozenset({"body_length", "file_size"})
+
+
+def _check_ranges(number: int, values: dict[str, Any]) -> None:
+    """A document's flags are 0 or 1, its scores from 0 to 1, its counts not negative."""
+    for column, value in values.items():
+        if value is None or isinstance(value, str):
+            continue
+        if column in _FLAGS:
+            wrong = value not in (0, 1)
+        elif column in _SHARES:
+            wrong = not 0.0 <= value <= 1.0  # NaN too
+        elif column in _COUNTS or column.endswith(("_count", "_attempts")):
+            wrong = value < 0
+        else:
+            continue
+        if wrong:
+            raise _fail(number, f"documents.{column} holds {value!r:.40}, out of its range")
+
+
 def _fail(number: int, message: str) -> PortableFormatError:
     return PortableFormatError(f"line {number}: {message}")
 
@@ -231,6 +253,7 @@ class Importer:
             values["hash"] = self.renamed.get(values["hash"], values["hash"])
         if table == "documents":
             _check_names(number, values)
+            _check_ranges(number, values)
         self.records[table] = self.records.get(table, 0) + 1
         prepared = self._prepare(number, table, values)
         if prepared is None or not self._insert(number, table, prepared):
