@@ -379,6 +379,17 @@ def test_a_byte_order_mark_an_editor_added_is_read_past(exported: Path, vault: V
     assert vault.status().documents == 31
 
 
+def _first_document_with(exported: Path, column: str, value: object) -> tuple[Path, int]:
+    """The export with its first document's ``column`` set to ``value``, and that line's
+    number."""
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "documents")
+    record = json.loads(lines[number])
+    record[column] = value
+    lines[number] = json.dumps(record) + "\n"
+    return _rewrite(exported, lines), number + 1
+
+
 @pytest.mark.parametrize(
     ("column", "value", "message"),
     [
@@ -392,12 +403,8 @@ def test_a_byte_order_mark_an_editor_added_is_read_past(exported: Path, vault: V
 def test_a_document_named_outside_any_collection_is_refused(
     exported: Path, vault: Vault, column: str, value: str, message: str
 ) -> None:
-    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
-    number = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "documents")
-    record = json.loads(lines[number])
-    record[column] = value
-    lines[number] = json.dumps(record) + "\n"
-    _refused(vault, _rewrite(exported, lines), rf"line {number + 1}: documents: .*{message}")
+    edited, number = _first_document_with(exported, column, value)
+    _refused(vault, edited, rf"line {number}: documents: .*{message}")
 
 
 @pytest.mark.parametrize(
@@ -408,9 +415,5 @@ def test_a_document_named_outside_any_collection_is_refused(
 def test_a_document_value_out_of_its_range_is_refused(
     exported: Path, vault: Vault, column: str, value: object
 ) -> None:
-    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
-    number = next(n for n, line in enumerate(lines) if json.loads(line).get("type") == "documents")
-    record = json.loads(lines[number])
-    record[column] = value
-    lines[number] = json.dumps(record) + "\n"
-    _refused(vault, _rewrite(exported, lines), rf"line {number + 1}: documents.{column} holds")
+    edited, number = _first_document_with(exported, column, value)
+    _refused(vault, edited, rf"line {number}: documents.{column} holds")

@@ -24,7 +24,16 @@ from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, file_kind
 from memtrove.results import Collection, FileIssue, SkipReason
 from memtrove.text import parse_iso_datetime
 
-__all__ = ["FragmentRow", "Outcome", "Prepared", "fragment_rows", "open_no_wait", "prepare_file"]
+__all__ = [
+    "FragmentRow",
+    "Outcome",
+    "Prepared",
+    "body_hash",
+    "decode_file",
+    "fragment_rows",
+    "open_no_wait",
+    "prepare_file",
+]
 
 FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
 
@@ -59,6 +68,21 @@ class Outcome(NamedTuple):
     unreadable: bool = False  # could not be read: its document is kept as it was
 
 
+def decode_file(data: bytes) -> tuple[str, bool]:
+    """A file's bytes as the text ``update`` indexes (a leading byte-order mark dropped), and
+    whether undecodable bytes were replaced with U+FFFD."""
+    try:
+        text, replaced = data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, replaced = data.decode("utf-8", errors="replace"), True
+    return text.removeprefix("\ufeff"), replaced
+
+
+def body_hash(text: str) -> str:
+    """The hash a body is stored under (``content.hash``, ``documents.hash``)."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def prepare_file(
     collection: Collection, file: FileEntry, redact: Callable[[str], str] | None
 ) -> Outcome:
@@ -80,12 +104,9 @@ def prepare_file(
     if b"\x00" in data[:8192]:
         return skip(SkipReason.BINARY)
     notices: list[str] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
+    text, replaced = decode_file(data)
+    if replaced:
         notices.append("invalid UTF-8 (undecodable bytes replaced with U+FFFD)")
-    text = text.removeprefix("\ufeff")
     if redact is not None:
         text = redact(text)  # before parsing: no title, fragment or snippet keeps a secret
     parsed = parse_markdown(text)
@@ -98,7 +119,7 @@ def prepare_file(
     item = Prepared(
         file=file,
         text=text,
-        hash=hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest(),
+        hash=body_hash(text),
         parsed=parsed,
         title=title,
         content_type=content_type,

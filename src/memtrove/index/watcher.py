@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from memtrove.db.connection import Connection
 from memtrove.errors import MemtroveError
+from memtrove.text import error_line
 
 if TYPE_CHECKING:
     from memtrove.results import Collection
@@ -245,9 +246,8 @@ class Watcher:
                         break
             except OSError as error:  # a folder it may not enter, too many watches, ...
                 self.index(batch.take())
-                detail = " ".join(str(error).split())[:200]
                 self.log(
-                    f"cannot watch the folders ({detail}); indexing them every "
+                    f"cannot watch the folders ({error_line(str(error), 200)}); indexing them every "
                     f"{RESCAN_SECONDS:g} s instead"
                 )
                 self._rescan(stop)

@@ -182,7 +182,7 @@ class _Front:
         self.client_in = client_in
         self.client_out = client_out
         self.sdk_in = -1
-        self._sdk_in_lock = threading.Lock()  # the SDK's input is ended once, by one thread
+        self._end_lock = threading.Lock()  # the SDK's input is ended once, by one thread
         self._ending = False
         self._write_lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -227,7 +227,7 @@ class _Front:
         """Once every call passed on is answered (or :data:`DRAIN_SECONDS` have passed),
         end the SDK's input; if the SDK has not ended ``grace`` seconds later, end the
         process. Only the first caller (the client hanging up, or SIGTERM) does it."""
-        with self._sdk_in_lock:
+        with self._end_lock:
             if self._ending:
                 return
             self._ending = True
@@ -236,12 +236,9 @@ class _Front:
         # closes (so the SDK reads the end of its input), and a write still under way in the
         # reading thread goes nowhere instead of to whatever might reuse the number.
         null = os.open(os.devnull, os.O_WRONLY)
-        try:
+        with contextlib.suppress(OSError):  # an SDK never given an input has none to end
             os.dup2(null, self.sdk_in)
-        except OSError:
-            pass  # the SDK was never given an input
-        finally:
-            os.close(null)
+        os.close(null)
         if not self.sdk_done.wait(grace):
             with self.answers.settled():
                 os._exit(0)  # every answer owed is written (os.write, unbuffered)

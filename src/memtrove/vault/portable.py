@@ -276,9 +276,8 @@ class PortableAccess(VaultState):
 def _file_hash(root: Path, path: str, redact: Callable[[str], str]) -> str | None:
     """The hash ``update`` would give the file at ``root/path`` (None when there is none):
     its text, redacted, as the indexer reads it."""
-    import hashlib
-
     from memtrove.files import open_regular
+    from memtrove.index.preparing import body_hash, decode_file
     from memtrove.index.scanner import MAX_FILE_BYTES
 
     candidate = (root / path).resolve()
@@ -289,5 +288,4 @@ def _file_hash(root: Path, path: str, redact: Callable[[str], str]) -> str | Non
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
         return None
-    text = redact(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return body_hash(redact(decode_file(data)[0]))
