@@ -154,6 +154,15 @@ def is_written_name(name: str) -> bool:
     return bool(_WRITTEN_NAME.fullmatch(name))
 
 
+def is_inside_path(path: str) -> bool:
+    """Whether ``path`` names a file inside a collection: relative, forward slashes, no
+    ``..``, no empty part, no NUL (``collection/path`` references and folders stay whole)."""
+    parts = path.split("/")
+    return not (
+        path.startswith("/") or "\\" in path or "\x00" in path or ".." in parts or "" in parts
+    )
+
+
 MAX_MESSAGE_CHARS = 600
 
 

@@ -54,7 +54,16 @@ from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.index.types import CONTENT_TYPES
-from memtrove.mine.clawmem_tables import import_tables, not_mapped_tables, skipped_rows, when
+from memtrove.mine.clawmem_tables import (
+    import_tables,
+    not_mapped_tables,
+    plain,
+    quoted,
+    skipped_rows,
+    table_kinds,
+    when,
+)
+from memtrove.text import is_inside_path, is_written_name
 
 __all__ = [
     "ClawmemReport",
@@ -174,10 +183,13 @@ def open_clawmem(path: Path) -> Connection:
     file = _database_file(path)
     try:
         source: Connection = sqlean.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-        tables = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
+        # A file from elsewhere is read as untrusted: its views and triggers may not call
+        # functions with side effects (and are never read: see table_kinds).
+        source.execute("PRAGMA trusted_schema = OFF")
+        kinds = table_kinds(source)
     except sqlean.DatabaseError as error:
         raise PortableFormatError(f"{file}: not a SQLite database ({error})") from None
-    if not {"documents", "content"} <= tables:
+    if kinds.get("documents") != "table" or kinds.get("content") != "table":
         source.close()
         raise PortableFormatError(f"{file}: not a ClawMem vault (no documents and content tables)")
     return source
@@ -188,7 +200,8 @@ def clawmem_collections(path: Path) -> list[str]:
     source = open_clawmem(path)
     try:
         return sorted(
-            str(row[0]) for row in source.execute("SELECT DISTINCT collection FROM documents")
+            str(plain(row[0]))
+            for row in source.execute("SELECT DISTINCT collection FROM documents")
         )
     finally:
         source.close()
@@ -204,6 +217,15 @@ def check_collections(
     internal one, a repeated new name (the caller checks that it is a valid name), or a
     ClawMem collection that would land in one of this vault's folder collections
     (``folders_here``: name -> folder) although ClawMem's config does not put it there."""
+    for name in names:
+        here = renames.get(name, INTERNAL.get(name, name))
+        if here in INTERNAL.values():
+            continue
+        if here.startswith("_") or not is_written_name(here):
+            raise CollectionError(
+                f"ClawMem collection {name[:80]!r} is not a name this vault can hold: "
+                f"import it under another with --rename {name[:80]}=NEW"
+            )
     targets: dict[str, str] = {}
     for old, new in renames.items():
         if old not in names:
@@ -330,6 +352,7 @@ class _Documents:
         self.counts = {"total": 0, "added": 0, "updated": 0, "unchanged": 0}
         self.collections: set[str] = set()
         self.redacted = 0
+        self.outside = 0
         self.columns = [str(row[1]) for row in source.execute("PRAGMA table_info(documents)")]
 
     def _clean(self, text: str) -> str:
@@ -340,13 +363,17 @@ class _Documents:
 
     def run(self) -> None:
         links = _LinkPass(True)
-        names = ", ".join(f"d.{c}" for c in self.columns)
+        names = ", ".join(f"d.{quoted(c)}" for c in self.columns)
         rows = self.source.execute(
             f"SELECT {names}, c.doc FROM documents d JOIN content c ON c.hash = d.hash ORDER BY d.id"
         )
         later: list[tuple[int, Any, Any]] = []
         for values in rows:
-            row = dict(zip([*self.columns, "doc"], values, strict=True))
+            row = dict(zip([*self.columns, "doc"], map(plain, values), strict=True))
+            self.counts["total"] += 1
+            if not is_inside_path(str(row["path"])):
+                self.outside += 1  # "../../x.md", "/etc/x": no file of a collection
+                continue
             doc_id = self._document(row, links)
             if row.get("invalidated_by") is not None or row.get("superseded_by") is not None:
                 later.append((doc_id, row.get("invalidated_by"), row.get("superseded_by")))
@@ -358,7 +385,6 @@ class _Documents:
             )
 
     def _document(self, row: dict[str, Any], links: _LinkPass) -> int:
-        self.counts["total"] += 1
         collection = self.renames.get(str(row["collection"]), str(row["collection"]))
         path = str(row["path"])
         self.collections.add(collection)
@@ -448,14 +474,19 @@ class _Documents:
                 "rows": bodiless,
                 "reason": "their body is not in the source's content table",
             }
+        if self.outside:
+            found["documents (with a path outside their collection)"] = {
+                "rows": self.outside,
+                "reason": "a path such as ../x.md or /x.md names no file of a collection",
+            }
         for column in self.columns:
             if column in _MAPPED:
                 continue
             default = _DEFAULTS.get(column)
-            where = f'"{column}" IS NOT NULL AND "{column}" != \'\''
+            where = f"{quoted(column)} IS NOT NULL AND {quoted(column)} != ''"
             arguments: tuple[object, ...] = ()
             if default is not None:
-                where += f' AND "{column}" != ?'
+                where += f" AND {quoted(column)} != ?"
                 arguments = (default,)
             count = int(
                 self.source.execute(

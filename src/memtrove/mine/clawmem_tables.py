@@ -12,11 +12,20 @@ from memtrove.db.connection import Connection
 from memtrove.lifecycle.sessions import update_recall_stats
 from memtrove.text import parse_iso_datetime
 
-__all__ = ["import_tables", "not_mapped_tables", "skipped_rows", "when"]
+__all__ = [
+    "import_tables",
+    "not_mapped_tables",
+    "plain",
+    "quoted",
+    "skipped_rows",
+    "table_kinds",
+    "when",
+]
 
 # Tables (and their reasons) that are not brought over; any other unknown table is named too.
 NOT_MAPPED = {
     "content_vectors": "vectors of another model: `--embed` embeds here",
+    "vectors_vec": "vectors of another model: `--embed` embeds here",
     "embed_canary": "ClawMem's embedding probe",
     "vault_flags": "ClawMem's own flags",
     "llm_cache": "a cache of model answers",
@@ -65,18 +74,68 @@ class _Tally:
         self.skipped[table] = self.skipped.get(table, 0) + 1
 
 
-def not_mapped_tables(source: Connection) -> dict[str, dict[str, Any]]:
-    """Every source table this import does not bring over, with its row count and why."""
-    found: dict[str, dict[str, Any]] = {}
-    for (name,) in source.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+def quoted(name: str) -> str:
+    """``name`` as an SQL identifier: a hostile file may name a table ``a"b``."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def plain(value: Any) -> Any:
+    """A column's value, a BLOB read as UTF-8 text (ClawMem writes none where this import
+    reads; a damaged or crafted file may, and ``b'...'`` is not a title)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value
+
+
+def table_kinds(source: Connection, only: str | None = None) -> dict[str, str]:
+    """Each table of the source: ``table`` (ordinary, read), ``virtual`` (its module may not
+    exist here: never read; vec0's vectors are one) or ``computed`` (columns computed as
+    they are read, which a crafted file can make as costly as it likes: never read). Views
+    are not tables: a recursive one never ends. ``only``: that table alone."""
+    kinds: dict[str, str] = {}
+    for name, sql in source.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND (? IS NULL OR name = ?) "
+        "ORDER BY name",
+        (only, only),
     ).fetchall():
         name = str(name)
-        if name in _IMPORTED or name.startswith(_REBUILT):
+        if str(sql or "").lstrip()[:14].upper() == "CREATE VIRTUAL":
+            kinds[name] = "virtual"
             continue
-        rows = int(source.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0])
-        found[name] = {"rows": rows, "reason": NOT_MAPPED.get(name) or "unknown to this import"}
+        hidden = [
+            row[0] for row in source.execute("SELECT hidden FROM pragma_table_xinfo(?)", (name,))
+        ]
+        kinds[name] = "computed" if 2 in hidden else "table"
+    return kinds
+
+
+def not_mapped_tables(source: Connection) -> dict[str, dict[str, Any]]:
+    """Every source table this import does not bring over, with its row count and why. A
+    virtual table's own storage tables (``vectors_vec_rowids``...) are counted under it."""
+    found: dict[str, dict[str, Any]] = {}
+    kinds = table_kinds(source)
+    virtual = [name for name, kind in kinds.items() if kind == "virtual"]
+    for name, kind in kinds.items():
+        if (name in _IMPORTED and kind == "table") or name.startswith(_REBUILT):
+            continue
+        if any(name.startswith(f"{owner}_") for owner in virtual):
+            continue  # a virtual table's storage
+        reason = NOT_MAPPED.get(name) or "unknown to this import"
+        if kind == "table":
+            rows = int(source.execute(f"SELECT COUNT(*) FROM {quoted(name)}").fetchone()[0])
+        else:
+            rows = _counted_in(source, kinds, f"{name}_rowids")
+            if name not in NOT_MAPPED:
+                reason = f"a {'virtual table' if kind == 'virtual' else 'table of computed columns'}: not read"
+        found[name] = {"rows": rows, "reason": reason}
     return found
+
+
+def _counted_in(source: Connection, kinds: dict[str, str], table: str) -> int:
+    """The rows of ``table`` when it is an ordinary table (0 when there is none)."""
+    if kinds.get(table) != "table":
+        return 0
+    return int(source.execute(f"SELECT COUNT(*) FROM {quoted(table)}").fetchone()[0])
 
 
 def skipped_rows(skipped: dict[str, int]) -> dict[str, dict[str, Any]]:
@@ -91,15 +150,12 @@ def skipped_rows(skipped: dict[str, int]) -> dict[str, dict[str, Any]]:
 
 
 def _rows(source: Connection, table: str) -> Iterator[dict[str, Any]]:
-    exists = source.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
-    if exists is None:
+    if table_kinds(source, table).get(table) != "table":
         return
-    cursor = source.execute(f'SELECT * FROM "{table}"')
+    cursor = source.execute(f"SELECT * FROM {quoted(table)}")
     columns = [str(description[0]) for description in cursor.description]
     for values in cursor:
-        yield dict(zip(columns, values, strict=True))
+        yield dict(zip(columns, map(plain, values), strict=True))
 
 
 def when(value: Any) -> str | None:

@@ -123,15 +123,13 @@ def vault_contents(connection: Connection) -> dict[str, int]:
 def _check_names(number: int, values: dict[str, Any]) -> None:
     """A document's collection must be a name config.yaml could hold, and its path a
     relative one inside it: ``collection/path`` references and folders stay whole."""
-    from memtrove.text import is_written_name
+    from memtrove.text import is_inside_path, is_written_name
 
     collection, path = values.get("collection"), values.get("path")
     if isinstance(collection, str) and not is_written_name(collection):
         raise _fail(number, f"documents: {collection[:80]!r} is not a collection name")
-    if isinstance(path, str):
-        parts = path.split("/")
-        if not path or path.startswith("/") or "\\" in path or ".." in parts or "" in parts:
-            raise _fail(number, f"documents: {path[:80]!r} is not a path inside a collection")
+    if isinstance(path, str) and not is_inside_path(path):
+        raise _fail(number, f"documents: {path[:80]!r} is not a path inside a collection")
 
 
 _FLAGS = frozenset({"active", "pinned"})
