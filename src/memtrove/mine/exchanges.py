@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Conversation", "Exchange", "Message", "Skips", "exchanges"]
+__all__ = ["Conversation", "Exchange", "Message", "Skips", "exchanges", "word"]
 
 USER = "user"
 ASSISTANT = "assistant"
@@ -80,6 +80,13 @@ class Skips(Counter[str]):
     def skip(self, reason: str, count: int = 1) -> None:
         """Count ``count`` items dropped for ``reason``."""
         self[reason] += count
+
+
+def word(value: object) -> str | None:
+    """``value`` when it is a string, else None: a field that names a kind (``"type"``,
+    ``"role"``) may hold a list or an object in a damaged file, and is then looked up in
+    sets of names, which cannot hold those."""
+    return value if isinstance(value, str) else None
 
 
 def exchanges(conversation: Conversation) -> Iterator[Exchange]:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
+from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
 from memtrove.mine.json_stream import json_items
 from memtrove.text import iso_from_timestamp, scrub
 
@@ -140,7 +140,7 @@ def _message(
     role = author.get("role") if isinstance(author, dict) else None
     name = author.get("name") if isinstance(author, dict) else None
     content = message.get("content")
-    kind = content.get("content_type") if isinstance(content, dict) else None
+    kind = word(content.get("content_type")) if isinstance(content, dict) else None
     metadata = message.get("metadata")
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         skips.skip("hidden message")

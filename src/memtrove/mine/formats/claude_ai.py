@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
+from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
 from memtrove.mine.json_stream import json_items
 from memtrove.text import parse_iso_datetime, scrub
 
@@ -105,7 +105,9 @@ def _branch(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not any(isinstance(parent, str) and parent in ids for parent in parents):
         return messages
     has_child = {ids[parent] for parent in parents if isinstance(parent, str) and parent in ids}
-    leaves = [n for n in range(len(messages)) if n not in has_child]
+    # only cycles (each message another's parent: a damaged file) leave no leaf: then the
+    # newest message ends the branch, and the walk stops where it comes round again
+    leaves = [n for n in range(len(messages)) if n not in has_child] or list(range(len(messages)))
     newest = max(leaves, key=lambda n: (str(_stamp(messages[n]) or ""), n))
     chain: list[int] = []
     seen: set[int] = set()
@@ -157,7 +159,7 @@ def _blocks(content: object, human: bool) -> list[tuple[str, bool]]:
     for block in content:
         if not isinstance(block, dict):
             continue
-        kind = block.get("type")
+        kind = word(block.get("type"))
         if kind in _SKIPPED_BLOCKS:
             continue
         if kind == "text":

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
+from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
 from memtrove.mine.summaries import first_line, result_line, tool_line
 from memtrove.text import parse_iso_datetime, scrub
 
@@ -110,7 +110,7 @@ def _survey(path: Path, skips: Skips) -> tuple[bytearray, str, str | None] | Non
         if not isinstance(entry, dict):
             skips.skip("not an object")
             continue
-        kind = entry.get("type")
+        kind = word(entry.get("type"))
         if kind == "summary" and isinstance(entry.get("summary"), str):
             title = title or first_line(entry["summary"], 200)
         if session is None and isinstance(entry.get("sessionId"), str):

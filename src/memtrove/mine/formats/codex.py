@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
+from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
 from memtrove.mine.summaries import result_line, tool_line
 from memtrove.text import parse_iso_datetime, scrub
 
@@ -103,7 +103,7 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
                 if session is None and isinstance(payload.get("id"), str):
                     session = payload["id"]
                 continue
-            if kind == "event_msg" and payload.get("type") in _NOISE_EVENTS:
+            if kind == "event_msg" and word(payload.get("type")) in _NOISE_EVENTS:
                 text = payload.get("message")
                 if not isinstance(text, str) or not text.strip():
                     continue
@@ -122,7 +122,7 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
             if kind != "response_item":
                 skips.skip(f"{kind} record" if isinstance(kind, str) else "untyped record")
                 continue
-            item = payload.get("type")
+            item = word(payload.get("type"))
             if item == "message":
                 role = payload.get("role")
                 text = scrub(_message_text(payload.get("content")).strip())

@@ -241,6 +241,9 @@ def _post(message: object, names: dict[str, str], skips: Skips) -> _Post | None:
         skips.skip("malformed message")
         return None
     subtype = message.get("subtype")
+    if subtype is not None and not isinstance(subtype, str):
+        skips.skip("malformed message")
+        return None
     if subtype == "bot_message" or message.get("bot_id"):
         skips.skip("bot message")
         return None
