@@ -140,6 +140,14 @@ def _mine_files(
                 if since is None and kept:
                     folder = next(iter(kept)).rsplit("/", 1)[0]
                     writer.retire_others(folder, frozenset(kept))
-        except (OSError, ValueError, RecursionError, UnicodeError) as error:
+        except (
+            OSError,
+            ValueError,
+            RecursionError,
+            TypeError,
+            LookupError,
+            AttributeError,
+        ) as error:
+            # a file a reader could not follow costs that file (named), never the run
             tally.errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
         dropped.update(found.skips)
