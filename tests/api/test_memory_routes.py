@@ -95,3 +95,23 @@ def test_rules(client: TestClient) -> None:
         f"/rules/behavior/{added['id']}/link", json={"when": "opening a PR", "weight": 0.5}
     )
     assert link.status_code == 200 and link.json()["matcher_id"].startswith("m-")
+
+
+def test_a_link_without_a_situation_or_to_no_rule_is_a_client_error(client: TestClient) -> None:
+    added = client.post("/rules/behavior", json={"statement": "Rebase before merging"}).json()
+    neither = client.post(f"/rules/behavior/{added['id']}/link", json={})
+    assert neither.status_code == 400 and "either a matcher id" in neither.json()["error"]
+    both = client.post(
+        f"/rules/behavior/{added['id']}/link", json={"when": "merging", "matcher_id": "m-1"}
+    )
+    assert both.status_code == 400
+    missing = client.post("/rules/behavior/no-such-rule/signal", json={"signal": "soft"})
+    assert missing.status_code == 404 and "no behavior 'no-such-rule'" in missing.json()["error"]
+
+
+@pytest.mark.parametrize("worktree", ["\x00", "/nonexistent/place", "a\x00b"])
+def test_hygiene_in_a_worktree_that_is_no_repository_reports_no_branches(
+    client: TestClient, worktree: str
+) -> None:
+    answer = client.get("/memory/hygiene", params={"worktree": worktree})
+    assert answer.status_code == 200 and "lines" in answer.json()

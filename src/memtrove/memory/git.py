@@ -18,10 +18,11 @@ def _git(directory: Path, *arguments: str) -> str | None:
             ["git", "-C", str(directory), *arguments],
             capture_output=True,
             text=True,
+            errors="replace",
             timeout=GIT_TIMEOUT,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, ValueError, subprocess.SubprocessError):  # ValueError: a NUL in the path
         return None
     return done.stdout if done.returncode == 0 else None
 

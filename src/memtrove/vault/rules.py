@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memtrove.errors import MemtroveError
+from memtrove.errors import EntryNotFoundError, InvalidQueryError
 from memtrove.text import to_iso
 from memtrove.vault.state import VaultState
 
@@ -58,7 +58,7 @@ class RulesAccess(VaultState):
         from memtrove.memory.vectors import pack
 
         if (matcher_id is None) == (when is None):
-            raise MemtroveError("give either a matcher id or a situation (when), not both")
+            raise InvalidQueryError("give either a matcher id or a situation (when), not both")
         now = to_iso(self._clock())
         if matcher_id is None:
             assert when is not None
@@ -145,4 +145,4 @@ class RulesAccess(VaultState):
         for rule in self.rules(kind, store):
             if rule.id == item_id:
                 return rule
-        raise MemtroveError(f"no {kind} {item_id!r}")
+        raise EntryNotFoundError(f"no {kind} {item_id[:80]!r}")
