@@ -158,7 +158,9 @@ _BACKTICKS = re.compile(r"`([^`\n]{2,60})`")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w]*(?:(?:[./:]|::)[A-Za-z_]\w*)*(?:\(\))?$")
 _COMMAND = re.compile(r"^[a-z][\w.-]*(?: -{0,2}[a-z][\w.=-]*){1,3}$")  # `go get`, `git log -p`
 _HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9][A-Za-z0-9_-]{1,38})\b")
-_AUTHOR_LINE = re.compile(r"^\s*[*_]*(?:authors?|author\(s\)|by)[*_]*\s*:\s*(.+)$", re.I | re.M)
+_AUTHOR_LINE = re.compile(  # [^\S\n]: leading space of its own line, not blank lines before it
+    r"^[^\S\n]*[*_]*(?:authors?|author\(s\)|by)[*_]*\s*:\s*(.+)$", re.I | re.M
+)
 _PERSON = re.compile(r"^[A-Z][a-zà-ÿ'’-]+(?: [A-Z]\.?)?(?: [A-Z][a-zà-ÿ'’-]+){1,2}$")
 _CAPITALISED_RUN = re.compile(  # the lookahead first lets the scan skip to capitals
     r"((?=[A-Z])(?<![\w.])(?:[A-Z][a-z0-9]+|[A-Z]{2,}[a-z]*)(?:[ -](?:of |the |for )?"
@@ -204,8 +206,10 @@ _LEADING_WORDS = frozenset(
     " where my your their his her they you he she".split()
 )
 _CODE_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+# Bounded runs: a body is up to 5 MB, and an unbounded run re-scanned from each place it could
+# start ("](" repeated without a ")", a long word without "@") took hours.
+_LINK_TARGET = re.compile(r"\]\([^)\]]{0,2000}\)|https?://\S+")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+")  # from a word's start: linear
 
 
 def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
@@ -219,7 +223,9 @@ def heuristic_entities(title: str, body: str) -> list[ExtractedEntity]:
     found: list[ExtractedEntity] = []
     if ":" in text:
         for line in _AUTHOR_LINE.findall(text):
-            for part in re.split(r",|;| and |&", re.sub(r"\([^)]*\)|<[^>]*>", " ", line)):
+            for part in re.split(
+                r",|;| and |&", re.sub(r"\([^()]{0,500}\)|<[^<>]{0,500}>", " ", line)
+            ):
                 name = " ".join(part.split()).strip("*_ .\\")
                 if _PERSON.match(name):
                     found.append(ExtractedEntity(name, "person"))

@@ -130,9 +130,13 @@ _TITLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _SPEAKER_LINE = re.compile(r"^\s*\**(user|assistant|human|ai|claude)\**\s*:", re.I | re.M)
 # Links (inline, reference, wiki, autolink): group 1 is "!" for an image, group 2 an inline
 # target, group 3 a wiki target; in-page "#anchor" targets and images are no links here.
+# Bounded and unambiguous: the target is the first run of non-space characters, and what
+# follows it (a title) starts with a space. ``\(\s*([^)\s]*)[^)\n]*\)`` let both runs take the
+# same characters, and a line of "[a](" repeated took minutes (cubic backtracking).
 _LINK = re.compile(
-    r"(!?)\[[^\]\n]*\]\(\s*([^)\s]*)[^)\n]*\)|\[\[([^\]\n]+)\]\]|<https?://[^>\s]+>"
-    r"|\[[^\]\n]+\]\[[^\]\n]*\]"
+    r"(!?)\[[^\[\]\n]{0,300}\]\(\s*([^)\s\[\]]{0,2000})(?:[^\S\n][^)\n]{0,2000})?\)"
+    r"|\[\[([^\[\]\n]{1,300})\]\]|<https?://[^>\s]{1,2000}>"
+    r"|\[[^\[\]\n]{1,300}\]\[[^\[\]\n]{0,300}\]"
 )
 _BARE_URL = re.compile(r"https?://\S+")
 _REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*\S")

@@ -119,7 +119,8 @@ _METADATA = re.compile(
     re.IGNORECASE,
 )
 _PANDOC_TITLE = re.compile(r"^%[ \t]+(\S.*?)[ \t]*$")
-_INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])")
+_TITLE_SCAN = 10_000
+_INLINE_LINK = re.compile(r"!?\[([^\]\n]{0,300})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,300}\])")
 SECTION_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+")
 _PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "tbd", "todo", "-", "?", "title"})
 
@@ -351,8 +352,9 @@ def _metadata_value(value: str) -> str | None:
 
 
 def _plain_title(title: str) -> str:
-    """A heading or metadata value as a title: link text only, whitespace collapsed, capped."""
-    return " ".join(_INLINE_LINK.sub(r"\1", title).split())[:TITLE_LIMIT]
+    """A heading or metadata value as a title: link text only, whitespace collapsed, capped.
+    Only the start of a long line can reach the title: the rest is not scanned for links."""
+    return " ".join(_INLINE_LINK.sub(r"\1", title[:_TITLE_SCAN]).split())[:TITLE_LIMIT]
 
 
 def split_fragments(parsed: ParsedMarkdown, title: str) -> list[Fragment]:

@@ -76,7 +76,11 @@ _STOP = frozenset(
 )
 # Paths, file names and links are names, not phrases: a note that links to another shares
 # the link's words with a reply naming it, which says nothing about the note itself.
-_NAME_LIKE = re.compile(r"\S*[/\\]\S*|\S+\.[A-Za-z]{1,5}\b|\[[^\]]*\]\([^)]*\)")
+# Paths and file names start where their word starts ((?<!\S)): tried from every place in a
+# long word, they re-scanned it from each (quadratic in a 100 KB reply).
+_NAME_LIKE = re.compile(
+    r"(?<!\S)\S*[/\\]\S*|(?<!\S)\S+\.[A-Za-z]{1,5}\b|\[[^\]]{0,300}\]\([^)]{0,2000}\)"
+)
 _GENERIC_TITLES = frozenset({"readme", "notes", "overview", "introduction", "summary", "index"})
 
 

@@ -76,7 +76,7 @@ _COMPLEX = re.compile(
     re.IGNORECASE,
 )
 _IDENTIFIER = re.compile(r"\b[A-Z][A-Z0-9_]{2,}\b")
-_FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z]\w{1,3}\b")
+_FILE_NAME = re.compile(r"(?<![\w-])[\w-]+\.[A-Za-z]\w{1,3}\b")  # from a word's start: linear
 _CONFIG_WORD = re.compile(
     r"\b(?:config|configuration|configured|setting|settings|env|environment variable|"
     r"flag|option|port|version|yaml|toml|json)\b",
