@@ -271,7 +271,9 @@ def _token_entities(prose: str) -> list[ExtractedEntity]:
         _TOKEN_MEMO.clear()
         _PLAIN_TOKENS.clear()
     found: list[ExtractedEntity] = []
-    for raw in sorted(wanted, key=tokens.index):
+    # in order of first appearance (dict keys keep it; sorting by tokens.index was quadratic:
+    # 13 s for a note of 20,000 numbered headings)
+    for raw in (token for token in dict.fromkeys(tokens) if token in wanted):
         judged = _TOKEN_MEMO.get(raw)
         if judged is None:
             entity, known = _judge_token(raw)
