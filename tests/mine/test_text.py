@@ -140,3 +140,40 @@ def test_an_aider_history_file_dates_each_session(tmp_path: Path) -> None:
         "Add a `/health` route returning 200.\n\n> Applied edit to app.py"
     )
     assert "> not a quote" in found[1].messages[1].text
+
+
+def test_chat_log_labels_led_by_a_time(tmp_path: Path) -> None:
+    """``[10:31] User:`` and ``2024-03-01 10:31 - User:``: the label is read past its time,
+    and a full date and time becomes the message's time (a time of day alone gives none)."""
+    dated = tmp_path / "dated.txt"
+    dated.write_text(
+        "2024-03-01 10:31 - User: can you check why the deploy failed\n"
+        "2024-03-01 10:32 - Assistant: The health check timed out on a table lock.\n"
+        "2024-03-01 10:40 - User: how do we avoid that next time?\n"
+        "2024-03-01 10:41:30 - Assistant: Run the migration first, with a lock timeout.\n",
+        encoding="utf-8",
+    )
+    found, _ = read(dated)
+    assert users(found) == [
+        "can you check why the deploy failed",
+        "how do we avoid that next time?",
+    ]
+    times = [m.timestamp for e in found for m in e.messages]
+    assert times == [
+        "2024-03-01T10:31:00Z",
+        "2024-03-01T10:32:00Z",
+        "2024-03-01T10:40:00Z",
+        "2024-03-01T10:41:30Z",
+    ]
+    clock = tmp_path / "clock.txt"
+    clock.write_text(
+        "[10:31] User: why is the build failing on main\n"
+        "[10:32] Assistant: The linker cannot find libssl; install libssl-dev in CI.\n"
+        "[10:40 PM] User: now the tests time out\n"
+        "[10:41 PM] Assistant: The integration suite waits on a port; set TEST_PORT.\n",
+        encoding="utf-8",
+    )
+    found, _ = read(clock)
+    assert users(found) == ["why is the build failing on main", "now the tests time out"]
+    assert found[0].messages[1].text.startswith("The linker cannot find libssl")
+    assert all(m.timestamp is None for e in found for m in e.messages)

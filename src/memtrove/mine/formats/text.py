@@ -12,10 +12,12 @@ Four forms are recognised, in this order; a file that is none of them is not a t
   with ``🔧 Using tool: X`` blocks summarised and the 2-character edit gutter of exported
   transcripts stripped;
 - role labels: ``User: ...`` / ``Assistant: ...`` (also ``Human``, ``Me``, ``AI``, ``Claude``...),
-  the text on the same line or on the lines after a label alone (at least 4 messages).
+  the text on the same line or on the lines after a label alone (at least 4 messages); a
+  chat log's time may lead the label (``[10:31] User:``, ``2024-03-01 10:31 - User:``).
 
 Plain text carries no times: messages have none, unless the file states ``Date:`` in its
-header (an exported transcript), which every message then takes.
+header (an exported transcript), which every message then takes, or a label is led by a full
+date and time (read as UTC), which dates its message.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ _SUFFIXES = {".txt", ".md", ".markdown"}
 _USERS = {"user", "human", "me", "you", "question", "prompt"}
 _ASSISTANTS = {"assistant", "ai", "claude", "chatgpt", "gpt", "bot", "codex", "gemini", "model"}
 _ROLES = "|".join(sorted(_USERS | _ASSISTANTS, key=len, reverse=True))
-_LABEL_LINE = re.compile(rf"^\s*\**({_ROLES})\**\s*:\s?(.*)$", re.I)
+# A chat log's time may lead the label: "[10:31] User:", "2024-03-01 10:31 - User:".
+_STAMP = (
+    r"(?:\[?(?P<stamp>(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?)\]?"
+    r"\s*(?:[-–|]\s*)?)?"
+)
+_LABEL_LINE = re.compile(rf"^\s*{_STAMP}\**(?P<role>{_ROLES})\**\s*:\s?(?P<text>.*)$", re.I)
 _HEADING = re.compile(rf"^#{{1,6}}\s+(?:[^\w\s]+\s*)?({_ROLES})\s*:?\s*$", re.I)
 _TOOL_CALL = re.compile(r"^([A-Z][\w ]*?)\((.*)\)\s*$")
 _SEPARATOR = re.compile(r"^\s*[─━]{10,}\s*$")
@@ -271,18 +278,31 @@ def _labels(lines: list[str], skips: Skips) -> list[_Turn]:
     turns: list[_Turn] = []
     role: str | None = None
     speaker = ""
+    when: str | None = None
     parts: list[str] = []
     for line in lines:
         match = _LABEL_LINE.match(line)
         if match:
             if role is not None and _join(parts):
-                turns.append((role, speaker, _join(parts)))
+                turns.append(_labelled(role, speaker, _join(parts), when))
             elif role is not None:
                 skips.skip("empty message")
-            role, speaker = _speaker(match.group(1))
-            parts = [match.group(2)]
+            role, speaker = _speaker(match.group("role"))
+            when = _stamp_time(match.group("stamp"))
+            parts = [match.group("text")]
         elif role is not None:
             parts.append(line)
     if role is not None and _join(parts):
-        turns.append((role, speaker, _join(parts)))
+        turns.append(_labelled(role, speaker, _join(parts), when))
     return turns if len(turns) >= 4 else []
+
+
+def _labelled(role: str, speaker: str, text: str, when: str | None) -> _Turn:
+    return (role, speaker, text) if when is None else (role, speaker, text, when)
+
+
+def _stamp_time(stamp: str | None) -> str | None:
+    """A label's leading date and time as UTC ISO (a time of day alone says no date: None)."""
+    if not stamp or len(stamp) < 16 or not stamp[:4].isdigit():
+        return None
+    return parse_iso_datetime(stamp.replace(" ", "T", 1))
