@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memtrove.cli.common import console, fail, open_vault, print_json
+from memtrove.cli.common import console, fail, given_path, open_vault, print_json
 from memtrove.config import DEFAULT_PATTERN, check_stale_after_days
 from memtrove.results import StaleAfterDays
 
@@ -17,7 +17,7 @@ app = typer.Typer(help="Manage the folders the vault indexes.", no_args_is_help=
 @app.command("add")
 def add(
     ctx: typer.Context,
-    path: Path = typer.Argument(..., help="Folder of markdown to index."),
+    path: Path = typer.Argument(..., help="Folder of markdown to index.", parser=given_path),
     name: str | None = typer.Option(None, "--name", help="Name (default: the folder's name)."),
     pattern: str = typer.Option(DEFAULT_PATTERN, "--pattern", help="Glob of files to index."),
     exclude: list[str] | None = typer.Option(

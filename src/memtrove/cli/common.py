@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -46,6 +47,14 @@ def state(ctx: typer.Context) -> CliState:
     if not isinstance(root.obj, CliState):
         root.obj = CliState(Settings.from_env())
     return root.obj
+
+
+def given_path(value: str) -> Path:
+    """A path argument as typed. An empty one (an unset shell variable, ``mine "$DIR"``) is a
+    usage error, never the current folder that ``Path("")`` names."""
+    if not value.strip():
+        raise typer.BadParameter("is empty (an unset variable?): name a folder or a file")
+    return Path(value)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memtrove.cli import agents
-from memtrove.cli.common import console, fail, open_vault, print_json, state
+from memtrove.cli.common import console, fail, given_path, open_vault, print_json, state
 from memtrove.cli.lean.output import printable
 from memtrove.cli.lean.views import print_status
 from memtrove.cli.retrieval import print_embed_report, run_embed
@@ -39,7 +39,7 @@ def init(ctx: typer.Context) -> None:
 
 def bootstrap(
     ctx: typer.Context,
-    folder: Path = typer.Argument(..., help="Folder of markdown to index."),
+    folder: Path = typer.Argument(..., help="Folder of markdown to index.", parser=given_path),
     name: str | None = typer.Option(None, "--name", help="Collection name."),
     skip_embed: bool = typer.Option(False, "--skip-embed", help="Index only; embed later."),
     setup_claude: bool = typer.Option(

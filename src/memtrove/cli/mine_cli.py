@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
+from memtrove.cli.common import console, fail, given_path, open_vault, print_json, user_errors
 
 __all__ = ["register"]
 
@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
 
 def mine(
     ctx: typer.Context,
-    folder: Path = typer.Argument(..., help="Folder (or one file) of exported conversations."),
+    folder: Path = typer.Argument(
+        ..., help="Folder (or one file) of exported conversations.", parser=given_path
+    ),
     collection: str = typer.Option(
         "conversations", "--collection", "-c", help="Mined collection to write to."
     ),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
+from memtrove.cli.common import console, fail, given_path, open_vault, print_json, user_errors
 
 __all__ = ["register"]
 
@@ -41,7 +41,10 @@ def import_command(
         ..., metavar="FILE | clawmem", help="An export file, or `clawmem` followed by its PATH."
     ),
     path: Path | None = typer.Argument(
-        None, metavar="[PATH]", help="With `clawmem`: its index.sqlite, or the folder holding it."
+        None,
+        metavar="[PATH]",
+        help="With `clawmem`: its index.sqlite, or the folder holding it.",
+        parser=given_path,
     ),
     config: Path | None = typer.Option(
         None, "--config", help="With `clawmem`: its collection config (index.yml / config.yaml)."
@@ -68,6 +71,8 @@ def import_command(
     )
     if (not clawmem and (path is not None or config is not None or rename)) or (clawmem and merge):
         raise fail(usage, 2)
+    if not source.strip():
+        raise fail("FILE is empty (an unset variable?): name the export file to import", 2)
     renames = _renames(rename)
     with open_vault(ctx) as vault, user_errors():
         if clawmem:
@@ -91,7 +96,8 @@ def _renames(values: list[str]) -> dict[str, str]:
     renames: dict[str, str] = {}
     for value in values:
         old, equals, new = value.partition("=")
-        if not equals or not old.strip() or not new.strip() or old.strip() in renames:
+        # an empty OLD names a ClawMem collection whose name is empty (this vault cannot hold it)
+        if not equals or (old and not old.strip()) or not new.strip() or old.strip() in renames:
             raise fail(f"--rename takes OLD=NEW, once per collection (not {value!r})", 2)
         renames[old.strip()] = new.strip()
     return renames

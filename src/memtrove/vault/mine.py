@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtrove.errors import CollectionError, InvalidQueryError
+from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQueryError
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
@@ -114,6 +114,11 @@ class MineAccess(VaultState):
 
         root, labels = self._mine_arguments(folder, collection, format)
         with self._lock:
+            held = self._connection.execute(
+                "SELECT 1 FROM documents WHERE collection = ? LIMIT 1", (collection,)
+            ).fetchone()
+            if held is None:
+                raise CollectionNotFoundError(f"no documents were mined into {collection!r}")
             return backfill_dates(self._connection, root, collection, formats=labels, apply=apply)
 
     def import_status(self, limit: int = 10, collection: str | None = None) -> list[MineRun]:
