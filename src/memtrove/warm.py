@@ -107,7 +107,7 @@ class WarmServer:
         status, payload = _parse_response(b"".join(chunks))
         try:
             answer = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             answer = None
         if status != 200 or not isinstance(answer, dict):
             reason = (

@@ -199,7 +199,7 @@ def _stored_note(keywords: Any, context: Any) -> Note | None:
         return None
     try:
         parsed = json.loads(keywords)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return Note(items(parsed, MAX_KEYWORDS) or (), (), context, "stored")
 

@@ -218,7 +218,7 @@ def heuristic_note(title: str, text: str, tags_json: str | None, vocabulary: Voc
     if tags_json:
         try:
             tags = items(json.loads(tags_json), MAX_TAGS) or ()
-        except ValueError:
+        except (ValueError, RecursionError):
             tags = ()
     frontmatter, body = _split_frontmatter(text)
     context = None
@@ -246,7 +246,7 @@ def extract_json(answer: str, opener: str) -> Any:
     decoder = json.JSONDecoder()
     try:
         return decoder.raw_decode(text, start)[0]
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     if opener != "[":
         return None
@@ -257,7 +257,7 @@ def extract_json(answer: str, opener: str) -> Any:
             position += 1
         try:
             item, position = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):
             return items or None
         items.append(item)
 

@@ -72,7 +72,7 @@ def _keyword_list(value: Any) -> list[str]:
         return []
     try:
         return list(items(json.loads(value), MAX_KEYWORDS) or ())
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
 
 

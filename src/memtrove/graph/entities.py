@@ -368,7 +368,7 @@ def parse_entity_answer(answer: str) -> list[ExtractedEntity] | None:
         return None
     try:
         items = json.loads(text[start : end + 1])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(items, list):
         return None

@@ -249,7 +249,7 @@ def consolidated_rows(
 def _ids(raw: object) -> list[int]:
     try:
         value = json.loads(str(raw or "[]"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     if not isinstance(value, list):
         return []

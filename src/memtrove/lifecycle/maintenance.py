@@ -300,7 +300,7 @@ def recent_runs(
     for row in rows:
         try:
             metrics = json.loads(row[10]) if row[10] else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             metrics = {}
         runs.append(
             MaintenanceRun(

@@ -366,7 +366,7 @@ def _file_list(text: object) -> tuple[str, ...]:
 
     try:
         names = json.loads(str(text))
-    except ValueError:
+    except (ValueError, RecursionError):
         return ()
     return tuple(str(name) for name in names) if isinstance(names, list) else ()
 

@@ -154,7 +154,7 @@ class ExtractionQueue:
             return []
         records: list[dict[str, Any]] = []
         for line in lines:
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 record = json.loads(line)
                 if isinstance(record, dict):
                     records.append(record)

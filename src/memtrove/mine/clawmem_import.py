@@ -283,7 +283,14 @@ def import_clawmem(
                     raise _DryRun
         except _DryRun:
             pass
-        except (ValueError, TypeError, KeyError, OverflowError, sqlean.DatabaseError) as error:
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            OverflowError,
+            RecursionError,
+            sqlean.DatabaseError,
+        ) as error:
             # A row ClawMem would not have written (a hand-edited or damaged file): nothing
             # was written here (the transaction rolled back), and the user gets one line.
             message = " ".join(str(error).split()) or type(error).__name__
@@ -326,7 +333,11 @@ def _tags(value: Any) -> str | None:
         return None
     try:
         items = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
+        items = None
+    if isinstance(items, str | int | float):
+        items = [items]  # "5", "\"go\"": one tag
+    elif not isinstance(items, list):
         items = [part.strip() for part in value.split(",")]
     tags = [str(item).strip()[:100] for item in items if isinstance(item, str | int | float)]
     tags = [tag for tag in tags if tag][:50]

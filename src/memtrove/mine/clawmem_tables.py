@@ -362,7 +362,7 @@ def _sessions(
         if found is None:
             try:
                 injected = [_display_path(p) for p in json.loads(row.get("injected_paths") or "[]")]
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, RecursionError):
                 injected = []
             tally.write(
                 "context_usage",

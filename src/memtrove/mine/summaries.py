@@ -49,7 +49,7 @@ def _key_argument(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return first_line(arguments, MAX_ARGUMENT)
     if not isinstance(arguments, dict):
         return ""

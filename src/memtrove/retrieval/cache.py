@@ -32,7 +32,7 @@ def cache_get(connection: Connection, key: str) -> Any | None:
         return None
     try:
         return json.loads(str(row[0]))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -196,7 +196,7 @@ def parse_llm_intent(answer: str) -> tuple[str, float] | None:
     for match in _JSON.finditer(answer):
         try:
             data = json.loads(match.group(0))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(data, dict):
             continue

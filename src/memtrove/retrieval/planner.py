@@ -124,7 +124,7 @@ def parse_plan(answer: str) -> list[Clause]:
         return []
     try:
         data = json.loads(match.group(0))
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     if not isinstance(data, list):
         return []

@@ -197,7 +197,7 @@ def _output_summary(output: Any) -> str:
     if isinstance(output, str) and output.startswith("{"):
         try:
             decoded = json.loads(output)
-        except ValueError:
+        except (ValueError, RecursionError):
             decoded = None
         if isinstance(decoded, dict):
             metadata = decoded.get("metadata")

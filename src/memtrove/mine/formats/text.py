@@ -268,7 +268,7 @@ def _tool_blocks(lines: list[str]) -> str:
                 index += 1
         try:
             arguments: object = json.loads("\n".join(block)) if block else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             arguments = "\n".join(block).strip()
         out.append(tool_line(call.group(1).strip(), arguments))
     return "\n".join(out).strip()
