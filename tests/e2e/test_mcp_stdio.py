@@ -558,6 +558,23 @@ def test_malformed_requests_are_answered_with_errors_and_do_not_hold_the_exit(
     assert exit_seconds < 3, exit_seconds
 
 
+def test_a_message_past_the_size_limit_is_refused_and_the_next_one_answered(
+    env: dict[str, str],
+) -> None:
+    """A line of more than 16 MB (a 17 MB query) is answered -32600 and read past without
+    being kept; a 50 MB query used to come back twice in a 100 MB answer."""
+    from memtrove.mcp.front import MAX_MESSAGE_BYTES
+
+    query = "x" * (MAX_MESSAGE_BYTES + 1024 * 1024)
+    big = {"id": 20, "method": "tools/call",
+           "params": {"name": "search", "arguments": {"query": query}}}  # fmt: skip
+    answers, _, _ = hang_up_after(env, [*HANDSHAKE, big, {"id": 21, "method": "ping"}])
+    assert set(answers) == {1, 2, None, 21}
+    assert answers[None]["error"]["code"] == -32600
+    assert "more than 16,777,216 bytes" in answers[None]["error"]["message"]
+    assert answers[21]["result"] == {}
+
+
 @pytest.mark.parametrize("typer_path", [False, True], ids=["mcp", "vault-option"])
 def test_sigterm_answers_the_calls_in_flight_then_exits_cleanly(
     env: dict[str, str], typer_path: bool

@@ -42,7 +42,7 @@ import re
 import select
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -78,6 +78,9 @@ STOP_SECONDS = 15.0
 _PRIVATE_ID = "memtrove-front-"
 MAX_INT_DIGITS = 4300
 """Python's own limit on reading a number (``sys.get_int_max_str_digits``)."""
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The longest line read as one message: a longer one is answered -32600 and read past in
+chunks, so a client that sends a gigabyte without a newline cannot fill the memory."""
 
 
 def _fingerprint() -> str:
@@ -215,7 +218,11 @@ class _Front:
         sent, its input is closed so that it ends too. If it does not end at once (it may
         still be importing, with nothing left to do), the process ends without it."""
         try:
-            for line in self.client_in:
+            for line in _lines(self.client_in, MAX_MESSAGE_BYTES):
+                if line is None:
+                    text = f"Invalid Request: a message of more than {MAX_MESSAGE_BYTES:,} bytes"
+                    self.to_client(_line(_error(None, -32600, text)))
+                    continue
                 self._from_client(line if line.endswith(b"\n") else line + b"\n")
         except OSError as error:
             if not self._ending:
@@ -383,6 +390,18 @@ def _read(line: bytes) -> tuple[Any, bool]:
         return int(digits)
 
     return json.loads(line, parse_int=number), oversized
+
+
+def _lines(stream: IO[bytes], most: int) -> Iterator[bytes | None]:
+    """Each line of ``stream``; None for one longer than ``most`` bytes (its newline aside),
+    which is read past without being kept."""
+    while line := stream.readline(most + 1):
+        if len(line) <= most or (len(line) == most + 1 and line.endswith(b"\n")):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+        yield None
 
 
 def _parse(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
