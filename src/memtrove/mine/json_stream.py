@@ -7,6 +7,10 @@ standard library's decoder, so memory holds the current conversation and one chu
 whole export; a file holding a single object yields that object. No third-party streaming
 parser is needed for this shape: the items are decoded by the C scanner of :mod:`json`.
 
+The export zip that ChatGPT and Claude.ai deliver is read in place: its ``conversations.json``
+(at the top, or in the one folder the zip holds; ``conversations-000.json``... when split) is
+streamed out of the zip the same way (:func:`export_members`, :func:`zip_head`).
+
 Bounds: one item may be at most :data:`MAX_ITEM_CHARS` characters (a conversation larger than
 that is skipped with a counted reason, and so is the rest of the file, which cannot be
 resynchronised). A syntax error inside an item stops the file at that item; the items before
@@ -15,57 +19,104 @@ it were already yielded. Invalid UTF-8 is replaced, never fatal.
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memtrove.mine.exchanges import Skips
 
-__all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "json_items"]
+__all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "export_members", "json_items", "zip_head"]
 
 CHUNK_CHARS = 1 << 20
 MAX_ITEM_CHARS = 256 << 20
 _SPACE = " \t\r\n"
+_MEMBER = re.compile(r"(?:[^/]+/)?conversations(?:-\d{1,6})?\.json")
+_ZIP_ERRORS = (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, RuntimeError)
+
+
+def export_members(path: Path) -> list[str]:
+    """The conversation files of an export zip, in order ([] for a zip without them, or a
+    file that is no zip)."""
+    if path.suffix.lower() != ".zip":
+        return []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [info.filename for info in archive.infolist() if not info.is_dir()]
+    except _ZIP_ERRORS:
+        return []
+    members = sorted(name for name in names if _MEMBER.fullmatch(name))
+    top = [name for name in members if "/" not in name]
+    return top or members
+
+
+def zip_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of an export zip's first conversation file (b"" for none)."""
+    members = export_members(path)
+    if not members:
+        return b""
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open(members[0]) as member:
+            return member.read(size)
+    except _ZIP_ERRORS:
+        return b""
 
 
 def json_items(path: Path, skips: Skips) -> Iterator[Any]:
-    """Each item of the JSON array in ``path`` (or the one value the file holds)."""
+    """Each item of the JSON array in ``path`` (or the one value the file holds); of an
+    export zip, each item of each of its conversation files."""
+    if path.suffix.lower() != ".zip":
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            yield from _items(handle, skips)
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name in export_members(path):
+                with archive.open(name) as member:
+                    text = io.TextIOWrapper(member, encoding="utf-8", errors="replace")
+                    yield from _items(text, skips)
+    except _ZIP_ERRORS:
+        skips.skip("unreadable zip")
+
+
+def _items(handle: IO[str], skips: Skips) -> Iterator[Any]:
     decoder = json.JSONDecoder()
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        buffer = handle.read(CHUNK_CHARS).lstrip(_SPACE + "\ufeff")
-        if not buffer.startswith("["):
-            yield from _whole(handle, buffer, decoder, skips)
+    buffer = handle.read(CHUNK_CHARS).lstrip(_SPACE + "\ufeff")
+    if not buffer.startswith("["):
+        yield from _whole(handle, buffer, decoder, skips)
+        return
+    position, ended, want = 1, False, CHUNK_CHARS
+    while True:
+        position = _skip_separators(buffer, position)
+        if position >= len(buffer) and not ended:
+            buffer, position = _more(handle, buffer, position, CHUNK_CHARS)
+            ended = position < 0
+            position = max(position, 0)
+            continue
+        if position >= len(buffer) or buffer[position] == "]":
+            if position >= len(buffer):
+                skips.skip("truncated JSON")
             return
-        position, ended, want = 1, False, CHUNK_CHARS
-        while True:
-            position = _skip_separators(buffer, position)
-            if position >= len(buffer) and not ended:
-                buffer, position = _more(handle, buffer, position, CHUNK_CHARS)
-                ended = position < 0
-                position = max(position, 0)
-                continue
-            if position >= len(buffer) or buffer[position] == "]":
-                if position >= len(buffer):
-                    skips.skip("truncated JSON")
+        try:
+            item, end = decoder.raw_decode(buffer, position)
+        except ValueError:
+            if ended:
+                skips.skip("malformed JSON")
                 return
-            try:
-                item, end = decoder.raw_decode(buffer, position)
-            except ValueError:
-                if ended:
-                    skips.skip("malformed JSON")
-                    return
-                if len(buffer) - position > MAX_ITEM_CHARS:
-                    skips.skip("conversation too large")
-                    return
-                buffer, position = _more(handle, buffer, position, want)
-                ended = position < 0
-                position = max(position, 0)
-                want = min(want * 2, MAX_ITEM_CHARS)  # a big item is re-decoded log(n) times
-                continue
-            want = CHUNK_CHARS
-            yield item
-            position = end
+            if len(buffer) - position > MAX_ITEM_CHARS:
+                skips.skip("conversation too large")
+                return
+            buffer, position = _more(handle, buffer, position, want)
+            ended = position < 0
+            position = max(position, 0)
+            want = min(want * 2, MAX_ITEM_CHARS)  # a big item is re-decoded log(n) times
+            continue
+        want = CHUNK_CHARS
+        yield item
+        position = end
 
 
 def _whole(handle: Any, buffer: str, decoder: json.JSONDecoder, skips: Skips) -> Iterator[Any]:

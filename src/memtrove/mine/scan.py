@@ -1,7 +1,8 @@
 """Walk a folder for conversation files and find each one's format.
 
-Files ending ``.jsonl``, ``.json``, ``.txt`` or ``.md`` are candidates (and ``.zip``, and
-folders, for the Slack reader, which takes a whole export); tool and build folders are never
+Files ending ``.jsonl``, ``.json``, ``.txt`` or ``.md`` are candidates (and ``.zip``: the
+export zips of ChatGPT, Claude.ai and Slack; and folders, for the Slack reader, which takes a
+whole export); tool and build folders are never
 entered (:data:`SKIP_DIRS`). Each candidate is offered to the readers in
 :data:`memtrove.mine.formats.ORDER` (or to the one ``--format`` names): the first whose
 ``sniff`` accepts it and whose ``read`` yields a conversation takes it. A reader that yields
@@ -42,6 +43,9 @@ SKIP_DIRS = frozenset(
     }
 )
 HEAD_BYTES = 8192
+ZIP_READERS = frozenset({"chatgpt", "claude-ai", "slack"})
+"""The formats delivered as a zip, read in place: ChatGPT's and Claude.ai's exports (their
+``conversations.json``) and Slack's."""
 
 
 class Found(NamedTuple):
@@ -121,7 +125,7 @@ def detect(path: Path, is_folder: bool, labels: Sequence[str] = ORDER) -> Found 
             head = handle.read(HEAD_BYTES)
     zipped = path.suffix.lower() == ".zip"
     for label, module in _readers(labels):
-        if (is_folder or zipped) and label != "slack":
+        if (is_folder and label != "slack") or (zipped and label not in ZIP_READERS):
             continue
         if not module.sniff(path, head):
             continue

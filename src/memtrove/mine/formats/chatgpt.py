@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
-from memtrove.mine.json_stream import json_items
+from memtrove.mine.json_stream import json_items, zip_head
 from memtrove.text import iso_from_timestamp, scrub
 
 __all__ = ["LABEL", "SUMMARY_CHARS", "read", "sniff"]
@@ -53,8 +53,11 @@ _PARTS = {
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A ``.json`` file whose first bytes open a conversation with a ``mapping`` tree."""
-    if path.suffix.lower() != ".json":
+    """A ``.json`` file whose first bytes open a conversation with a ``mapping`` tree, or
+    the export zip whose ``conversations.json`` does."""
+    if path.suffix.lower() == ".zip":
+        head = zip_head(path, len(head) or 8192)
+    elif path.suffix.lower() != ".json":
         return False
     start = head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
     return start in (b"[", b"{") and (b'"mapping"' in head or b'"current_node"' in head)

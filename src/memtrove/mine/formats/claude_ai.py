@@ -1,7 +1,8 @@
 """Claude.ai data export: ``conversations.json``, a list of conversations with ``chat_messages``.
 
-The export zip also holds ``projects.json``, ``users.json`` and ``memories.json``; those are
-not conversations and :func:`sniff` refuses them (they never name ``chat_messages``).
+The export zip (read in place: its ``conversations.json``) also holds ``projects.json``,
+``users.json`` and ``memories.json``; those are not conversations and :func:`sniff` refuses
+them (they never name ``chat_messages``).
 
 A message's text comes from its ``content`` blocks when it has any: ``text`` blocks are
 kept, ``thinking`` and ``token_budget`` are dropped, ``tool_use`` and ``tool_result`` become
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
-from memtrove.mine.json_stream import json_items
+from memtrove.mine.json_stream import json_items, zip_head
 from memtrove.text import parse_iso_datetime, scrub
 
 __all__ = ["ATTACHMENT_CHARS", "ATTACHMENT_LINES", "LABEL", "SUMMARY_CHARS", "read", "sniff"]
@@ -44,8 +45,11 @@ _SKIPPED_BLOCKS = frozenset({"thinking", "redacted_thinking", "token_budget"})
 
 def sniff(path: Path, head: bytes) -> bool:
     """A ``.json`` list whose first conversation names ``chat_messages`` (or, with a long
-    summary pushing that key past the head, one that starts like a conversation)."""
-    if path.suffix.lower() != ".json":
+    summary pushing that key past the head, one that starts like a conversation), or the
+    export zip whose ``conversations.json`` does."""
+    if path.suffix.lower() == ".zip":
+        head = zip_head(path, len(head) or 8192)
+    elif path.suffix.lower() != ".json":
         return False
     stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
     if not stripped.startswith((b"[", b"{")):
