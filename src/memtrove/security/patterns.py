@@ -198,10 +198,10 @@ FORMATS: tuple[Shape, ...] = (
 # ``apiKey``, ``client-secret``, ``x-api-token``); ``tokenizer``, ``max_tokens``,
 # ``token_type`` and ``password_file`` end with something else and are not secrets. Matched
 # against the lowercased name, at its end (trailing digits allowed: ``TOKEN2``).
-SECRET_NAME = LazyPattern(
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?key)?|token|api[_-]?key|apikey"
-    r"|access[_-]?key|account[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key"
-    r"|master[_-]?key|secret[_-]?access[_-]?key|auth|credentials?|cookie|session[_-]?key)"
+SECRET_NAME = LazyPattern(  # "API key" as people write it in prose, too: one space allowed
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_ -]?key)?|token|api[_ -]?key|apikey"
+    r"|access[_ -]?key|account[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
+    r"|master[_ -]?key|secret[_ -]?access[_ -]?key|auth|credentials?|cookie|session[_ -]?key)"
     r"[0-9]*\Z"
 )
 # Every secret name contains one of these; a text without any is never searched for names.

@@ -71,15 +71,22 @@ _SYMBOLS = frozenset("!@#$%^&*+=?~|")
 # NAME <sep> value, looked for right after a secret name (and its closing quote/bracket).
 _ASSIGNMENT = LazyPattern(
     r"""(["'`]?\]?)([^\S\n]*)(:=|=>|=|:)([^\S\n]*)"""
-    r"""(?:(["'`])((?:(?!\5)[^\n\\]|\\.){1,500})\5|([^\s"'`,;&)}\]<>\\]+))"""
+    r"""(?:(["'`])((?:(?!\5)[^\n\\]|\\.){1,500})\5|([^\s"'`,;&)}\]<>\\]{1,1024}))"""
 )
 _FLAG_VALUE = LazyPattern(
-    r"""[^\S\n]+(?:(["'])([^"'\n]{1,500})\1|([^\s"',;&)}\]<>-][^\s"',;&)}\]<>]*))"""
+    r"""[^\S\n]+(?:(["'])([^"'\n]{1,500})\1|([^\s"',;&)}\]<>-][^\s"',;&)}\]<>]{0,1023}))"""
 )
-_PROSE_VALUE = LazyPattern(r"[^\S\n]+(?:is|was|=|:)[^\S\n]+[\"'`]?([^\s\"'`,;)]+)", re.IGNORECASE)
+_PROSE_VALUE = LazyPattern(
+    r"[^\S\n]+(?:is|was|=|:)[^\S\n]+[\"'`]?([^\s\"'`,;)]{1,1024})", re.IGNORECASE
+)
+# Values are read up to VALUE_SCAN characters (each secret word is looked at, and a line of
+# "password=" repeated made each look read to the end of the line: quadratic); a value that
+# fills it is redacted to the end of its run of non-space characters (_RUN).
+VALUE_SCAN = 1024
+_RUN = LazyPattern(r"\S*")
 _NEARBY_TOKEN = LazyPattern(r"[A-Za-z0-9+/=_.~-]{16,}")
 _NEARBY_SPAN = 48
-_NAME_TAIL = LazyPattern(r"[a-z0-9_-]*")
+_NAME_TAIL = LazyPattern(r"[a-z0-9_-]{0,128}")
 _SURROGATE = LazyPattern(r"[\ud800-\udfff]")
 _CLUE = LazyPattern(r"[0-9!@#$%^&*+=?~|]")  # every secret in prose has one of these
 
@@ -281,6 +288,7 @@ def _named(text: str, lowered: str, hits: Iterable[int]) -> list[Finding]:
     refreshed"), so the cheap checks come first."""
     found: list[Finding] = []
     seen: set[int] = set()
+    covered = 0  # the end of the last secret found: a secret word inside it adds nothing
     tail_match = _NAME_TAIL.compiled.match  # looked up once: this loop runs per secret word
     assignment_match = _ASSIGNMENT.compiled.match
     clue_search = _CLUE.compiled.search
@@ -288,9 +296,11 @@ def _named(text: str, lowered: str, hits: Iterable[int]) -> list[Finding]:
     for hit in hits:
         tail = tail_match(lowered, hit)
         end = tail.end() if tail is not None else hit
-        if end in seen:
+        if end in seen or end < covered:
             continue
         seen.add(end)
+        if found:
+            covered = max(covered, found[-1].end)
         assignment = assignment_match(text, end)
         if assignment is None and clue_search(text, end, end + _NEARBY_SPAN) is None:
             continue  # nothing after the word could be a secret
@@ -313,17 +323,25 @@ def _named(text: str, lowered: str, hits: Iterable[int]) -> list[Finding]:
             if flag is not None:
                 group = 2 if flag.group(2) is not None else 3
                 if _plausible(flag.group(group), loose=group == 2):
-                    found.append(Finding(kind, *flag.span(group)))
+                    found.append(_whole_run(text, kind, *flag.span(group)))
                 continue
         prose = _PROSE_VALUE.match(text, end)
         if prose is not None and _plausible(prose.group(1), loose=False):
-            found.append(Finding(kind, *prose.span(1)))
+            found.append(_whole_run(text, kind, *prose.span(1)))
             continue
+        if " " in word.group():
+            continue  # "API key" in a sentence: only a value given to it (":", "=", "is")
         for nearby in _NEARBY_TOKEN.finditer(text, end, min(len(text), end + _NEARBY_SPAN)):
             if _random_looking(nearby.group()):
                 found.append(Finding(kind, *nearby.span()))
                 break
     return found
+
+
+def _whole_run(text: str, kind: str, start: int, end: int) -> Finding:
+    """A value read up to :data:`VALUE_SCAN` characters goes to the end of its run."""
+    run = _RUN.match(text, end) if end - start >= VALUE_SCAN else None
+    return Finding(kind, start, run.end() if run is not None else end)
 
 
 def _assigned(text: str, kind: str, assignment: re.Match[str]) -> Finding | None:
@@ -334,20 +352,24 @@ def _assigned(text: str, kind: str, assignment: re.Match[str]) -> Finding | None
     if not quote and value.startswith("//"):
         return None  # scheme://...: a URL, judged by credential_url
     spaced = bool(assignment.group(2) or assignment.group(4))
-    line_end = text.find("\n", assignment.end())
-    rest = text[assignment.end() : line_end if line_end >= 0 else len(text)]
+    # what follows on the line, as far as it tells (a comment, or nothing but spaces)
+    rest = text[assignment.end() : assignment.end() + 256].split("\n", 1)[0]
     last_on_line = not rest.strip() or rest.lstrip().startswith(("#", "//"))
     loose = quote in ("'", '"') or not spaced or last_on_line
     if not _plausible(value, loose=loose):
         return None
     value_start, value_end = assignment.span(group)
     if kind == "auth_header" and not quote:  # Cookie: a=1; b=2 goes whole
-        value_end = _line_end(text, value_end)
-    return Finding(kind, value_start, value_end)
+        return Finding(kind, value_start, _line_end(text, value_end))
+    if quote:
+        return Finding(kind, value_start, value_end)
+    return _whole_run(text, kind, value_start, value_end)
 
 
 def _name_start(lowered: str, position: int) -> int:
-    while position > 0 and (lowered[position - 1].isalnum() or lowered[position - 1] in "_-."):
+    """Where the name holding the secret word at ``position`` starts (at most 256 back)."""
+    least = max(0, position - 256)
+    while position > least and (lowered[position - 1].isalnum() or lowered[position - 1] in "_-."):
         position -= 1
     return position
 
@@ -375,7 +397,8 @@ def secret_key_kind(key: str) -> str | None:
 
 def _kind_of(name: str) -> str:
     """The kind a secret name is reported as: ``password``, ``token``, ``api_key``, ..."""
-    squashed = name.lower().replace("-", "").replace("_", "").rstrip("0123456789")
+    squashed = name.lower().replace("-", "").replace("_", "").replace(" ", "")
+    squashed = squashed.rstrip("0123456789")
     if squashed.startswith(("pass", "pwd")):
         return "password"
     if squashed.startswith("credential"):
