@@ -37,7 +37,7 @@ def _token(size: int, seed: int) -> str:
         "export DB_PASSWORD={value} # prod\n",
         "run --password {value} now\n",
         "the api key is {value}, keep it safe\n",
-    ],  # fmt: skip
+    ],
 )
 def test_a_secret_longer_than_the_part_read_goes_whole(template: str) -> None:
     value = _token(VALUE_SCAN * 3, seed=len(template))
