@@ -9,7 +9,8 @@ parser is needed for this shape: the items are decoded by the C scanner of :mod:
 
 The export zip that ChatGPT and Claude.ai deliver is read in place: its ``conversations.json``
 (at the top, or in the one folder the zip holds; ``conversations-000.json``... when split) is
-streamed out of the zip the same way (:func:`export_members`, :func:`zip_head`).
+streamed out of the zip the same way; :func:`export_head` gives the readers' ``sniff`` the
+first bytes of that file.
 
 Bounds: one item may be at most :data:`MAX_ITEM_CHARS` characters (a conversation larger than
 that is skipped with a counted reason, and so is the rest of the file, which cannot be
@@ -29,7 +30,7 @@ from typing import IO, Any
 
 from memtrove.mine.exchanges import Skips
 
-__all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "export_members", "json_items", "zip_head"]
+__all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "export_head", "json_items"]
 
 CHUNK_CHARS = 1 << 20
 MAX_ITEM_CHARS = 256 << 20
@@ -38,29 +39,30 @@ _MEMBER = re.compile(r"(?:[^/]+/)?conversations(?:-\d{1,6})?\.json")
 _ZIP_ERRORS = (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, RuntimeError)
 
 
-def export_members(path: Path) -> list[str]:
-    """The conversation files of an export zip, in order ([] for a zip without them, or a
-    file that is no zip)."""
-    if path.suffix.lower() != ".zip":
-        return []
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = [info.filename for info in archive.infolist() if not info.is_dir()]
-    except _ZIP_ERRORS:
-        return []
+def _members(archive: zipfile.ZipFile) -> list[str]:
+    """The conversation files of an export zip, in order (the top ones, else one folder's)."""
+    names = [info.filename for info in archive.infolist() if not info.is_dir()]
     members = sorted(name for name in names if _MEMBER.fullmatch(name))
     top = [name for name in members if "/" not in name]
     return top or members
 
 
-def zip_head(path: Path, size: int) -> bytes:
-    """The first ``size`` bytes of an export zip's first conversation file (b"" for none)."""
-    members = export_members(path)
-    if not members:
-        return b""
+def export_head(path: Path, head: bytes) -> bytes | None:
+    """What a JSON export's ``sniff`` looks at: ``head`` for a ``.json`` file, the first
+    bytes of an export zip's first conversation file (b"" for a zip without one), None for
+    any other file."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return head
+    if suffix != ".zip":
+        return None
     try:
-        with zipfile.ZipFile(path) as archive, archive.open(members[0]) as member:
-            return member.read(size)
+        with zipfile.ZipFile(path) as archive:
+            members = _members(archive)
+            if not members:
+                return b""
+            with archive.open(members[0]) as member:
+                return member.read(len(head) or 8192)
     except _ZIP_ERRORS:
         return b""
 
@@ -74,7 +76,7 @@ def json_items(path: Path, skips: Skips) -> Iterator[Any]:
         return
     try:
         with zipfile.ZipFile(path) as archive:
-            for name in export_members(path):
+            for name in _members(archive):
                 with archive.open(name) as member:
                     text = io.TextIOWrapper(member, encoding="utf-8", errors="replace")
                     yield from _items(text, skips)

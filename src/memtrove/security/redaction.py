@@ -361,9 +361,7 @@ def _assigned(text: str, kind: str, assignment: re.Match[str]) -> Finding | None
     value_start, value_end = assignment.span(group)
     if kind == "auth_header" and not quote:  # Cookie: a=1; b=2 goes whole
         return Finding(kind, value_start, _line_end(text, value_end))
-    if quote:
-        return Finding(kind, value_start, value_end)
-    return _whole_run(text, kind, value_start, value_end)
+    return _whole_run(text, kind, value_start, value_end)  # a quoted value stops at 500
 
 
 def _name_start(lowered: str, position: int) -> int:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
-from memtrove.mine.json_stream import json_items, zip_head
+from memtrove.mine.json_stream import export_head, json_items
 from memtrove.text import iso_from_timestamp, scrub
 
 __all__ = ["LABEL", "SUMMARY_CHARS", "read", "sniff"]
@@ -55,10 +55,10 @@ _PARTS = {
 def sniff(path: Path, head: bytes) -> bool:
     """A ``.json`` file whose first bytes open a conversation with a ``mapping`` tree, or
     the export zip whose ``conversations.json`` does."""
-    if path.suffix.lower() == ".zip":
-        head = zip_head(path, len(head) or 8192)
-    elif path.suffix.lower() != ".json":
+    read = export_head(path, head)
+    if read is None:
         return False
+    head = read
     start = head.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
     return start in (b"[", b"{") and (b'"mapping"' in head or b'"current_node"' in head)
 

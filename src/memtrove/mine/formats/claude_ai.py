@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
-from memtrove.mine.json_stream import json_items, zip_head
+from memtrove.mine.json_stream import export_head, json_items
 from memtrove.text import parse_iso_datetime, scrub
 
 __all__ = ["ATTACHMENT_CHARS", "ATTACHMENT_LINES", "LABEL", "SUMMARY_CHARS", "read", "sniff"]
@@ -47,10 +47,10 @@ def sniff(path: Path, head: bytes) -> bool:
     """A ``.json`` list whose first conversation names ``chat_messages`` (or, with a long
     summary pushing that key past the head, one that starts like a conversation), or the
     export zip whose ``conversations.json`` does."""
-    if path.suffix.lower() == ".zip":
-        head = zip_head(path, len(head) or 8192)
-    elif path.suffix.lower() != ".json":
+    read = export_head(path, head)
+    if read is None:
         return False
+    head = read
     stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
     if not stripped.startswith((b"[", b"{")):
         return False
