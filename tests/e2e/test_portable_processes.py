@@ -61,7 +61,9 @@ def test_export_then_import_into_a_new_vault(source: Path, tmp_path: Path) -> No
     report = json.loads(_ok(env, "export", str(tmp_path / "vault.jsonl"), "--json"))
     assert report["records"] > 60
     target = {**base_env(tmp_path), "MEMTROVE_VAULT": str(tmp_path / "new.sqlite")}
-    imported = json.loads(_ok(target, "import", str(tmp_path / "vault.jsonl"), "--json"))
+    imported = json.loads(
+        _ok(target, "import", str(tmp_path / "vault.jsonl"), "--map", f"demo={EXAMPLES}", "--json")
+    )
     assert imported["records"]["documents"] == 31 and imported["collections_added"] == ["demo"]
     for query in ("refresh token race", "deploy wednesdays"):
         assert _ok(target, "search", query, "--json") == _ok(env, "search", query, "--json")

@@ -87,7 +87,7 @@ def test_every_document_arrives_with_its_metadata(vault: Vault, tmp_path: Path) 
     assert json.loads(injected)[0] == "goprop/17280-profile-labels.md"
     gc = vault.get("goprop/11970-decentralized-gc.md")
     assert vault.co_activation_count(gc.doc_id) == 2
-    assert report.collections_missing == ["chats", "goprop"]  # no such folders here
+    assert sorted(report.collections_unregistered) == ["chats", "goprop"]  # none mapped
     assert report.not_mapped["content_vectors"]["rows"] == 0
     assert report.not_mapped["consolidated_observations"]["rows"] == 0
     assert report.not_mapped["documents.normalized_hash"]["rows"] == 2
@@ -131,18 +131,21 @@ def test_a_dry_run_writes_nothing(vault: Vault) -> None:
 
 
 @pytest.mark.skipif(not PROSE.is_dir(), reason="the Go design documents are not here")
-def test_a_collection_whose_folder_exists_is_registered_and_kept_current(
-    vault: Vault, tmp_path: Path
-) -> None:
+def test_a_mapped_collection_is_registered_and_kept_current(vault: Vault, tmp_path: Path) -> None:
     folder = tmp_path / "go-proposals"
     folder.mkdir()
     for file in PROSE.glob("1*.md"):
         shutil.copy(file, folder / file.name)
     config = tmp_path / "index.yml"
     config.write_text(f'collections:\n  goprop:\n    path: {folder}\n    pattern: "**/*.md"\n')
-    report = vault.import_clawmem(SOURCE / "index.sqlite", config=config)
+    unmapped = vault.import_clawmem(SOURCE / "index.sqlite", config=config, dry_run=True)
+    assert unmapped.collections_added == []  # the config's folder is only a hint
+    assert unmapped.collections_unregistered["goprop"] == str(folder)
+    report = vault.import_clawmem(
+        SOURCE / "index.sqlite", config=config, folders={"goprop": folder}
+    )
     assert report.collections_added == ["goprop"]
-    assert report.collections_missing == ["chats"]
+    assert list(report.collections_unregistered) == ["chats"]
     update = vault.update()
     assert (update.added, update.updated, update.removed) == (0, 0, 0)
     assert update.unchanged == 28

@@ -87,7 +87,10 @@ def test_an_import_into_an_empty_vault_reproduces_the_source(
     exported = source.export_to(tmp_path / "vault.jsonl")
     assert exported.records > 100
     target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
-    report = target.import_from(tmp_path / "vault.jsonl")
+    report = target.import_from(
+        tmp_path / "vault.jsonl",
+        folders={"demo": example_copy, "generated": tmp_path / "generated"},
+    )
     rows = source._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     assert report.records["documents"] == rows > source.status().documents  # forgotten ones too
     assert sorted(report.collections_added) == ["demo", "generated"]
@@ -305,47 +308,33 @@ def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
     assert _records(tmp_path / "merged-again.jsonl") == _records(tmp_path / "merged.jsonl")
 
 
-def test_a_folder_the_file_names_is_registered_only_if_it_holds_the_files(
-    exported: Path, vault: Vault, tmp_path: Path
+def test_the_folder_the_file_names_is_never_registered(
+    exported: Path, vault: Vault, example_copy: Path
 ) -> None:
-    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
-    header = json.loads(lines[0])
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    write(elsewhere, "unrelated.md", "# Not one of the demo notes\n")
-    header["collections"][0]["path"] = str(elsewhere)
-    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
-    assert report.collections_added == [] and report.collections_missing == ["demo"]
+    """The export names the very folder its documents came from, and they are all there:
+    still only a hint, shown, never read (the user maps it)."""
+    report = vault.import_from(exported)
+    assert report.collections_added == [] and report.folders == []
+    assert report.collections_unregistered == {"demo": str(example_copy.resolve())}
     assert vault.collections() == [] and vault.status().documents == 31  # still searchable
     assert vault.search("refresh token race")
+    assert "--map NAME=DIR" in report.text() and str(example_copy.resolve()) in report.text()
 
 
-def test_a_folder_holding_one_file_of_the_name_is_not_registered(
-    exported: Path, vault: Vault, tmp_path: Path, example_copy: Path
-) -> None:
-    """The folder must hold the exported bodies, not only files of their names: a crafted
-    file naming /etc and a document `passwd` got /etc indexed by the next update."""
-    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
-    header = json.loads(lines[0])
-    decoy = tmp_path / "decoy"
-    for file in example_copy.rglob("*.md"):  # every name there, none of the bodies
-        write(decoy, str(file.relative_to(example_copy)), "# Something else entirely\n")
-    header["collections"][0]["path"] = str(decoy)
-    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
-    assert report.collections_added == [] and report.collections_missing == ["demo"]
-    assert vault.collections() == []
-
-
-def test_a_registered_folder_is_always_redacted(
+def test_a_mapped_folder_is_registered_and_always_redacted(
     exported: Path, vault: Vault, example_copy: Path
 ) -> None:
     lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
     header = json.loads(lines[0])
     header["collections"][0]["redact"] = False
-    report = vault.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
-    assert report.collections_added == ["demo"]
+    edited = _rewrite(exported, [json.dumps(header) + "\n", *lines[1:]])
+    report = vault.import_from(edited, folders={"demo": example_copy})
+    assert report.collections_added == ["demo"] and report.collections_unregistered == {}
+    (plan,) = report.folders
+    assert (plan["files"], plan["sampled"], plan["matching"]) == (30, 5, 5)
     (collection,) = vault.collections()
     assert collection.path == example_copy.resolve() and collection.redact is True
+    assert vault.update().added == 0  # the files are those documents
 
 
 @pytest.mark.parametrize("kind", ["empty", "fifo", "link", "device"])

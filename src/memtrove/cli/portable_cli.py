@@ -60,30 +60,56 @@ def import_command(
         metavar="OLD=NEW",
         help="With `clawmem`: import its collection OLD as NEW (repeatable).",
     ),
+    maps: list[str] = typer.Option(
+        [],
+        "--map",
+        metavar="NAME=DIR",
+        help="Register collection NAME for folder DIR (repeatable); others stay unregistered.",
+    ),
+    allow_any_folder: bool = typer.Option(
+        False,
+        "--allow-any-folder",
+        help="Let --map name the home folder, /, a dot-folder or a folder above the config.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Import an export file into a new vault, or (`import clawmem PATH`) a ClawMem vault
     into this one: documents, metadata, graph, sessions (run again: nothing changes)."""
     clawmem = source == "clawmem" and path is not None
     usage = (
-        "usage: memtrove import FILE [--merge] [--dry-run] [--embed] | memtrove import clawmem "
-        "PATH [--config FILE] [--rename OLD=NEW] [--dry-run] [--embed]"
+        "usage: memtrove import FILE [--merge] [--map NAME=DIR] [--dry-run] [--embed] | "
+        "memtrove import clawmem PATH [--config FILE] [--rename OLD=NEW] [--map NAME=DIR] "
+        "[--dry-run] [--embed]"
     )
     if (not clawmem and (path is not None or config is not None or rename)) or (clawmem and merge):
         raise fail(usage, 2)
     if not source.strip():
         raise fail("FILE is empty (an unset variable?): name the export file to import", 2)
     renames = _renames(rename)
+    folders = _maps(maps)
     with open_vault(ctx) as vault, user_errors():
         if clawmem:
             assert path is not None
             config = config or _clawmem_config(path)
             report = vault.import_clawmem(
-                path, config=config, dry_run=dry_run, embed=embed, renames=renames
+                path,
+                config=config,
+                dry_run=dry_run,
+                embed=embed,
+                renames=renames,
+                folders=folders,
+                allow_any_folder=allow_any_folder,
             )
             data, text = report.to_dict(), report.text()
         else:
-            imported = vault.import_from(Path(source), dry_run=dry_run, embed=embed, merge=merge)
+            imported = vault.import_from(
+                Path(source),
+                dry_run=dry_run,
+                embed=embed,
+                merge=merge,
+                folders=folders,
+                allow_any_folder=allow_any_folder,
+            )
             data, text = imported.to_dict(), imported.text()
     if as_json:
         print_json(data)
@@ -101,6 +127,17 @@ def _renames(values: list[str]) -> dict[str, str]:
             raise fail(f"--rename takes OLD=NEW, once per collection (not {value!r})", 2)
         renames[old.strip()] = new.strip()
     return renames
+
+
+def _maps(values: list[str]) -> dict[str, str]:
+    """``--map NAME=DIR`` values as a mapping (usage error when malformed or repeated)."""
+    folders: dict[str, str] = {}
+    for value in values:
+        name, equals, folder = value.partition("=")
+        if not equals or not name.strip() or not folder.strip() or name.strip() in folders:
+            raise fail(f"--map takes NAME=DIR, once per collection (not {value!r})", 2)
+        folders[name.strip()] = folder.strip()
+    return folders
 
 
 def _clawmem_config(path: Path) -> Path | None:

@@ -19,11 +19,12 @@ name here). A ClawMem collection named like one of this vault's folder collectio
 refused unless ClawMem's config puts it in that same folder: landing in another folder's
 collection, its documents would be taken out of search by the next ``update`` there
 (:func:`check_collections`; ``--rename OLD=NEW`` imports it under a free name). A
-collection whose folder exists here is added to
-``config.yaml`` (so ``update`` keeps it current); one whose folder does not (ClawMem's mined
-conversations, a laptop's folders) is not registered: its documents arrive all the same,
-are found by every search, and no ``update`` touches them (``collection add FOLDER --name
-NAME`` later takes them over). Vectors are not copied (another model): ``--embed`` embeds.
+collection is added to ``config.yaml`` (so ``update`` keeps it current) only when the user
+maps it to a folder (``--map NAME=DIR``, see :mod:`memtrove.mine.import_folders`): the
+folders ClawMem's config names are hints, never read. The others are not registered: their
+documents arrive all the same, are found by every search, and no ``update`` touches them
+(``collection add FOLDER --name NAME`` later takes them over). Vectors are not copied
+(another model): ``--embed`` embeds.
 
 What cannot be mapped (caches, vectors, beads, consolidation and maintenance runs, columns
 memtrove has no place for) is counted and named in the report. A second run changes
@@ -63,6 +64,7 @@ from memtrove.mine.clawmem_tables import (
     table_kinds,
     when,
 )
+from memtrove.mine.portable_report import collection_lines
 from memtrove.text import is_inside_path, is_written_name
 
 __all__ = [
@@ -100,7 +102,8 @@ class ClawmemReport(NamedTuple):
     records: dict[str, int]
     not_mapped: dict[str, dict[str, Any]]
     collections_added: list[str]
-    collections_missing: list[str]
+    collections_unregistered: dict[str, str]
+    folders: list[dict[str, Any]]
     redacted: int
     dry_run: bool
     embed: dict[str, Any] | None
@@ -114,13 +117,9 @@ class ClawmemReport(NamedTuple):
             f"={docs['unchanged']} (of {docs['total']}) in {self.elapsed_seconds:.2f}s"
         ]
         lines += [f"  {table}: +{count}" for table, count in self.records.items() if count]
-        if self.collections_added:
-            lines.append("collections registered: " + ", ".join(self.collections_added))
-        if self.collections_missing:
-            lines.append(
-                "collections without a folder here (documents kept, not re-scanned): "
-                + ", ".join(self.collections_missing)
-            )
+        lines += collection_lines(
+            self.collections_added, self.collections_unregistered, self.folders, self.dry_run
+        )
         kept_out = {name: item for name, item in self.not_mapped.items() if item["rows"]}
         if kept_out:
             lines.append("not imported:")
@@ -311,7 +310,8 @@ def import_clawmem(
         records,
         not_mapped,
         [],
-        collections,
+        dict.fromkeys(collections, ""),
+        [],
         importer.redacted,
         dry_run,
         None,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["ExportReport", "ImportReport"]
+from memtrove.mine.import_folders import FolderPlan
+
+__all__ = ["ExportReport", "ImportReport", "collection_lines"]
 
 
 class ExportReport(NamedTuple):
@@ -28,13 +30,16 @@ class ExportReport(NamedTuple):
 class ImportReport(NamedTuple):
     """``import``: the records read and the rows written per table (the same but for a
     merge, which keeps what the vault holds), the collections registered in ``config.yaml``
-    and those whose folder is not on this machine (their documents arrive all the same)."""
+    (those the user mapped to a folder; ``folders``: what each folder holds, see
+    :class:`~memtrove.mine.import_folders.FolderPlan`) and those left unregistered (name ->
+    the folder the file names, never read; their documents arrive all the same)."""
 
     path: str
     records: dict[str, int]
     added: dict[str, int]
     collections_added: list[str]
-    collections_missing: list[str]
+    collections_unregistered: dict[str, str]
+    folders: list[dict[str, Any]]
     redacted: int
     dry_run: bool
     embed: dict[str, Any] | None
@@ -49,13 +54,9 @@ class ImportReport(NamedTuple):
             written = self.added.get(table, 0)
             kept = f" ({count - written} already here, kept)" if written != count else ""
             lines.append(f"  {table}: {written}{kept}")
-        if self.collections_added:
-            lines.append("collections registered: " + ", ".join(self.collections_added))
-        if self.collections_missing:
-            lines.append(
-                "collections whose folder is not here (documents kept, not re-scanned): "
-                + ", ".join(self.collections_missing)
-            )
+        lines += collection_lines(
+            self.collections_added, self.collections_unregistered, self.folders, self.dry_run
+        )
         if self.redacted:
             lines.append(f"redacted {self.redacted} text(s) holding secrets")
         if self.embed is not None:
@@ -66,3 +67,25 @@ class ImportReport(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
+
+
+def collection_lines(
+    added: list[str], unregistered: dict[str, str], folders: list[dict[str, Any]], dry_run: bool
+) -> list[str]:
+    """The report's lines on collections: those registered (with what each folder holds)
+    and those left unregistered, with the command that would register each."""
+    lines: list[str] = []
+    if added:
+        verb = "would register" if dry_run else "collections registered"
+        lines.append(f"{verb}: " + ", ".join(added))
+        lines += [FolderPlan(**plan).text() for plan in folders]
+    if unregistered:
+        lines.append(
+            "collections left unregistered (documents searchable, no folder scanned; "
+            "register one with --map NAME=DIR or `memtrove collection add DIR --name NAME`):"
+        )
+        lines += [
+            f"  {name}" + (f" (the source names {hint!r})" if hint else "")
+            for name, hint in unregistered.items()
+        ]
+    return lines

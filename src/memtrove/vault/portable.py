@@ -11,12 +11,13 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtrove.errors import CollectionError, PortableFormatError
+from memtrove.errors import PortableFormatError
 from memtrove.text import shown_path
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
     from memtrove.mine.clawmem_import import ClawmemReport
+    from memtrove.mine.import_folders import FolderPlan
     from memtrove.mine.import_runs import ImportRunRecord
     from memtrove.mine.portable_report import ExportReport, ImportReport
     from memtrove.results import EmbedReport
@@ -38,6 +39,9 @@ class PortableAccess(VaultState):
         ) -> Any: ...
 
         def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
+
+        @property
+        def config_file(self) -> Path: ...
 
     def export_lines(self, *, vectors: bool = False) -> Iterator[str]:
         """The whole vault as export lines (see :mod:`memtrove.mine.portable`), read from
@@ -98,17 +102,25 @@ class PortableAccess(VaultState):
         dry_run: bool = False,
         embed: bool = False,
         merge: bool = False,
+        folders: Mapping[str, str | Path] | None = None,
+        allow_any_folder: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """Import an export file into this (empty) vault in one transaction; register its
-        collections whose folders exist here; ``embed`` then embeds every fragment.
-        ``merge``: add it to a vault in use (what the vault holds wins; see
-        :mod:`memtrove.mine.portable_merge`)."""
+        """Import an export file into this (empty) vault in one transaction; ``embed`` then
+        embeds every fragment. ``merge``: add it to a vault in use (what the vault holds
+        wins; see :mod:`memtrove.mine.portable_merge`).
+
+        The file's collections are registered only where ``folders`` (name -> folder) maps
+        them: the folders the file names are never read (see
+        :mod:`memtrove.mine.import_folders`); ``allow_any_folder`` lets a mapping name the
+        home folder, a dot-folder or a folder holding the vault."""
+        from memtrove.mine.import_folders import folder_hints
         from memtrove.mine.portable_import import import_lines, open_export, read_lines
         from memtrove.mine.portable_report import ImportReport
 
         started = time.monotonic()
         source = Path(path).expanduser()
+        mapped = self._mapped(folders, lambda: list(_export_collections(source)), allow_any_folder)
         with self._recorded("export", source, dry_run) as run:
             with open_export(source) as stream, self._lock:
                 imported = import_lines(
@@ -119,14 +131,16 @@ class PortableAccess(VaultState):
                     merge=merge,
                     progress=progress,
                 )
-            added, missing = self._register(imported.header.get("collections"), dry_run)
+            entries = imported.header.get("collections")
+            added, plans = self._register(entries, mapped, dry_run)
             report = self.embed().to_dict() if embed and not dry_run else None
             result = ImportReport(
                 str(source),
                 imported.records,
                 imported.added,
                 added,
-                missing,
+                _unregistered(folder_hints(entries), added, self.collections()),
+                [plan._asdict() for plan in plans],
                 imported.redacted,
                 dry_run,
                 report,
@@ -134,6 +148,20 @@ class PortableAccess(VaultState):
             )
             run.done(sum(result.records.values()), sum(result.added.values()), result.to_dict())
         return result
+
+    def _mapped(
+        self,
+        folders: Mapping[str, str | Path] | None,
+        names: Callable[[], list[str]],
+        allow_any_folder: bool,
+    ) -> dict[str, Path]:
+        """The user's folder mapping, checked before anything is written."""
+        from memtrove.mine.import_folders import check_folders
+
+        if not folders:
+            return {}
+        protected = [self.config_file.parent]
+        return check_folders(folders, names(), protected, allow_any_folder=allow_any_folder)
 
     def _recorded(
         self, kind: str, source: Path, dry_run: bool
@@ -153,50 +181,64 @@ class PortableAccess(VaultState):
         dry_run: bool = False,
         embed: bool = False,
         renames: Mapping[str, str] | None = None,
+        folders: Mapping[str, str | Path] | None = None,
+        allow_any_folder: bool = False,
     ) -> ClawmemReport:
         """Bring a ClawMem vault over (see :mod:`memtrove.mine.clawmem_import`); safe to
         run again: what already arrived is left as it is. ``renames``: ClawMem collection ->
         its name here; a ClawMem collection named like a folder collection of this vault
-        that lives in another folder raises CollectionError (nothing is written)."""
+        that lives in another folder raises CollectionError (nothing is written).
+        ``folders`` maps collections (by their name here) to the folders to register for
+        them, as for :meth:`import_from`: ClawMem's config only hints."""
         from memtrove.config import validate_collection_name
         from memtrove.mine.clawmem_import import (
+            INTERNAL,
             check_collections,
             clawmem_collections,
             import_clawmem,
             read_clawmem_config,
         )
+        from memtrove.mine.import_folders import folder_hints
 
         started = time.monotonic()
         renames = dict(renames or {})
         for new in renames.values():
             validate_collection_name(new)
-        collections = read_clawmem_config(Path(path).expanduser(), config)
+        source = Path(path).expanduser()
+        collections = read_clawmem_config(source, config)
+        names = clawmem_collections(source)
         check_collections(
-            clawmem_collections(Path(path).expanduser()),
+            names,
             renames,
             {name: folder for name, (folder, _) in collections.items()},
             {collection.name: collection.path for collection in self.collections()},
         )
-        with self._recorded("clawmem", Path(path).expanduser(), dry_run) as run:
+        here = [renames.get(name, name) for name in names if name not in INTERNAL]
+        mapped = self._mapped(folders, lambda: here, allow_any_folder)
+        entries = [
+            {"name": renames.get(name, name), "path": folder, "pattern": pattern}
+            for name, (folder, pattern) in collections.items()
+        ]
+        with self._recorded("clawmem", source, dry_run) as run:
             with self._lock:
                 report = import_clawmem(
                     self._connection,
-                    Path(path).expanduser(),
+                    source,
                     redact=self.redactor.redact,
                     dry_run=dry_run,
                     renames=renames,
                 )
-            added, missing = self._register(
-                [
-                    {"name": renames.get(name, name), "path": folder, "pattern": pattern}
-                    for name, (folder, pattern) in collections.items()
-                ],
-                dry_run,
-            )
+            added, plans = self._register(entries, mapped, dry_run)
+            hints = {**dict.fromkeys(here, ""), **folder_hints(entries)}
             embedded = self.embed().to_dict() if embed and not dry_run else None
             result = report._replace(
                 collections_added=added,
-                collections_missing=sorted({*missing, *report.collections_missing} - set(added)),
+                collections_unregistered=_unregistered(
+                    {name: hint for name, hint in hints.items() if name in here},
+                    added,
+                    self.collections(),
+                ),
+                folders=[plan._asdict() for plan in plans],
                 embed=embedded,
                 elapsed_seconds=round(time.monotonic() - started, 3),
             )
@@ -210,54 +252,50 @@ class PortableAccess(VaultState):
             )
         return result
 
-    def _register(self, collections: Any, dry_run: bool) -> tuple[list[str], list[str]]:
-        """Add to ``config.yaml`` the collections whose folder exists here and holds their
-        files (and whose name is free); the names of the others. A dry run only says which.
+    def _register(
+        self, collections: Any, mapped: Mapping[str, Path], dry_run: bool
+    ) -> tuple[list[str], list[FolderPlan]]:
+        """Add to ``config.yaml`` the collections the user mapped to a folder (``mapped``,
+        checked by :func:`~memtrove.mine.import_folders.check_folders`), with the source's
+        pattern and excludes and always redacted (a file from elsewhere cannot turn
+        redaction off); the names registered and what each folder holds. A dry run only
+        plans. A mapped collection this vault already has keeps its folder."""
+        from memtrove.mine.import_folders import plan_folder
 
-        "Holds their files": each of the collection's first active documents is a file there
-        whose text, read as ``update`` reads it, has the body's hash. A file from elsewhere
-        names any folder it likes; this keeps a crafted export from registering (and the
-        next ``update`` from indexing) a folder that is not its own, such as ``/etc`` behind
-        a document named ``passwd``. A registered collection is always redacted: an export
-        file cannot turn redaction off."""
         added: list[str] = []
-        missing: list[str] = []
-        if not isinstance(collections, list):
-            return added, missing
+        plans: list[FolderPlan] = []
+        if not mapped:
+            return added, plans
+        entries = {
+            str(entry["name"]): entry
+            for entry in (collections if isinstance(collections, list) else ())
+            if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
+        }
         configured = {collection.name for collection in self.collections()}
-        for entry in collections:
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+        for name, folder in mapped.items():
+            if name in configured:
                 continue
-            name = str(entry["name"])
-            if name in configured or name.startswith("_"):
-                continue
-            folder = Path(str(entry.get("path", ""))).expanduser()
-            if not folder.is_dir():
-                missing.append(name)
-                continue
-            if dry_run:
-                added.append(name)
-                continue
-            if not self._holds_its_files(name, folder):
-                missing.append(name)
-                continue
-            try:
+            entry = entries.get(name, {})
+            plan = plan_folder(name, folder, entry)
+            if not dry_run:
                 self.add_collection(
                     folder,
                     name=name,
-                    pattern=str(entry.get("pattern") or "**/*.md"),
-                    exclude=tuple(entry.get("exclude") or ()),
-                    surface=bool(entry.get("surface", True)),
+                    pattern=plan.pattern,
+                    exclude=tuple(plan.exclude),
+                    surface=entry.get("surface", True) is not False,
                     stale_after_days=entry.get("stale_after_days", "auto"),
                     redact=True,
                 )
-            except CollectionError:
-                missing.append(name)
-                continue
+                sampled, matching = self._matching(name, folder)
+                plan = plan._replace(sampled=sampled, matching=matching)
             added.append(name)
-        return added, missing
+            plans.append(plan)
+        return added, plans
 
-    def _holds_its_files(self, collection: str, folder: Path) -> bool:
+    def _matching(self, collection: str, folder: Path) -> tuple[int, int]:
+        """How many of the collection's first documents are files in ``folder`` with the
+        same body (a wrong mapping shows as none)."""
         with self._lock:
             rows = [
                 (str(path), str(body_hash))
@@ -268,9 +306,39 @@ class PortableAccess(VaultState):
                 )
             ]
         root, redact = folder.resolve(), self.redactor.redact
-        return bool(rows) and all(
-            _file_hash(root, path, redact) == body_hash for path, body_hash in rows
-        )
+        matching = sum(_file_hash(root, path, redact) == body_hash for path, body_hash in rows)
+        return len(rows), matching
+
+
+def _unregistered(
+    hints: Mapping[str, str], added: list[str], configured: list[Any]
+) -> dict[str, str]:
+    """The source's collections left unregistered (name -> the folder it names, a hint
+    never read): neither mapped now nor registered here before."""
+    here = {collection.name for collection in configured}
+    return {
+        name: hint
+        for name, hint in sorted(hints.items())
+        if name not in added and name not in here and not name.startswith("_")
+    }
+
+
+def _export_collections(source: Path) -> list[str]:
+    """The collection names an export's header lists (none when it cannot be read: the
+    import then names the fault)."""
+    import json
+
+    from memtrove.mine.import_folders import folder_hints
+    from memtrove.mine.portable_import import open_export
+
+    with open_export(source) as stream:
+        first = stream.readline(16 * 1024 * 1024)
+    try:
+        header = json.loads(first)
+    except (ValueError, RecursionError):
+        return []
+    entries = header.get("collections") if isinstance(header, dict) else None
+    return list(folder_hints(entries))
 
 
 def _file_hash(root: Path, path: str, redact: Callable[[str], str]) -> str | None:
