@@ -106,18 +106,22 @@ def test_a_clawmem_config_naming_the_home_folder_registers_nothing(
     assert vault.update().added == 0 and not vault.search("zanzibarquux")
 
 
-@pytest.mark.parametrize("kind", ["home", "root", "dot-folder", "inside-dot", "above-config"])
+@pytest.mark.parametrize(
+    "kind", ["home", "root", "dot-folder", "inside-dot", "above-config", "link-to-home"]
+)
 def test_a_mapping_to_a_folder_of_secrets_is_refused_and_nothing_is_written(
     kind: str, exported: Path, vault: Vault, tmp_path: Path, isolated_environment: Path
 ) -> None:
     home = isolated_environment
     (home / ".notes" / "inner").mkdir(parents=True)
+    (tmp_path / "notes-link").symlink_to(home)
     target = {
         "home": home,
         "root": Path("/"),
         "dot-folder": home / ".notes",
         "inside-dot": home / ".notes" / "inner",
         "above-config": tmp_path,  # the vault fixture's config is tmp_path/config
+        "link-to-home": tmp_path / "notes-link",
     }[kind]
     reason = {
         "home": "home folder",
@@ -125,6 +129,7 @@ def test_a_mapping_to_a_folder_of_secrets_is_refused_and_nothing_is_written(
         "dot-folder": "dot-folder",
         "inside-dot": "dot-folder",
         "above-config": "config.yaml",
+        "link-to-home": "home folder",
     }[kind]
     with pytest.raises(CollectionError, match=reason) as raised:
         vault.import_from(exported, folders={"demo": target})
