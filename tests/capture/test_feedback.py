@@ -198,3 +198,97 @@ def test_turns_outside_the_window_are_not_negatives(tmp_path: Path) -> None:
             "SELECT negative_count FROM recall_stats WHERE doc_id = ?", (doc.doc_id,)
         ).fetchone()[0]
         assert counted == recounted == 1
+
+
+TIMESTAMPS = (
+    "# Timestamp format\n\nEvery API answer writes times as RFC 3339 in UTC with milliseconds, "
+    "layout `2006-01-02T15:04:05.000Z07:00`, and the column is `created_at_ms`. Never send "
+    "local time to clients: the mobile app cannot tell the zone.\n"
+)
+
+
+def timestamps(**changes: str) -> Target:
+    base = target_of(2, "c0ffee", "adr", "0007-timestamps.md", "Timestamp format", TIMESTAMPS)
+    return base._replace(**changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Per the Timestamp format record, I switched the serializer to UTC.",
+        "Following the `Timestamp format` decision, the handler now writes UTC.",
+        'I followed "Timestamp format" here.',
+        "The layout is now `2006-01-02T15:04:05.000Z07:00` everywhere.",
+        "> Never send local time to clients: the mobile app cannot tell the zone.\n\nSo I "
+        "convert before the response.",
+    ],
+)
+def test_names_quotes_and_exact_values_are_uses(reply: str) -> None:
+    assert is_referenced(timestamps(), reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The timestamp format is fine.",  # the words, not named as a title
+        "I set the Content-Type to `application/json` and retried.",
+        'The answer is "none of the above" for now.',
+        "Use key1 and key2 as the example keys.",
+        "Times are UTC now.",
+    ],
+)
+def test_common_words_quotes_and_values_are_not(reply: str) -> None:
+    assert not is_referenced(timestamps(), reply)
+
+
+def test_a_value_the_prompt_already_held_is_not_a_use() -> None:
+    from memtrove.lifecycle.feedback import prepare_reply
+
+    reply = "The layout `2006-01-02T15:04:05.000Z07:00` parses fine in Go."
+    asked = prepare_reply(reply, prompt="Does 2006-01-02T15:04:05.000Z07:00 parse in Go?")
+    assert is_referenced(timestamps(), prepare_reply(reply))
+    assert not is_referenced(timestamps(), asked)
+
+
+def test_two_identifiers_together_are_a_use() -> None:
+    body = "# Invoices\n\nAdd an idempotency_key column; never retry CreateInvoice without it.\n"
+    invoices = target_of(3, "d00d00", "adr", "0009-invoices.md", "Invoices", body)
+    assert is_referenced(invoices, "So CreateInvoice now sends idempotency_key on retry.")
+    assert not is_referenced(invoices, "CreateInvoice is called once.")
+
+
+EXPORTS = BENCH.parent
+PROPOSALS = EXPORTS.parent / "prose" / "go-proposals"
+
+
+@pytest.mark.skipif(not PROPOSALS.is_dir(), reason="the shared exports are not here")
+def test_no_false_positives_on_real_exported_replies(example_targets: list[Target]) -> None:
+    """Every reply of the real ChatGPT, Claude.ai, Codex and Claude Code exports against the
+    Go proposals and the example notes, none of which they discuss."""
+    from memtrove.lifecycle.feedback import prepare_reply
+    from memtrove.mine.exchanges import Skips, exchanges
+    from memtrove.mine.formats import reader
+
+    replies = []
+    for label, pattern in (
+        ("chatgpt", "chatgpt/*.json"),
+        ("claude-ai", "claude-ai/*.json"),
+        ("codex", "codex/**/*.jsonl"),
+        ("claude-code", "claude-code/**/*.jsonl"),
+    ):
+        for path in sorted(EXPORTS.glob(pattern)):
+            for conversation in reader(label).read(path, Skips()):
+                for exchange in exchanges(conversation):
+                    said = {"user": "", "assistant": ""}
+                    for message in exchange.messages:
+                        said[message.role] += message.text + "\n"
+                    if said["assistant"].strip():
+                        replies.append(prepare_reply(said["assistant"], prompt=said["user"]))
+    targets = list(example_targets)
+    for index, path in enumerate(sorted(PROPOSALS.glob("*.md"))):
+        body = path.read_text(encoding="utf-8")
+        title = next((line[2:] for line in body.splitlines() if line.startswith("# ")), "")
+        targets.append(target_of(1000 + index, "", "goprop", path.name, title, body))
+    assert len(replies) >= 500 and len(targets) >= 140
+    hits = [(t.path, r.text[:40]) for r in replies for t in targets if is_referenced(t, r)]
+    assert hits == []

@@ -126,3 +126,27 @@ def test_attention_decay_spares_durable_types() -> None:
     assert confidence_score(0.8, "note", long_ago, None, now) == pytest.approx(0.4)  # floor
     for content_type in DURABLE_TYPES:
         assert confidence_score(0.8, content_type, long_ago, None, now) == 0.8
+
+
+def test_negatives_of_one_session_alone_suggest_no_snooze(recalled: Vault) -> None:
+    """A note surfaced and unused again and again in one long session says little about
+    the note: it is proposed for snoozing only once several sessions left it unused."""
+    connection = recalled._connection
+    sessions = [
+        str(row[0])
+        for row in connection.execute(
+            "SELECT DISTINCT session_id FROM recall_events e JOIN documents d ON d.id = e.doc_id "
+            "WHERE d.path = 'noise.md' AND e.checked_at IS NOT NULL AND e.was_referenced = 0 "
+            "ORDER BY session_id"
+        )
+    ]
+    assert len(sessions) >= 3
+    connection.execute(  # the same judged events, all in one session
+        "UPDATE recall_events SET session_id = ? WHERE session_id IN ({})".format(
+            ",".join("?" * len(sessions))
+        ),
+        (sessions[0], *sessions),
+    )
+    recalled.recompute_recall_stats()
+    assert stats(recalled, "noise")[5] == 6  # as many negatives as before
+    assert recalled.lifecycle_status().snooze_candidates == []

@@ -16,11 +16,22 @@ calls, uses a document when it names:
 - its path: ``collection/path``, the path inside the collection, or a file name of at least
   :data:`MIN_NAME_CHARS` characters with its extension (``auth-design.md``);
 - its title, as whole words, when the title is distinctive (at least
-  :data:`MIN_TITLE_WORDS` words and :data:`MIN_TITLE_CHARS` characters);
+  :data:`MIN_TITLE_WORDS` words and :data:`MIN_TITLE_CHARS` characters); a title of any
+  length when the reply names it as one: quoted, in backticks or bold, or followed by a word
+  such as "note", "record" or "ADR" ("the Timestamp format record");
+- a passage of its text the reply quotes (in quotes, backticks or a ``>`` line) of at least
+  :data:`MIN_QUOTE_WORDS` words and :data:`MIN_QUOTE_CHARS` characters (not
+  ``"application/json"`` or ``"none of the above"``);
+- its exact values: identifiers, formats and numbers with a shape (``created_at``,
+  ``2006-01-02T15:04:05Z07:00``, ``v1.4.2``, ``0.75``, ``%Y-%m-%d``): one of at least
+  :data:`LONG_VALUE_CHARS` characters holding digits or format marks, or two values of
+  which one has digits, format marks or an underscore, together at least twice as long
+  (``CreateInvoice`` with ``idempotency_key``, not ``key1`` with ``key2``), that the turn's prompt did not already hold (a value the user asked
+  about says nothing of the document);
 - or at least :data:`MIN_SHARED_PHRASES` distinctive phrases of its text: runs of
   :data:`PHRASE_WORDS` words of which at least three are not stopwords (paths, file names
   and markdown links left out on both sides: a note linking to another shares the link's
-  words with a reply that names it).
+  words with a reply that names it), again not counting what the prompt held.
 
 **Bookkeeping**, in one write transaction: ``recall_events.was_referenced`` and
 ``checked_at``; ``context_usage.was_referenced`` for a run any of whose documents was used;
@@ -55,6 +66,7 @@ __all__ = [
     "phrases",
     "prepare_reply",
     "target_of",
+    "values",
 ]
 
 CONFIDENCE_BOOST = 0.05
@@ -64,6 +76,10 @@ MIN_NAME_CHARS = 8
 PHRASE_WORDS = 6
 MIN_SHARED_PHRASES = 2
 PHRASE_TEXT_CHARS = 20_000
+MIN_QUOTE_CHARS = 24
+MIN_QUOTE_WORDS = 4
+MIN_VALUE_CHARS = 4
+LONG_VALUE_CHARS = 8
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _STOP = frozenset(
     """
@@ -82,6 +98,19 @@ _NAME_LIKE = re.compile(
     r"(?<!\S)\S*[/\\]\S*|(?<!\S)\S+\.[A-Za-z]{1,5}\b|\[[^\]]{0,300}\]\([^)]{0,2000}\)"
 )
 _GENERIC_TITLES = frozenset({"readme", "notes", "overview", "introduction", "summary", "index"})
+# What a reply calls a document when it names one by its title.
+_NAMING_WORDS = (
+    "note|notes|record|records|doc|docs|document|adr|decision|page|proposal|section|entry|"
+    "memo|runbook|guide|rfc|spec|article|write-up|writeup"
+)
+# A quoted passage: in backticks, straight or curly double quotes, or a Markdown quote line.
+_QUOTED = re.compile(
+    r"`([^`\n]{1,2000})`|\"([^\"\n]{1,2000})\"|“([^”\n]{1,2000})”|^>[ \t]?(.{1,2000})$", re.M
+)
+# Candidate values: runs of characters that are not spaces, quotes or brackets.
+_VALUE_RUN = re.compile(r"[^\s`\"'“”‘’()\[\]{}<>,;|]{4,200}")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_FILE_NAME = re.compile(r"[A-Za-z][\w-]*\.[A-Za-z]{1,5}")
 
 
 class ReplyTurn(Protocol):
@@ -106,6 +135,8 @@ class Target(NamedTuple):
     path: str
     title: str
     phrases: frozenset[tuple[str, ...]]
+    values: frozenset[str] = frozenset()
+    text: str = ""  # the body, lowercase, spaces collapsed (for quoted passages)
 
 
 class FeedbackReport(NamedTuple):
@@ -140,8 +171,33 @@ def phrases(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(found)
 
 
+def values(text: str) -> frozenset[str]:
+    """The exact values of ``text`` (see the module docstring): identifiers, formats and
+    shaped numbers, without surrounding punctuation; never paths, links or file names."""
+    found = set()
+    for match in _VALUE_RUN.finditer(text):
+        value = match.group().strip(".:!?*_=-")
+        if len(value) < MIN_VALUE_CHARS or "/" in value or "\\" in value:
+            continue
+        if _FILE_NAME.fullmatch(value) and not any(c.isdigit() for c in value):
+            continue
+        digits = any(c.isdigit() for c in value)
+        shaped = digits and (any(c.isalpha() for c in value) or any(c in "-:.%_" for c in value))
+        named = "_" in value or "%" in value or "::" in value or _CAMEL.search(value)
+        if shaped or (named and not value.isupper()):
+            found.add(value.lower())
+    return frozenset(found)
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def target_of(doc_id: int, docid: str, collection: str, path: str, title: str, body: str) -> Target:
-    return Target(doc_id, docid, collection, path, title, phrases(body))
+    head = body[:PHRASE_TEXT_CHARS]
+    return Target(
+        doc_id, docid, collection, path, title, phrases(body), values(head), _collapsed(head)
+    )
 
 
 def _distinctive_title(title: str) -> bool:
@@ -170,16 +226,64 @@ class Reply(NamedTuple):
     text: str  # the reply, lowercase
     everything: str  # the reply and the tool calls, lowercase
     phrases: frozenset[tuple[str, ...]]
+    values: frozenset[str] = frozenset()  # the reply's values the prompt did not hold
+    quotes: tuple[str, ...] = ()  # passages it quotes, lowercase, spaces collapsed
 
 
-def prepare_reply(reply: str, calls: Sequence[str] = ()) -> Reply:
+def prepare_reply(reply: str, calls: Sequence[str] = (), prompt: str = "") -> Reply:
+    """``reply`` (with the turn's tool ``calls`` and the ``prompt`` it answers) prepared once
+    for every document checked against it."""
     text = reply.lower()
     everything = "\n".join((text, *(call.lower() for call in calls)))
-    words = _tokens(_NAME_LIKE.sub(" ", reply[: PHRASE_TEXT_CHARS * 5]))
+    head = reply[: PHRASE_TEXT_CHARS * 5]
+    words = _tokens(_NAME_LIKE.sub(" ", head))
     runs = frozenset(
         tuple(words[start : start + PHRASE_WORDS]) for start in range(len(words) - PHRASE_WORDS + 1)
+    ) - phrases(prompt)
+    quotes = {
+        _collapsed(next(group for group in match.groups() if group is not None))
+        for match in _QUOTED.finditer(head)
+    }
+    kept = tuple(
+        sorted(
+            quote
+            for quote in quotes
+            if len(quote) >= MIN_QUOTE_CHARS and len(quote.split()) >= MIN_QUOTE_WORDS
+        )
     )
-    return Reply(text, everything, runs)
+    return Reply(text, everything, runs, values(head) - values(prompt[:PHRASE_TEXT_CHARS]), kept)
+
+
+def _named_title(title: str, text: str) -> bool:
+    """Whether ``text`` names ``title`` as a title: quoted, in backticks or bold, or followed
+    by a word such as "note" or "record"."""
+    words = title.lower().split()
+    if not words or title.strip().lower() in _GENERIC_TITLES or len(title.strip()) < 3:
+        return False
+    spelled = r"\s+".join(re.escape(word) for word in words)
+    if spelled not in text and words[0] not in text:
+        return False
+    framed = rf"([\"'“‘`]|\*\*){spelled}([\"'”’`]|\*\*)"
+    followed = rf"(?<!\w){spelled}[\"'”’`*]*\s+(?:{_NAMING_WORDS})(?!\w)"
+    return re.search(f"{framed}|{followed}", text) is not None
+
+
+def _shares_values(target: Target, reply: Reply) -> bool:
+    """One value of :data:`LONG_VALUE_CHARS` with digits or format marks, or two values one
+    of them shaped: a camelCase word alone is as often a product's name (TypeScript,
+    GitHub) as an identifier, and ``hello_world`` is everybody's example."""
+    shared = target.values & reply.values
+    if any(len(value) >= LONG_VALUE_CHARS and _formatted(value) for value in shared):
+        return True
+    return (
+        len(shared) >= 2
+        and sum(map(len, shared)) >= 2 * LONG_VALUE_CHARS  # not key1 and key2
+        and any(_formatted(value) or "_" in value for value in shared)
+    )
+
+
+def _formatted(value: str) -> bool:
+    return any(c.isdigit() for c in value) or "%" in value or "::" in value
 
 
 def is_referenced(target: Target, reply: str | Reply, calls: Sequence[str] = ()) -> bool:
@@ -197,6 +301,12 @@ def is_referenced(target: Target, reply: str | Reply, calls: Sequence[str] = ())
         title = r"\s+".join(re.escape(word) for word in target.title.lower().split())
         if re.search(rf"(?<!\w){title}(?!\w)", prepared.text):
             return True
+    if target.title and _named_title(target.title, prepared.text):
+        return True
+    if target.text and any(quote in target.text for quote in prepared.quotes):
+        return True
+    if _shares_values(target, prepared):
+        return True
     return len(target.phrases & prepared.phrases) >= MIN_SHARED_PHRASES
 
 
@@ -266,7 +376,8 @@ def apply_feedback(
             verdicts[event.event_id] = None
             continue
         if position not in prepared:
-            prepared[position] = prepare_reply(prompted[position].reply, prompted[position].calls)
+            turn = prompted[position]
+            prepared[position] = prepare_reply(turn.reply, turn.calls, turn.prompt)
         verdicts[event.event_id] = is_referenced(target, prepared[position])
     stamp = to_iso(now)
     used_docs: dict[int, None] = {}

@@ -17,7 +17,9 @@ row from the events, so the summary says what the events say:
 
 Pin candidates: recalled at least :data:`PIN_MIN_RECALLS` times, diverse (at least 0.6),
 referenced at least once and at most half negative, not pinned. Snooze candidates: at
-least :data:`SNOOZE_MIN_NEGATIVES` negatives, never referenced, not pinned or snoozed.
+least :data:`SNOOZE_MIN_NEGATIVES` negatives in at least :data:`SNOOZE_MIN_SESSIONS`
+sessions (one long session that kept surfacing a note says little about the note), never
+referenced, not pinned or snoozed.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "NO_VERDICT",
     "PIN_MIN_RECALLS",
     "SNOOZE_MIN_NEGATIVES",
+    "SNOOZE_MIN_SESSIONS",
     "diversity_score",
     "pin_candidates",
     "recompute_recall_stats",
@@ -47,6 +50,7 @@ SPACING_SPAN_DAYS = 30.0  # first-to-last recall span for the full span half
 PIN_MIN_RECALLS = 3
 PIN_MIN_DIVERSITY = 0.6
 SNOOZE_MIN_NEGATIVES = 3
+SNOOZE_MIN_SESSIONS = 3
 
 
 def diversity_score(unique_queries: int, recall_days: int) -> float:
@@ -152,13 +156,16 @@ def pin_candidates(connection: Connection, limit: int = 5) -> list[RecallCandida
 def snooze_candidates(
     connection: Connection, now: datetime, limit: int = 5
 ) -> list[RecallCandidate]:
-    """Documents surfaced again and again and never used: noise worth snoozing."""
+    """Documents surfaced again and again, in several sessions, and never used: noise
+    worth snoozing."""
     return _candidates(
         connection,
         "r.negative_count >= ? AND (d.snoozed_until IS NULL OR d.snoozed_until <= ?) "
         "AND NOT EXISTS (SELECT 1 FROM recall_events e WHERE e.doc_id = d.id "
-        "AND e.was_referenced = 1)",
+        "AND e.was_referenced = 1) AND (SELECT COUNT(DISTINCT e.session_id) FROM "
+        "recall_events e WHERE e.doc_id = d.id AND e.checked_at IS NOT NULL "
+        "AND e.was_referenced = 0) >= ?",
         "r.negative_count DESC, r.recall_count DESC, d.id",
-        (SNOOZE_MIN_NEGATIVES, to_iso(now)),
+        (SNOOZE_MIN_NEGATIVES, to_iso(now), SNOOZE_MIN_SESSIONS),
         limit,
     )
