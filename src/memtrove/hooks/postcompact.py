@@ -10,8 +10,9 @@ Injects, inside ``<vault-postcompact>`` and within 1,200 tokens:
 Claude Code starts a session with ``source`` ``startup``, ``resume``, ``clear`` or
 ``compact``; the reference installs this hook for every start, which re-injects an old
 state file into unrelated sessions, so here it answers only after a compaction (or when
-the payload names no source at all). Every line of the state file and every vault title
-and snippet passes the prompt-injection filter: a transcript can quote anything.
+the payload names no source at all). Every line of the state file, the state file as a
+whole (an override split over two lines), and every vault title, path and snippet pass the
+prompt-injection filter: a transcript can quote anything.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from memtrove.hooks.precompact import STATE_FILE
 from memtrove.hooks.render import truncate
 from memtrove.hooks.settings import HookSettings
 from memtrove.hooks.transcript import memory_dirs
-from memtrove.security.guard import escape, find_injection, normalize, sanitize
-from memtrove.security.redaction import redact_text
+from memtrove.security.guard import sanitize, sanitize_lines
 from memtrove.vault import Vault
 
 __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "frame", "read_state", "run"]
@@ -57,19 +57,15 @@ def frame(sections: Sequence[str]) -> str:
 
 
 def read_state(event: HookEvent, settings: HookSettings) -> str:
-    """The saved state without lines the injection filter rejects; "" when there is none."""
+    """The saved state without lines the injection filter rejects; "" when there is none,
+    or when what is left still carries an injection read as one text (across lines)."""
     for folder in memory_dirs(event.transcript_path, event.cwd, settings.claude_dir):
         path = folder / STATE_FILE
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        kept = [
-            escape(line)
-            for line in redact_text(normalize(text)).splitlines()
-            if find_injection(line, limit=None) is None
-        ]
-        return "\n".join(kept).strip()
+        return "\n".join(sanitize_lines(text)).strip()
     return ""
 
 

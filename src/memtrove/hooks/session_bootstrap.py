@@ -8,8 +8,9 @@ inventory's budgets (estimated tokens, ``ceil(characters / 4)``; 2000 in all):
 - stale notes to review (200): titles and paths, oldest first.
 
 The inventory's first part, the user profile (800), is not written by memtrove yet and is
-left out. Every line passes the prompt-injection filter (a line that fails is dropped) and
-is escaped; secrets are redacted. Not installed by ``setup hooks``: add it to the
+left out. Every line passes the prompt-injection filter (a line that fails is dropped, and
+a handoff whose lines still carry one read together is left out whole) and is escaped;
+secrets are redacted. Not installed by ``setup hooks``: add it to the
 SessionStart hooks by hand (``memtrove hook session-bootstrap``, timeout 5). Unlike the
 reference product, whose bootstrap reaches the model only through ``surface --bootstrap``,
 the context goes out as SessionStart's ``additionalContext``.
@@ -24,8 +25,7 @@ from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.render import truncate
 from memtrove.hooks.settings import HookSettings
-from memtrove.security.guard import escape, find_injection, normalize, sanitize
-from memtrove.security.redaction import redact_text
+from memtrove.security.guard import escape, sanitize, sanitize_lines
 from memtrove.vault import Vault
 
 __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "build_context", "run"]
@@ -34,14 +34,6 @@ HOOK_NAME = "session-bootstrap"
 TOTAL_BUDGET, HANDOFF_BUDGET, DECISIONS_BUDGET, STALE_BUDGET = 2000, 600, 400, 200
 RECENT_DAYS = 7
 _FRONTMATTER = re.compile(r"\A---\n[\s\S]*?\n---\n")
-
-
-def _safe_lines(text: str) -> list[str]:
-    return [
-        escape(line)
-        for line in redact_text(normalize(text)).splitlines()
-        if find_injection(line, limit=None) is None
-    ]
 
 
 def _within(heading: str, lines: Sequence[str], budget: int) -> str | None:
@@ -63,7 +55,7 @@ def _handoff(vault: Vault, session_id: str) -> str | None:
         except Exception:  # deleted, forgotten or archived since: try the one before
             continue
         text = _FRONTMATTER.sub("", body).strip()
-        lines = [line for line in _safe_lines(text) if line.strip()]
+        lines = [line for line in sanitize_lines(text) if line.strip()]
         heading = f"Last session ({handoff.ended_at[:10]}, {handoff.handoff_path})"
         section = _within(escape(heading), lines, HANDOFF_BUDGET)
         if section:
