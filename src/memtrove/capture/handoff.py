@@ -246,9 +246,11 @@ def write_handoff(
     time_budget: float = 20.0,
     retry_seconds: float = 5.0,
     guard: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+    project: str | None = None,
 ) -> HandoffReport:
-    """Write (or rewrite) the session's handoff and its ``session_log`` row; ``guard`` is
-    held while the connection is used, never across the model call."""
+    """Write (or rewrite) the session's handoff and its ``session_log`` row (with the
+    ``project`` it worked in, when known); ``guard`` is held while the connection is used,
+    never across the model call."""
     from memtrove.capture.extractor import bounded
     from memtrove.index.internal import write_internal
     from memtrove.lifecycle.sessions import end_session
@@ -288,5 +290,6 @@ def write_handoff(
             summary=line,
             files_changed=[redact(name) for name in files],
             stamp=stamp,
+            project=project,
         )
     return HandoffReport(path, doc_id, source, line, files, error)

@@ -41,10 +41,13 @@ def run(
         )
         if len(messages) < MIN_MESSAGES:
             return
+        from memtrove.hooks.session_start import project_of
+
         report = open_vault().write_handoff(
             event.session_id,
             split_turns(messages),
             time_budget=model_budget(HOOK_NAME, settings, started),
+            project=project_of(event),
         )
         if report.llm_error:
             log.warning(f"summary failed, regex fallback used: {report.llm_error}")

@@ -1,23 +1,43 @@
-"""``session-start`` (SessionStart): a reminder of the memory store, plus its hygiene.
+"""``session-start`` (SessionStart): where the last session of this project left off, a
+reminder of the memory store, and its hygiene.
 
-The reminder names the project store (from the session's working directory: its git
-repository, else the folder) and the tools to use. The hygiene report of the project and
-global stores follows only when something needs tending; a healthy store adds nothing.
+- **The last handoff** of this project (the same git repository, else the same folder; see
+  :func:`project_of`), another session's, when one was written: what was asked, its next
+  steps and open questions first, then what was done and decided, within
+  :data:`HANDOFF_BUDGET` tokens, inside ``<vault-session>``. Every line passes the
+  prompt-injection guard (a handoff whose lines read as an override together is left out
+  whole). A project with no handoff yet adds nothing.
+- **The reminder** names the project store and the tools to use.
+- **The hygiene report** of the project and global stores follows only when something needs
+  tending; a healthy store adds nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from memtrove.hooks.events import HookEvent, HookResult
+from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HookSettings
 from memtrove.memory.git import project_store_for
 from memtrove.memory.slugs import GLOBAL_STORE, store_name
 from memtrove.vault import Vault
 
-__all__ = ["reminder", "run"]
+__all__ = ["HANDOFF_BUDGET", "last_handoff", "project_of", "reminder", "run"]
+
+HANDOFF_BUDGET = 300  # tokens
+# The handoff's sections, most useful to a session starting first.
+_ORDER = ("Next steps", "Open questions", "Asked", "Done", "Decided", "Files changed")
+_FRONTMATTER = re.compile(r"\A---\n[\s\S]*?\n---\n")
+_SECTION = re.compile(r"^## (.+)$", re.M)
+
+
+def project_of(event: HookEvent) -> str:
+    """The project store's name of the session's folder (its repository), else global."""
+    folder = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else None
+    return store_name(project_store_for(folder)) if folder else GLOBAL_STORE
 
 
 def reminder(project_store: str) -> str:
@@ -30,19 +50,67 @@ def reminder(project_store: str) -> str:
     )
 
 
+def _sections(body: str) -> tuple[str, dict[str, list[str]]]:
+    """The handoff's title and its sections' lines (empty lines dropped)."""
+    text = _FRONTMATTER.sub("", body).strip()
+    parts = _SECTION.split(text)
+    title = next((line[2:] for line in parts[0].splitlines() if line.startswith("# ")), "")
+    sections = {
+        heading.strip(): [line for line in content.splitlines() if line.strip()]
+        for heading, content in zip(parts[1::2], parts[2::2], strict=False)
+    }
+    return title.strip(), sections
+
+
+def last_handoff(vault: Vault, session_id: str, project: str) -> str:
+    """The ``<vault-session>`` block of the project's last handoff, or ""."""
+    from memtrove.security.guard import escape, sanitize, sanitize_lines
+
+    for handoff in vault.latest_handoffs(3, exclude_session=session_id, project=project):
+        try:
+            body = vault.get(handoff.handoff_path).body
+        except Exception:  # forgotten or archived since: try the one before
+            continue
+        title, sections = _sections(body)
+        lines = [f"## Last session in this project ({handoff.ended_at[:10]}): {title}"]
+        if sanitize(lines[0]) is None:
+            continue
+        lines[0] = escape(lines[0])
+        used = estimate_tokens(lines[0])
+        for heading in _ORDER:
+            kept = sanitize_lines("\n".join(sections.get(heading, ())))
+            block = [f"{heading}:", *kept] if kept else []
+            cost = estimate_tokens("\n".join(block)) + 1
+            if not block or used + cost > HANDOFF_BUDGET:
+                continue
+            lines += block
+            used += cost
+        lines.append(f"(the whole handoff: {escape(handoff.handoff_path)})")
+        return "<vault-session>\n" + "\n".join(lines) + "\n</vault-session>"
+    return ""
+
+
 def run(
     event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
 ) -> HookResult:
     folder = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else None
-    project = store_name(project_store_for(folder)) if folder else GLOBAL_STORE
-    parts = [reminder(project)]
+    project = project_of(event)
+    parts: list[str] = []
     lines: list[str] = []
     try:
         vault = open_vault()
+        try:
+            handoff = last_handoff(vault, event.session_id, project)
+        except Exception as error:  # the rest still goes out
+            log.warning(f"last handoff skipped: {type(error).__name__}: {error}")
+            handoff = ""
+        if handoff:
+            parts.append(handoff)
         for store in dict.fromkeys((project, GLOBAL_STORE)):
             lines.extend(vault.hygiene(store=store, worktree=folder).lines())
     except Exception as error:  # the reminder still goes out
         log.warning(f"hygiene skipped: {type(error).__name__}: {error}")
+    parts.append(reminder(project))
     if lines:
         parts.append(
             "<memory-hygiene>When convenient, tend the memory store:\n"

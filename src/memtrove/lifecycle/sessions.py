@@ -413,18 +413,21 @@ def end_session(
     files_changed: Sequence[str],
     stamp: str,
     machine: str | None = None,
+    project: str | None = None,
 ) -> None:
-    """Record the session's handoff: path, summary, changed files (JSON list) and
-    ``ended_at``; call inside a write transaction (the handoff document's)."""
+    """Record the session's handoff: path, summary, changed files (JSON list), the project
+    it worked in and ``ended_at``; call inside a write transaction (the handoff
+    document's)."""
     import json
 
     connection.execute(
         "INSERT INTO session_log (session_id, started_at, last_seen_at, ended_at, handoff_path, "
-        "summary, files_changed, machine) VALUES (?1, ?2, ?2, ?2, ?3, ?4, ?5, ?6) "
+        "summary, files_changed, machine, project) VALUES (?1, ?2, ?2, ?2, ?3, ?4, ?5, ?6, ?7) "
         "ON CONFLICT (session_id) DO UPDATE SET ended_at = excluded.ended_at, "
         "last_seen_at = excluded.last_seen_at, handoff_path = excluded.handoff_path, "
         "summary = excluded.summary, files_changed = excluded.files_changed, "
-        "machine = COALESCE(excluded.machine, machine)",
+        "machine = COALESCE(excluded.machine, machine), "
+        "project = COALESCE(excluded.project, project)",
         (
             session_id,
             stamp,
@@ -432,6 +435,7 @@ def end_session(
             summary,
             json.dumps(list(files_changed), ensure_ascii=False),
             machine,
+            project,
         ),
     )
 
@@ -447,15 +451,20 @@ class Handoff(NamedTuple):
 
 
 def latest_handoffs(
-    connection: Connection, limit: int = 1, *, exclude_session: str = ""
+    connection: Connection,
+    limit: int = 1,
+    *,
+    exclude_session: str = "",
+    project: str | None = None,
 ) -> list[Handoff]:
     """The most recently ended sessions with a handoff, newest first (``exclude_session``
-    left out: the session asking)."""
+    left out: the session asking); ``project``: only sessions recorded in that project."""
+    where = "" if project is None else " AND project = ?"
     rows = connection.execute(
         "SELECT session_id, handoff_path, COALESCE(summary, ''), files_changed, ended_at "
         "FROM session_log WHERE handoff_path IS NOT NULL AND ended_at IS NOT NULL "
-        "AND session_id != ? ORDER BY ended_at DESC, rowid DESC LIMIT ?",
-        (exclude_session, max(0, limit)),
+        f"AND session_id != ?{where} ORDER BY ended_at DESC, rowid DESC LIMIT ?",
+        (exclude_session, *(() if project is None else (project,)), max(0, limit)),
     ).fetchall()
     return [
         Handoff(str(session_id), str(path), str(summary), _file_list(files), str(ended))

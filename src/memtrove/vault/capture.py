@@ -70,8 +70,10 @@ class CaptureAccess(VaultState):
         use_llm: bool = True,
         time_budget: float = 20.0,
         retry_seconds: float = 5.0,
+        project: str | None = None,
     ) -> HandoffReport:
-        """``handoff-generator``: the session's handoff document and its session_log row."""
+        """``handoff-generator``: the session's handoff document and its session_log row
+        (``project``: the project store's name of the session's folder)."""
         from memtrove.capture.handoff import write_handoff
 
         llm = self._capture_llm(use_llm)
@@ -85,6 +87,7 @@ class CaptureAccess(VaultState):
             time_budget=time_budget,
             retry_seconds=retry_seconds,
             guard=lambda: self._lock,
+            project=project,
         )
 
     def apply_feedback(
@@ -107,13 +110,16 @@ class CaptureAccess(VaultState):
             register_session(self._connection, session_id, self._clock())
 
     def latest_handoffs(
-        self, limit: int = 1, *, exclude_session: str = ""
+        self, limit: int = 1, *, exclude_session: str = "", project: str | None = None
     ) -> builtins.list[Handoff]:
-        """The newest session handoffs (session_log), ``exclude_session`` left out."""
+        """The newest session handoffs (session_log), ``exclude_session`` left out;
+        ``project``: only those of sessions in that project."""
         from memtrove.lifecycle.sessions import latest_handoffs
 
         with self._lock:
-            return latest_handoffs(self._connection, limit, exclude_session=exclude_session)
+            return latest_handoffs(
+                self._connection, limit, exclude_session=exclude_session, project=project
+            )
 
     def recent_decisions(self, days: int = 7, limit: int = 10) -> builtins.list[DocumentSummary]:
         """Active, valid decision documents modified in the last ``days`` days, newest

@@ -25,6 +25,7 @@ from memtrove.db.schema import (
     m016_mine,
     m017_vault_state,
     m018_import_runs,
+    m019_session_project,
 )
 
 __all__ = ["MIGRATIONS"]
@@ -48,4 +49,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m016_mine.NAME, m016_mine.STATEMENTS),
     (m017_vault_state.NAME, m017_vault_state.STATEMENTS),
     (m018_import_runs.NAME, m018_import_runs.STATEMENTS),
+    (m019_session_project.NAME, m019_session_project.STATEMENTS),
 )

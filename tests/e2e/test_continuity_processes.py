@@ -1,0 +1,76 @@
+"""Continuity by default: the installed SessionStart hook (``session-start``) opens a new
+session with the last handoff of the same project, written by the real Stop hooks of the
+session before; another project's session starts without it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.capture.transcripts import assistant, user, write_transcript
+from tests.e2e.test_hooks_processes import context, hook, process_env
+from tests.hooks.conftest import hook_env, open_test_vault  # noqa: F401  (fixtures)
+
+FIRST = "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d"
+SECOND = "1c2d3e4f-5061-4b7c-8d9e-0f1a2b3c4d5e"
+ELSEWHERE = "2d3e4f50-6172-4c8d-9e0f-1a2b3c4d5e6f"
+STEP = "the retry test for CreateInvoice with a reused idempotency key"
+
+
+def _start(session: str, cwd: Path, env: dict[str, str]) -> str:
+    start = {
+        "session_id": session,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": str(cwd),
+    }
+    answer, _ = hook("session-start", json.dumps(start).encode(), env)
+    return context(answer)
+
+
+def test_the_next_session_in_the_project_starts_from_the_last_handoff(
+    tmp_path: Path,
+    hook_env: dict[str, str],  # noqa: F811
+) -> None:
+    env = process_env(hook_env)
+    billing, website = tmp_path / "billing", tmp_path / "website"
+    for folder in (billing, website):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    transcript = write_transcript(
+        tmp_path / "projects" / "billing" / f"{FIRST}.jsonl",
+        [
+            user("Invoices are created twice when the client retries. Can you fix it?"),
+            assistant(
+                "The handler had no idempotency check. I added an idempotency key column to "
+                "invoices and made CreateInvoice look it up first.",
+                edit=str(billing / "invoices/create.py"),
+            ),
+            user("Good. Don't retry CreateInvoice without the key."),
+            assistant(f"Agreed. Still to do: {STEP}; I left a TODO in the test file."),
+        ],
+    )
+    stop = {
+        "session_id": FIRST,
+        "hook_event_name": "Stop",
+        "transcript_path": str(transcript),
+        "cwd": str(billing),
+    }
+    for name in ("decision-extractor", "handoff-generator"):
+        hook(name, json.dumps(stop).encode(), env)
+    with open_test_vault(hook_env) as vault:
+        (handoff,) = vault.latest_handoffs(5)
+        assert handoff.session_id == FIRST
+
+    (billing / "invoices").mkdir()
+    text = _start(SECOND, billing / "invoices", env)  # a folder of the same repository
+    assert "<vault-session>" in text and "Last session in this project" in text
+    assert STEP in text and "Next steps:" in text
+    assert text.index("<vault-session>") < text.index("<memtrove-memory>")
+    assert len(text[: text.index("</vault-session>")]) // 4 <= 320  # within its budget
+
+    other = _start(ELSEWHERE, website, env)
+    assert "<vault-session>" not in other and "<memtrove-memory>" in other
+    again = _start(FIRST, billing, env)  # the session that wrote it is not shown its own
+    assert "<vault-session>" not in again
