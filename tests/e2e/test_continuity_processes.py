@@ -70,6 +70,24 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
     assert text.index("<vault-session>") < text.index("<memtrove-memory>")
     assert len(text[: text.index("</vault-session>")]) // 4 <= 320  # within its budget
 
+    for prompt in ("where were we?", "What did we do last time?", "Pick up where we left off"):
+        ask = {
+            "session_id": SECOND,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+            "cwd": str(billing),
+        }
+        answer, _ = hook("context-surfacing", json.dumps(ask).encode(), env)
+        assert STEP in context(answer) and "Last session in this project" in context(answer)
+    ask = {
+        "session_id": SECOND,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "How does the invoice handler validate amounts?",
+        "cwd": str(billing),
+    }
+    answer, _ = hook("context-surfacing", json.dumps(ask).encode(), env)
+    assert "Last session in this project" not in json.dumps(answer)
+
     other = _start(ELSEWHERE, website, env)
     assert "<vault-session>" not in other and "<memtrove-memory>" in other
     again = _start(FIRST, billing, env)  # the session that wrote it is not shown its own

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.hooks.conftest import context_of, open_test_vault, payload, run_hook
 
 DEPLOY = "We deploy the web app to Fly.io in the ams region with blue-green releases."
@@ -65,3 +67,25 @@ def test_confirmed_rules_surface_in_context(
     assert "<vault-rules>" in text
     assert "prediction" in text and "The user wants a minimal patch" in text
     assert fresh.statement not in text  # confidence 0.5 cannot reach 0.60
+
+
+@pytest.mark.parametrize(
+    ("prompt", "asks"),
+    [
+        ("where were we?", True),
+        ("Where did we leave off with the invoices?", True),
+        ("what did we do last time?", True),
+        ("What did we decide yesterday about retries?", True),
+        ("pick up where we left off", True),
+        ("Remind me what happened in the previous session", True),
+        ("where is the config file?", False),
+        ("what did you change in the handler?", False),
+        ("How does the last step of the pipeline work?", False),
+        ("continue", False),
+        ("What was the last commit message?", False),
+    ],
+)
+def test_which_prompts_ask_where_the_work_stands(prompt: str, asks: bool) -> None:
+    from memtrove.hooks.context_surfacing import _CONTINUATION
+
+    assert bool(_CONTINUATION.search(prompt)) is asks

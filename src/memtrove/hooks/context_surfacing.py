@@ -23,6 +23,10 @@ heartbeat included) store ``query_text = NULL``; turns that reached retrieval st
 raw prompt, whether or not anything was injected, so a follow-up can look back at them.
 Without a session id nothing is logged and there is no lookback.
 
+A prompt asking where the work stands ("where were we?", "what did we do last time?",
+"pick up where we left off") is answered first by the project's last handoff (another
+session's, in ``<vault-session>``), then by what retrieval finds.
+
 After the threshold, spreading activation lifts results that were injected together with
 the top HOT results before (see :func:`spread_activation`). Not here: the focus-topic
 boost (no focus topics are recorded yet). Every ``MEMTROVE_NUDGE_INTERVAL`` (15) prompts
@@ -59,6 +63,7 @@ __all__ = [
     "FILTERED_PATHS",
     "HOOK_NAME",
     "SURFACED_INTERNAL",
+    "continuation",
     "diversify",
     "is_noise",
     "relationship_lines",
@@ -92,6 +97,15 @@ SPREAD_STEP = 0.1  # spreading activation per co-activated HOT result
 SPREAD_CAP = 0.2
 MAX_VAULT_FACTS = 20
 
+# A prompt asking where the work stands: the project's last handoff answers it first.
+_CONTINUATION = re.compile(
+    r"\bwhere (?:were|was|are) (?:we|i)\b|\b(?:left|leave) off\b|\bpick (?:it |this )?up\b"
+    r"|\b(?:last|previous|earlier|prior) (?:session|time|conversation|chat)\b"
+    r"|\bwhat (?:did|were) (?:we|i|you) (?:do|doing|work(?:ing)? on|decide|say)\b"
+    r"[^?.!]{0,40}\b(?:last|yesterday|before|previously|earlier)\b"
+    r"|\bcarry on\b|\bcontinue (?:from|where|with (?:the|what) (?:last|previous))\b",
+    re.I,
+)
 _DENIALS = re.compile(
     r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
     r"|i don'?t recall|i don'?t remember|no (?:relevant )?memories found"
@@ -356,6 +370,8 @@ def _surface_prompt(
     query, thread = lookback_queries(prompt, recent)
     rules = _quietly(lambda: rule_lines(vault, prompt, event.cwd), "", log)
     reserved_chars += len(rules) + 1 if rules else 0
+    handoff = _quietly(lambda: continuation(vault, prompt, event), "", log)
+    reserved_chars += len(handoff) + 1 if handoff else 0
     vault_nudge = ""
     if settings.nudge_interval and session:
         since = _quietly(lambda: vault.prompts_since_curation(HOOK_NAME), 0, log) + 1
@@ -375,8 +391,20 @@ def _surface_prompt(
     result.surfaced = [entry.key for entry in rendered.shown]
     result.copies = {entry.key: entry.also_at for entry in rendered.shown if entry.also_at}
     result.tokens = rendered.tokens
-    result.context = "\n".join(part for part in (rendered.text, rules, vault_nudge) if part)
+    parts = (handoff, rendered.text, rules, vault_nudge)
+    result.context = "\n".join(part for part in parts if part)
     return result
+
+
+def continuation(vault: Vault, prompt: str, event: HookEvent) -> str:
+    """For a prompt asking where the work stands ("where were we?", "what did we do last
+    time?"), the last handoff of the session's project (see
+    :func:`memtrove.hooks.session_start.last_handoff`); otherwise ""."""
+    if not _CONTINUATION.search(prompt[:500]):
+        return ""
+    from memtrove.hooks.session_start import last_handoff, project_of
+
+    return last_handoff(vault, event.session_id, project_of(event))
 
 
 def rule_lines(vault: Vault, prompt: str, cwd: str) -> str:
