@@ -333,3 +333,35 @@ def test_no_vault_lock_is_held_across_a_model_call(
 
 
 SUMMARYLESS = "<summary><request><item>Look at the cache</item></request></summary>"
+
+
+def test_captured_documents_are_embedded_as_they_are_written(
+    vault: Vault, transcripts: tuple[str, str], notes: Path
+) -> None:
+    """Into the vault's own embedding space: vector search finds a decision at once, and
+    the handoff with it; a vault that never embedded is left to `memtrove embed`."""
+    from tests.conftest import write
+
+    write(notes, "cache.md", "# Cache\n\nThe session cache lives in Redis.\n")
+    vault.add_collection(notes, name="notes")
+    vault.update()
+    assert vault.embed().fragments > 0  # the vault has vectors: captures join them
+    turns = read_turns(transcripts[0])
+    report = vault.capture_observations(SESSION, turns)
+    handoff = vault.write_handoff(SESSION, turns)
+    pending = rows(
+        vault,
+        "SELECT path FROM documents WHERE collection = '_memtrove' AND embed_state != 'synced'",
+    )
+    assert report.documents and pending == []
+    found = [r.path for r in vault.vsearch("redis connection pool for the session cache", 20)]
+    assert any(path.startswith("agent/decisions/") for path in found), found
+    assert handoff.path in found
+
+
+def test_a_vault_without_vectors_leaves_captures_to_embed(
+    vault: Vault, transcripts: tuple[str, str]
+) -> None:
+    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    synced = rows(vault, "SELECT COUNT(*) FROM documents WHERE embed_state = 'synced'")
+    assert synced == [(0,)] and rows(vault, "SELECT COUNT(*) FROM embedding_space") == [(0,)]

@@ -68,6 +68,7 @@ class CaptureReport(NamedTuple):
     contradictions: tuple[str, ...]
     would_invalidate: tuple[str, ...]
     llm_error: str | None
+    documents: tuple[int, ...] = ()  # ids of the documents written (observations, sessions)
 
     @property
     def summary(self) -> str:
@@ -222,6 +223,12 @@ def capture_turns(
         tuple(lowered),
         tuple(would),
         llm_error,
+        tuple(
+            dict.fromkeys(
+                [doc_id for doc_id, _ in written.observations]
+                + [doc for doc in (written.decisions_id, written.antipatterns_id) if doc]
+            )
+        ),
     )
 
 

@@ -30,6 +30,7 @@ from memtrove.retrieval.vectors import (
     format_document_input,
     insert_vectors,
     set_space,
+    stored_space,
     vector_count,
 )
 
@@ -37,7 +38,14 @@ if TYPE_CHECKING:
     pass
 
 
-__all__ = ["MAX_ATTEMPTS", "EmbedProgress", "EmbedReport", "embed_pending", "pending_counts"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "EmbedProgress",
+    "EmbedReport",
+    "embed_documents",
+    "embed_pending",
+    "pending_counts",
+]
 
 MAX_ATTEMPTS = 3
 BATCH_FRAGMENTS = 512
@@ -156,6 +164,51 @@ def embed_pending(
         )
     report.elapsed_seconds = time.monotonic() - started
     return report
+
+
+def embed_documents(
+    connection: Connection,
+    embedder: Embedder,
+    doc_ids: Sequence[int],
+    *,
+    wait_seconds: float = 2.0,
+) -> int:
+    """Embed ``doc_ids``' pending fragments now (what a capture just wrote, so vector search
+    finds it at once); the fragments embedded. Only into the vault's existing embedding
+    space: a vault without vectors, or with vectors of another model, is left to ``embed``
+    (0). While another process holds the embedding lease this waits up to
+    ``wait_seconds`` for it, then leaves the documents pending for the next run."""
+    from memtrove.errors import LeaseHeldError
+
+    if not doc_ids or vector_count(connection) == 0:
+        return 0
+    space = stored_space(connection)
+    if space is None or space.identity != embedder.identity:
+        return 0
+    marks = ",".join("?" * len(doc_ids))
+    hashes = sorted(
+        {
+            str(row[0])
+            for row in connection.execute(
+                f"SELECT hash FROM documents WHERE id IN ({marks}) AND active = 1 "
+                "AND embed_state != 'synced'",
+                list(doc_ids),
+            )
+        }
+    )
+    if not hashes or space.dimensions != embedder.dimensions:
+        return 0
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            lease = Lease.acquire(connection, "embedding")
+            break
+        except LeaseHeldError:
+            if time.monotonic() >= deadline:
+                return 0
+            time.sleep(0.1)
+    with lease:
+        return _embed_hashes(connection, embedder, hashes, lease, EmbedReport())
 
 
 def _probe(embedder: Embedder, dimensions: int) -> None:

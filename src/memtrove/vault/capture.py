@@ -12,6 +12,7 @@ import builtins
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memtrove.errors import MemtroveError
 from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class CaptureAccess(VaultState):
         from memtrove.capture.extractor import capture_turns
 
         llm = self._capture_llm(use_llm)
-        return capture_turns(
+        report = capture_turns(
             self._connection,
             session_id,
             turns,
@@ -61,6 +62,26 @@ class CaptureAccess(VaultState):
             retry_seconds=retry_seconds,
             guard=lambda: self._lock,  # held for the connection, not across a model call
         )
+        self.embed_written(report.documents)
+        return report
+
+    def embed_written(self, doc_ids: Sequence[int]) -> int:
+        """Embed documents just written (a capture's, a handoff) into the vault's existing
+        embedding space, so vector search finds them at once; the fragments embedded. A
+        vault without vectors, vectors of another model, or an embedder that fails leave
+        them pending for ``memtrove embed`` (0): what was written stands either way."""
+        if not doc_ids:
+            return 0
+        with self._lock:  # no space recorded: nothing to join, and no embedder to load
+            if self._connection.execute("SELECT 1 FROM embedding_space").fetchone() is None:
+                return 0
+        from memtrove.index.embedding import embed_documents
+
+        try:
+            with self._lock:
+                return embed_documents(self._connection, self.models.embedder, doc_ids)
+        except MemtroveError:
+            return 0
 
     def write_handoff(
         self,
@@ -77,7 +98,7 @@ class CaptureAccess(VaultState):
         from memtrove.capture.handoff import write_handoff
 
         llm = self._capture_llm(use_llm)
-        return write_handoff(
+        report = write_handoff(
             self._connection,
             session_id,
             turns,
@@ -89,6 +110,8 @@ class CaptureAccess(VaultState):
             guard=lambda: self._lock,
             project=project,
         )
+        self.embed_written([report.doc_id])
+        return report
 
     def apply_feedback(
         self, session_id: str, turns: Sequence[Turn], *, retry_seconds: float = 5.0
