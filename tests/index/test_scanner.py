@@ -248,8 +248,11 @@ def test_symlinked_folders_are_not_followed(notes: Path, tmp_path: Path) -> None
     (notes / "loop").symlink_to(notes, target_is_directory=True)
     result = scan_collection(notes, "**/*.md")
     assert [f.path for f in result.files] == ["real/b.md"]
-    # folder links do not match `**/*.md`, so they are not reported either
-    assert result.skipped == []
+    # a folder link is reported (not entered), wherever it points
+    assert result.skipped == [
+        ("linked", "symbolic link (not followed)", "folder not entered"),
+        ("loop", "symbolic link (not followed)", "folder not entered"),
+    ]
     assert ("linked", "symbolic link (not followed)", "") in scan_collection(notes, "**").skipped
 
 

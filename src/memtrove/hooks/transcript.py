@@ -6,7 +6,10 @@ Claude Code's ``{"type": ..., "message": {"role", "content"}}`` or a flat
 ``{"role", "content"}``; content is a string or a list of blocks, of which ``text``,
 ``tool_use`` (name, id and JSON input) and ``tool_result`` (its first 500 characters) are
 rendered as text. Malformed lines are skipped. Files over 10 MB are read from the end in
-2 MB chunks until enough messages are found, so a long session costs the tail only.
+2 MB chunks until enough messages are found, so a long session costs the tail only. The
+file is opened through :func:`memtrove.files.open_regular`: a FIFO or a device put in
+its place is refused once open (never waited on, never read without end), and its size is
+taken from the open file.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from memtrove.files import open_regular
 
 if TYPE_CHECKING:
     from memtrove.capture.turns import Turn
@@ -111,7 +116,7 @@ def _parse(lines: Iterable[str]) -> list[Message]:
 
 
 def _tail_messages(
-    path: Path, size: int, wanted: int, chunk_bytes: int = CHUNK_BYTES
+    handle: BinaryIO, size: int, wanted: int, chunk_bytes: int = CHUNK_BYTES
 ) -> list[Message]:
     """Messages from the end of the file, 2 MB (``chunk_bytes``) at a time, until
     ``wanted`` are found."""
@@ -119,21 +124,20 @@ def _tail_messages(
     partial = b""  # the start of a line cut by the chunk boundary
     skipping = False  # inside a line longer than MAX_LINE_BYTES
     position = size
-    with open(path, "rb") as handle:
-        while position > 0 and len(messages) < wanted:
-            step = min(chunk_bytes, position)
-            position -= step
-            handle.seek(position)
-            lines = (handle.read(step) + partial).split(b"\n")
-            partial = lines.pop(0) if position > 0 else b""
-            if len(partial) > MAX_LINE_BYTES:  # one huge line: skipped, never held whole
-                partial = b""
-                skipping = True
-            elif skipping and lines:
-                lines.pop()  # the rest of the skipped line, up to its newline
-                skipping = False
-            found = _parse(line.decode("utf-8", errors="replace") for line in lines)
-            messages = found + messages
+    while position > 0 and len(messages) < wanted:
+        step = min(chunk_bytes, position)
+        position -= step
+        handle.seek(position)
+        lines = (handle.read(step) + partial).split(b"\n")
+        partial = lines.pop(0) if position > 0 else b""
+        if len(partial) > MAX_LINE_BYTES:  # one huge line: skipped, never held whole
+            partial = b""
+            skipping = True
+        elif skipping and lines:
+            lines.pop()  # the rest of the skipped line, up to its newline
+            skipping = False
+        found = _parse(line.decode("utf-8", errors="replace") for line in lines)
+        messages = found + messages
     return messages
 
 
@@ -148,13 +152,17 @@ def read_transcript(
     if checked is None:
         return []
     try:
-        size = checked.stat().st_size
-        if size > tail_over:
-            # With a role filter more of the tail is read, so enough messages qualify.
-            wanted = last if role is None else last * 4
-            messages = _tail_messages(checked, size, wanted, min(CHUNK_BYTES, max(1, tail_over)))
-        else:
-            messages = _parse(checked.read_text(encoding="utf-8", errors="replace").splitlines())
+        with open_regular(checked, max_bytes=MAX_TRANSCRIPT_BYTES - 1) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > tail_over:
+                # With a role filter more of the tail is read, so enough messages qualify.
+                wanted = last if role is None else last * 4
+                chunk = min(CHUNK_BYTES, max(1, tail_over))
+                messages = _tail_messages(handle, size, wanted, chunk)
+            else:
+                # what the file holds when it was opened: one that grows since is not followed
+                text = handle.read(size).decode("utf-8", errors="replace")
+                messages = _parse(text.splitlines())
     except OSError:
         return []
     if role is not None:

@@ -1,5 +1,8 @@
 """Reading one file for the indexer: open it safely, decode, redact, parse, classify, cut
-its fragments. A pure step (no database, no shared state), so it can run in another process
+its fragments. The file is opened from the collection's folder through
+:func:`memtrove.files.open_beneath`: a link (the file, or a folder above it, swapped for
+one since the scan), a FIFO or a device, or a file grown past 5 MB is skipped with its
+reason, never followed or read. A pure step (no database, no shared state), so it can run in another process
 (:mod:`memtrove.index.workers`); the indexer applies what it returns, in order.
 """
 
@@ -7,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from memtrove.files import LEAVES, NOT_REGULAR, SYMLINK, Refused, open_beneath, read_capped
 from memtrove.index.classify import classify_content_type, quality_score
 from memtrove.index.markdown import (
     ParsedMarkdown,
@@ -20,7 +22,7 @@ from memtrove.index.markdown import (
     parse_markdown,
     split_fragments,
 )
-from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry, file_kind
+from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry
 from memtrove.results import Collection, FileIssue, SkipReason
 from memtrove.text import parse_iso_datetime
 
@@ -31,11 +33,16 @@ __all__ = [
     "body_hash",
     "decode_file",
     "fragment_rows",
-    "open_no_wait",
     "prepare_file",
 ]
 
 FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
+# the opener's refusals by the reason update reports; the one left is the size cap
+_REFUSALS = {
+    SYMLINK: SkipReason.SYMLINK,
+    NOT_REGULAR: SkipReason.NOT_REGULAR,
+    LEAVES: SkipReason.SYMLINK,
+}
 
 
 @dataclass
@@ -51,12 +58,6 @@ class Prepared:
     tags: str | None
     notices: list[str] = field(default_factory=list)
     fragments: list[FragmentRow] | None = None  # computed with the rest, off the write path
-
-
-def open_no_wait(path: str, flags: int) -> int:
-    """Open without blocking on a FIFO (nor following a link) swapped in since the scan."""
-    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    return os.open(path, flags | extra)
 
 
 class Outcome(NamedTuple):
@@ -90,17 +91,14 @@ def prepare_file(
         return Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
 
     try:
-        with open(file.absolute, "rb", opener=open_no_wait) as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            # Replaced since the scan (by a FIFO, say): not read, not a document any more.
-            if not stat.S_ISREG(mode):
-                return skip(SkipReason.NOT_REGULAR, file_kind(mode))
-            data = handle.read(MAX_FILE_BYTES + 1)
+        with open_beneath(collection.path, file.path, max_bytes=MAX_FILE_BYTES) as handle:
+            data = read_capped(handle, MAX_FILE_BYTES, file.path)
+    except Refused as refused:
+        # Replaced since the scan (by a FIFO, a link, a larger file): not a document any more.
+        return skip(_REFUSALS.get(refused.reason, SkipReason.TOO_LARGE), refused.detail)
     except OSError as error:
         detail = error.strerror or type(error).__name__
         return skip(SkipReason.UNREADABLE, detail)._replace(unreadable=True)
-    if len(data) > MAX_FILE_BYTES:
-        return skip(SkipReason.TOO_LARGE)
     if b"\x00" in data[:8192]:
         return skip(SkipReason.BINARY)
     notices: list[str] = []

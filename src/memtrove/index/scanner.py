@@ -1,6 +1,7 @@
 """Walking a collection's folder: which files its pattern takes, and which it must not.
 
-Never followed: symbolic links (to files or folders, broken or looping). Never entered: the
+Never followed: symbolic links (to files or folders, broken or looping, inside the folder or
+out of it): a link the pattern takes, and a link to a folder, are reported. Never entered: the
 folders the spec excludes and any folder whose name starts with a dot. Never opened: what is
 not a regular file (a FIFO would block the reader, a device has no end), reported as such.
 Files larger than 5 MB are skipped from their size alone, without being read. A file or
@@ -26,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from memtrove.files import file_kind
 from memtrove.results import SkipReason
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "FileEntry",
     "ScanResult",
     "compile_pattern",
+    "file_kind",
     "scan_collection",
 ]
 
@@ -98,19 +101,6 @@ def _is_utf8(name: str) -> bool:
 def printable_path(path: str) -> str:
     """``path`` with each byte that is not valid UTF-8 shown as U+FFFD."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-_KINDS = (
-    (stat_module.S_ISFIFO, "FIFO"),
-    (stat_module.S_ISSOCK, "socket"),
-    (stat_module.S_ISCHR, "character device"),
-    (stat_module.S_ISBLK, "block device"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, for the skip report (``FIFO``, ``socket``, ...)."""
-    return next((kind for test, kind in _KINDS if test(mode)), "special file")
 
 
 @lru_cache(maxsize=64)
@@ -264,6 +254,8 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
                         excluded = excluded_dir or is_excluded(child)
                         reason = SkipReason.EXCLUDED if excluded else SkipReason.SYMLINK
                         result.skipped.append((child, reason, ""))
+                    elif _links_a_folder(entry, excluded_dir or is_excluded(child)):
+                        result.skipped.append((child, SkipReason.SYMLINK, "folder not entered"))
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if not is_excluded_dir(name):
@@ -291,6 +283,17 @@ def scan_collection(root: Path, pattern: str, exclude: Sequence[str] = ()) -> Sc
     result.files.sort(key=lambda file: file.path)
     result.skipped.sort(key=lambda skip: skip[0])
     return result
+
+
+def _links_a_folder(entry: os.DirEntry[str], excluded: bool) -> bool:
+    """Whether ``entry``, a link, names a folder the walk would have entered were it one (so
+    its skip is reported): only the link's target is stat'ed, nothing is opened."""
+    if excluded or is_excluded_dir(entry.name):
+        return False
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _skip_bad_name(

@@ -15,7 +15,10 @@ first bytes of that file.
 Bounds: one item may be at most :data:`MAX_ITEM_CHARS` characters (a conversation larger than
 that is skipped with a counted reason, and so is the rest of the file, which cannot be
 resynchronised). A syntax error inside an item stops the file at that item; the items before
-it were already yielded. Invalid UTF-8 is replaced, never fatal.
+it were already yielded. Invalid UTF-8 is replaced, never fatal. The file, or the zip, is
+opened through :func:`memtrove.mine.exchanges.open_source` (no link, only a regular file);
+a zip member larger than :data:`memtrove.mine.exchanges.MAX_SOURCE_BYTES` once uncompressed
+(a zip bomb) or stored as a link is skipped with its reason, unread.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from memtrove.mine.exchanges import Skips
+from memtrove.files import Refused, zip_member_refusal
+from memtrove.mine.exchanges import MAX_SOURCE_BYTES, Skips, open_source
 
 __all__ = ["CHUNK_CHARS", "MAX_ITEM_CHARS", "export_head", "json_items"]
 
@@ -57,7 +61,7 @@ def export_head(path: Path, head: bytes) -> bytes | None:
     if suffix != ".zip":
         return None
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_source(path) as handle, zipfile.ZipFile(handle) as archive:
             members = _members(archive)
             if not members:
                 return b""
@@ -71,15 +75,21 @@ def json_items(path: Path, skips: Skips) -> Iterator[Any]:
     """Each item of the JSON array in ``path`` (or the one value the file holds); of an
     export zip, each item of each of its conversation files."""
     if path.suffix.lower() != ".zip":
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with io.TextIOWrapper(open_source(path), encoding="utf-8", errors="replace") as handle:
             yield from _items(handle, skips)
         return
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_source(path) as source, zipfile.ZipFile(source) as archive:
             for name in _members(archive):
+                refusal = zip_member_refusal(archive.getinfo(name), MAX_SOURCE_BYTES)
+                if refusal is not None:  # a zip bomb, or a link stored as a member
+                    skips.skip(refusal)
+                    continue
                 with archive.open(name) as member:
                     text = io.TextIOWrapper(member, encoding="utf-8", errors="replace")
                     yield from _items(text, skips)
+    except Refused:
+        raise  # the run counts it by its reason
     except _ZIP_ERRORS:
         skips.skip("unreadable zip")
 

@@ -19,14 +19,19 @@ from typing import Any
 
 from memtrove.db.connection import Connection
 from memtrove.db.fts_totals import settle_fts_totals
-from memtrove.mine.exchanges import exchanges
+from memtrove.files import Refused
+from memtrove.mine.exchanges import Skips, exchanges
 from memtrove.mine.formats import ORDER
 from memtrove.mine.report import MAX_LISTED, FormatCounts, MineReport
 from memtrove.mine.scan import candidates, detect
 from memtrove.mine.writer import DEFAULT_BATCH, Writer, render, source_mtime_ns
 from memtrove.text import iso_from_timestamp
 
-__all__ = ["mine_folder", "relative_source"]
+__all__ = ["FILES", "mine_folder", "relative_source"]
+
+FILES = "files"
+"""The report's heading for what was refused before any reader saw it (a symbolic link, a
+FIFO or a device in the folder mined): ``skipped (files): symbolic link (not followed) 2``."""
 
 
 def relative_source(root: Path, path: Path) -> str:
@@ -104,10 +109,14 @@ class _Tally:
 def _mine_files(
     root: Path, formats: Sequence[str], writer: Writer, since: str | None, tally: _Tally
 ) -> None:
-    for path, is_folder in candidates(root, formats):
+    refused = Skips()
+    for path, is_folder in candidates(root, formats, refused):
         name = relative_source(root, path)
         try:
             found = detect(path, is_folder, formats)
+        except Refused as error:  # swapped since the walk, or a reader's first open refused
+            refused.skip(error.reason)
+            continue
         except (OSError, ValueError, RecursionError) as error:
             tally.errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
             continue
@@ -125,7 +134,7 @@ def _mine_files(
             for conversation in found.conversations:
                 counted["conversations"] += 1
                 kept: set[str] = set()
-                for exchange in exchanges(conversation):
+                for exchange in exchanges(conversation, dropped):
                     when = exchange.authored_at or file_time
                     if since is not None and when < since:
                         dropped["before --since"] += 1
@@ -140,6 +149,8 @@ def _mine_files(
                 if since is None and kept:
                     folder = next(iter(kept)).rsplit("/", 1)[0]
                     writer.retire_others(folder, frozenset(kept))
+        except Refused as error:
+            dropped[error.reason] += 1
         except (
             OSError,
             ValueError,
@@ -151,3 +162,5 @@ def _mine_files(
             # a file a reader could not follow costs that file (named), never the run
             tally.errors.append(f"{name}: {type(error).__name__}: {error}"[:300])
         dropped.update(found.skips)
+    if refused:
+        tally.skipped.setdefault(FILES, Counter()).update(refused)

@@ -26,7 +26,7 @@ from typing import IO, Any, NamedTuple
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import write_totals_record
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
-from memtrove.files import open_regular
+from memtrove.files import Refused, open_regular
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
 from memtrove.mine.portable import FORMAT, VECTORS, VERSION, decode_value, stored_tables
@@ -473,8 +473,13 @@ def _restore_averages(connection: Connection, value: Any) -> None:
 
 
 def open_export(path: Path) -> IO[bytes]:
-    """The export file, opened for reading (a missing or unreadable one is a user error)."""
+    """The export file, opened for reading (a missing or unreadable one is a user error).
+    The path the user named may be a link; what it names must be a regular file (a FIFO or
+    a device is refused, never waited on or read without end)."""
     try:
         return open_regular(path)
+    except Refused as refused:
+        detail = f" ({refused.detail})" if refused.detail else ""
+        raise PortableFormatError(f"cannot read {path}: {refused.reason}{detail}") from None
     except OSError as error:
         raise PortableFormatError(f"cannot read {path}: {error.strerror or error}") from None

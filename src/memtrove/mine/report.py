@@ -29,7 +29,9 @@ class MineReport(NamedTuple):
     retired: int
     """Documents of a re-read conversation that it no longer holds (a rewound branch)."""
     skipped: dict[str, dict[str, int]]
-    """Per format, what the readers and the writer dropped, by reason."""
+    """Per format, what the readers and the writer dropped, by reason (and cut: ``message
+    cut to 1,000,000 characters``); under ``files``, what was refused before any reader
+    saw it (``symbolic link (not followed)``, ``not a regular file``)."""
     unrecognised: list[str]
     unrecognised_count: int
     errors: list[str]

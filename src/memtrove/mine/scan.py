@@ -8,6 +8,11 @@ entered (:data:`SKIP_DIRS`). Each candidate is offered to the readers in
 ``sniff`` accepts it and whose ``read`` yields a conversation takes it. A reader that yields
 none but counted what it skipped (a subagent transcript, say) also takes it, so its reasons
 are reported; a file that no reader takes is listed as unrecognised, never guessed.
+
+Nothing below the folder mined is followed: a candidate or a folder that is a symbolic link
+(wherever it points) and a candidate that is not a regular file (a FIFO, a device) are
+counted by reason (:mod:`memtrove.files`), never opened; the folder or file named to
+``mine`` may itself be a link, the user chose it.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from memtrove.files import open_regular
-from memtrove.mine.exchanges import Conversation, Skips
+from memtrove.files import NOT_REGULAR, SYMLINK
+from memtrove.mine.exchanges import Conversation, Skips, open_source
 from memtrove.mine.formats import ORDER, reader
 
 __all__ = ["EXTENSIONS", "SKIP_DIRS", "Found", "candidates", "detect"]
@@ -67,14 +72,23 @@ def _readers(labels: Sequence[str]) -> list[tuple[str, ModuleType]]:
     return found
 
 
-def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path, bool]]:
+def candidates(
+    root: Path, labels: Sequence[str] = ORDER, refused: Skips | None = None
+) -> Iterator[tuple[Path, bool]]:
     """(path, is a folder export) in a stable order: folders a reader takes whole (Slack),
     then files by extension. Symbolic links are not followed, and only regular files are
-    offered (a FIFO, socket or device would block or never end)."""
+    offered (a FIFO, socket or device would block or never end): the others are counted in
+    ``refused`` by reason."""
+    refused = refused if refused is not None else Skips()
     # Only Slack exports are folders (or zips) read whole.
     folder_readers = [module for label, module in _readers(labels) if label == "slack"]
-    if root.is_file():
-        yield root, False
+    if not root.is_dir():
+        why = _refusal(root, follow=True)
+        if why is None:
+            # a file named to mine may be a link (the user chose it): read what it names
+            yield (Path(os.path.realpath(root)) if root.is_symlink() else root), False
+        elif root.exists():
+            refused.skip(why)
         return
 
     def takes_folder(path: Path) -> bool:
@@ -95,6 +109,7 @@ def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path
         for name in dirs:
             path = Path(folder, name)
             if path.is_symlink():
+                refused.skip(SYMLINK)
                 continue
             if takes_folder(path):
                 yield path, True
@@ -104,24 +119,31 @@ def candidates(root: Path, labels: Sequence[str] = ORDER) -> Iterator[tuple[Path
         for name in sorted(files):
             path = Path(folder, name)
             suffix = path.suffix.lower()
-            if (suffix in EXTENSIONS or suffix == ".zip") and _regular(path):
-                yield path, False
+            if suffix in EXTENSIONS or suffix == ".zip":
+                why = _refusal(path)
+                if why is None:
+                    yield path, False
+                elif why != "gone":
+                    refused.skip(why)
 
 
-def _regular(path: Path) -> bool:
-    """Whether ``path`` itself (not what a link names) is a regular file."""
+def _refusal(path: Path, *, follow: bool = False) -> str | None:
+    """Why ``path`` (not what a link names, unless ``follow``) is not offered to a reader."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        mode = (os.stat if follow else os.lstat)(path).st_mode
     except OSError:
-        return False
+        return "gone"
+    if stat.S_ISLNK(mode):
+        return SYMLINK
+    return None if stat.S_ISREG(mode) else NOT_REGULAR
 
 
 def detect(path: Path, is_folder: bool, labels: Sequence[str] = ORDER) -> Found | None:
     """The first reader (in ``labels`` order) that takes ``path``, or None."""
     head = b""
     if not is_folder:
-        # An unreadable file (or a FIFO swapped in since the walk) is the caller's to report.
-        with open_regular(path) as handle:
+        # A file refused (a FIFO swapped in since the walk) is the caller's to report.
+        with open_source(path) as handle:
             head = handle.read(HEAD_BYTES)
     zipped = path.suffix.lower() == ".zip"
     for label, module in _readers(labels):

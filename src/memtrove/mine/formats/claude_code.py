@@ -33,13 +33,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
+from memtrove.mine.exchanges import (
+    ASSISTANT,
+    LINE_TOO_LONG,
+    USER,
+    Conversation,
+    Message,
+    Skips,
+    bounded_lines,
+    open_source,
+    word,
+)
 from memtrove.mine.summaries import first_line, result_line, tool_line
 from memtrove.text import parse_iso_datetime, scrub
 
 __all__ = ["LABEL", "read", "sniff"]
 
 LABEL = "claude-code"
+TOO_LONG = object()
+"""What :func:`_lines` gives for a line longer than ``MAX_LINE_BYTES`` (skipped, counted)."""
 
 _CONVERSATION = {"user", "assistant"}
 _MARKERS = ('"parentUuid"', '"sessionId"', '"leafUuid"', '"file-history-snapshot"')
@@ -78,9 +90,12 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
 def _lines(path: Path, only: bytearray | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or None when the line is not JSON), blank lines left out;
     with ``only``, just the lines it flags (the others are not even parsed)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle):
+    with open_source(path) as handle:
+        for number, raw in enumerate(bounded_lines(handle)):
             if only is not None and (number >= len(only) or not only[number]):
+                continue
+            if raw is None:
+                yield number, TOO_LONG
                 continue
             if not raw.strip():
                 continue
@@ -104,8 +119,8 @@ def _survey(path: Path, skips: Skips) -> tuple[bytearray, str, str | None] | Non
     sidechain_only: bool | None = None
     for number, entry in _lines(path):
         keep.extend(b"\0" * (number + 1 - len(keep)))
-        if entry is None:
-            skips.skip("malformed line")
+        if entry is None or entry is TOO_LONG:
+            skips.skip("malformed line" if entry is None else LINE_TOO_LONG)
             continue
         if not isinstance(entry, dict):
             skips.skip("not an object")

@@ -21,7 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, word
+from memtrove.mine.exchanges import (
+    ASSISTANT,
+    LINE_TOO_LONG,
+    USER,
+    Conversation,
+    Message,
+    Skips,
+    bounded_lines,
+    open_source,
+    word,
+)
 from memtrove.mine.summaries import result_line, tool_line
 from memtrove.text import parse_iso_datetime, scrub
 
@@ -85,8 +95,11 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
             messages.append(Message(ASSISTANT, "Codex", text, turn.timestamp))
         turn = _Turn()
 
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle):
+    with open_source(path) as handle:
+        for number, raw in enumerate(bounded_lines(handle)):
+            if raw is None:
+                skips.skip(LINE_TOO_LONG)
+                continue
             if not raw.strip():
                 continue
             try:

@@ -26,20 +26,33 @@ are rendered as text (``@Name``, ``#channel``, ``label (url)``); files are named
 
 Skipped and counted: bot messages (``bot_message`` or a ``bot_id``), joins, leaves, topic and
 purpose changes and the other housekeeping subtypes, deleted messages (``tombstone``) and
-messages with no text. Day files larger than :data:`MAX_DAY_FILE_BYTES` are skipped.
+messages with no text. Day files larger than :data:`MAX_DAY_FILE_BYTES` are skipped, and so
+are the entries of an export folder that are symbolic links (a day file, a list file or a
+channel folder, wherever it points) or not regular files (a FIFO, a device): they are
+counted, never followed or opened (:mod:`memtrove.files`). Zip members that are links
+or larger than the cap once uncompressed are skipped the same way.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import zipfile
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path, PurePosixPath
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
-from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
+from memtrove.files import (
+    NOT_REGULAR,
+    SYMLINK,
+    Refused,
+    entry_refusal,
+    read_beneath,
+    zip_member_refusal,
+)
+from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips, open_source
 from memtrove.text import iso_from_timestamp, scrub
 
 __all__ = ["GAP_SECONDS", "LABEL", "MAX_EXCHANGE_MESSAGES", "read", "sniff"]
@@ -71,24 +84,29 @@ class _Post(NamedTuple):
 
 
 class _Export:
-    """The files of an export, from a folder or a zip (one optional top folder inside)."""
+    """The files of an export, from a folder or a zip (one optional top folder inside).
+
+    A folder is listed without following anything: a link (a list file, a channel folder or
+    a day file that is one, wherever it points) and what is not a regular file (a FIFO, a
+    device) are left out and counted in ``refused``; each file is then read through
+    :func:`memtrove.files.read_beneath`, which checks again once it is open."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.zip: zipfile.ZipFile | None = None
         self.prefix = ""
+        self.refused: list[str] = []
+        self.handle: BinaryIO | None = None
         names: list[str]
         if path.is_dir():
-            names = [item.name for item in sorted(path.iterdir()) if item.suffix == ".json"]
-            names += [
-                f"{folder.name}/{item.name}"
-                for folder in sorted(path.iterdir())
-                if folder.is_dir()
-                for item in sorted(folder.iterdir())
-                if _DAY.match(item.name)
-            ]
+            names = self._listing(path)
         else:
-            self.zip = zipfile.ZipFile(path)
+            self.handle = open_source(path)
+            try:
+                self.zip = zipfile.ZipFile(self.handle)
+            except BaseException:
+                self.handle.close()
+                raise
             names = [info.filename for info in self.zip.infolist() if not info.is_dir()]
             top = {name for name in names if "/" not in name}
             folders = {name.split("/")[0] for name in names if "/" in name}
@@ -96,9 +114,37 @@ class _Export:
                 self.prefix = f"{next(iter(folders))}/"  # zipped with its folder
         self.names = [name[len(self.prefix) :] for name in names if name.startswith(self.prefix)]
 
+    def _listing(self, path: Path) -> list[str]:
+        names: list[str] = []
+        folders: list[str] = []
+        for entry in _entries(path):
+            refusal = entry_refusal(entry)
+            if refusal is not None:
+                # a link may stand for a channel folder: counted whatever its name
+                if refusal == SYMLINK or entry.name.endswith(".json"):
+                    self.refused.append(refusal)
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
+            elif entry.name.endswith(".json"):
+                names.append(entry.name)
+        for folder in folders:
+            for entry in _entries(path / folder):
+                if not _DAY.match(entry.name):
+                    continue
+                refusal = entry_refusal(entry)
+                if refusal is None and entry.is_dir(follow_symlinks=False):
+                    refusal = NOT_REGULAR
+                if refusal is not None:
+                    self.refused.append(refusal)
+                else:
+                    names.append(f"{folder}/{entry.name}")
+        return names
+
     def close(self) -> None:
         if self.zip is not None:
             self.zip.close()
+        if self.handle is not None:
+            self.handle.close()
 
     def has(self, name: str) -> bool:
         return name in self.names
@@ -112,24 +158,34 @@ class _Export:
         return {folder: sorted(files) for folder, files in sorted(found.items())}
 
     def load(self, name: str, skips: Skips) -> Any:
-        """The JSON of one member; None (counted) when it is unreadable or too large."""
+        """The JSON of one member; None (counted) when it is refused, unreadable or too
+        large."""
         try:
             if self.zip is not None:
                 info = self.zip.getinfo(self.prefix + name)
-                if info.file_size > MAX_DAY_FILE_BYTES:
-                    skips.skip("file too large")
+                refusal = zip_member_refusal(info, MAX_DAY_FILE_BYTES)
+                if refusal is not None:
+                    skips.skip(refusal)
                     return None
                 data = self.zip.read(info)
             else:
-                member = self.path / name
-                if member.stat().st_size > MAX_DAY_FILE_BYTES:
-                    skips.skip("file too large")
-                    return None
-                data = member.read_bytes()
+                data = read_beneath(self.path, name, MAX_DAY_FILE_BYTES)
             return json.loads(data.decode("utf-8", errors="replace"))
+        except Refused as refused:
+            skips.skip(refused.reason)
+            return None
         except (OSError, KeyError, ValueError, zipfile.BadZipFile, RuntimeError):
             skips.skip("malformed file")
             return None
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` by name ([] when it cannot be listed)."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return []
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -151,14 +207,18 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def _looks_like_export(path: Path) -> bool:
     """A folder's quick test (a scan asks it of every folder): a list file at the top and
-    one sub-folder holding a day file, stopping at the first found."""
+    one sub-folder holding a day file, stopping at the first found. Nothing is followed."""
+    lists = {*_LISTS, "users.json"}
     try:
-        if not any((path / name).is_file() for name in (*_LISTS, "users.json")):
+        with os.scandir(path) as listing:
+            entries = list(listing)
+        if not any(e.name in lists and e.is_file(follow_symlinks=False) for e in entries):
             return False
-        for folder in path.iterdir():
-            days = folder.is_dir() and not folder.is_symlink()
-            if days and any(_DAY.match(item.name) for item in folder.iterdir()):
-                return True
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                with os.scandir(entry.path) as days:
+                    if any(_DAY.match(day.name) for day in days):
+                        return True
     except OSError:
         return False
     return False
@@ -168,10 +228,14 @@ def read(path: Path, skips: Skips) -> Iterator[Conversation]:
     """Each channel's messages outside threads, then each of its threads."""
     try:
         export = _Export(path)
+    except Refused:
+        raise  # the run counts it by its reason
     except (OSError, zipfile.BadZipFile, ValueError):
         skips.skip("unreadable export")
         return
     try:
+        for reason in export.refused:
+            skips.skip(reason)
         names = _names(export, skips)
         listed = _listed(export, skips)
         for folder, files in export.days().items():

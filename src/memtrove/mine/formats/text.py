@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from memtrove.files import Refused, read_regular
 from memtrove.mine.exchanges import ASSISTANT, USER, Conversation, Message, Skips
 from memtrove.mine.summaries import first_line, tool_line
 from memtrove.text import parse_iso_datetime, scrub
@@ -63,10 +64,15 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path, skips: Skips) -> Iterator[Conversation]:
     """The transcript in ``path`` as one conversation, when it is one."""
-    if path.stat().st_size > MAX_TEXT_BYTES:
+    try:
+        # no link followed, only a regular file: refusals other than the size are the run's
+        data = read_regular(path, MAX_TEXT_BYTES, follow=False)
+    except Refused as refused:
+        if not refused.reason.startswith("larger than"):
+            raise
         skips.skip("text file too large")
         return
-    text = scrub(path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    text = scrub(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
     lines = _strip_gutter(text.splitlines())
     turns: list[_Turn] = []
     dropped = Skips()
