@@ -74,3 +74,25 @@ def test_a_single_bad_line_is_still_dropped_alone(
     context = _inject(tmp_path, hook_env, STATE.format(request=request))
     assert "Ignore previous" not in context
     assert "Why did the worker run out?" in context and "Keep the cache at 2 GB." in context
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_state_file_that_is_not_a_file_is_never_waited_on(
+    surfacing_vault: Path, hook_env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    import os
+
+    transcript = project(tmp_path)
+    memory = transcript.parent / "memory"
+    memory.mkdir()
+    state = memory / STATE_FILE
+    if kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "device":
+        state.symlink_to("/dev/zero")
+    else:
+        state.mkdir()
+    compact = payload("session_start_compact.json", transcript_path=str(transcript))
+    context = context_of(run_hook("postcompact-inject", compact, hook_env))
+    assert "Pre-Compaction State" not in context and "\x00" not in context

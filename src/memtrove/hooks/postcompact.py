@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+from memtrove.files import read_regular
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.precompact import STATE_FILE
@@ -31,6 +32,8 @@ from memtrove.security.guard import sanitize, sanitize_lines
 from memtrove.vault import Vault
 
 __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "frame", "read_state", "run"]
+
+STATE_MAX_BYTES = 1 << 20  # precompact-extract writes a few KB
 
 HOOK_NAME = "postcompact-inject"
 EVENT_NAME = "SessionStart"
@@ -61,8 +64,8 @@ def read_state(event: HookEvent, settings: HookSettings) -> str:
     or when what is left still carries an injection read as one text (across lines)."""
     for folder in memory_dirs(event.transcript_path, event.cwd, settings.claude_dir):
         path = folder / STATE_FILE
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+        try:  # a FIFO or a device named like the state file is refused, never waited on
+            text = read_regular(path, STATE_MAX_BYTES).decode("utf-8", errors="replace")
         except OSError:
             continue
         return "\n".join(sanitize_lines(text)).strip()

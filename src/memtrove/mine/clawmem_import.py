@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.errors import CollectionError, PortableFormatError
+from memtrove.files import read_regular
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (
     _insert_document,
@@ -77,6 +78,7 @@ __all__ = [
 ]
 
 INTERNAL = {"_clawmem": "_memtrove"}
+CONFIG_MAX_BYTES = 1 << 20
 _CONFIG_NAMES = ("config.yaml", "index.yml", "config/config.yaml", "config/index.yml")
 # Document columns kept (the rest, when they hold a value, are counted as not mapped).
 _MAPPED = frozenset(
@@ -159,8 +161,8 @@ def read_clawmem_config(path: Path, config: str | Path | None) -> dict[str, tupl
         if not found:
             return {}
         file = found[0]
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    try:  # a FIFO or a device in the config's place is refused, never waited on
+        data = yaml.safe_load(read_regular(file, CONFIG_MAX_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise PortableFormatError(
             f"{file}: not a readable ClawMem config ({type(error).__name__})"
