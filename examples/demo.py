@@ -9,12 +9,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-QUERIES = [
-    "rotating refresh token reuse detection",
-    "thumbnail worker memory leak",
-    "why did we choose PostgreSQL?",
-    "写真のバックアップ",
-]
+# Each query with the document it should find first (the e2e test checks that it does).
+QUERIES = {
+    "rotating refresh token reuse detection": "decisions/0004-jwt-access-and-rotating-refresh-tokens.md",
+    "thumbnail worker memory leak": "problems/2026-08-05-thumbnail-worker-memory-leak.md",
+    "why did we choose PostgreSQL?": "decisions/0001-postgresql-for-metadata.md",
+    "写真のバックアップ": "notes/glossary.md",
+}
+# A paraphrase that shares no word but "uploads" with the decision it finds.
+PARAPHRASE = (
+    "phones lose big uploads on flaky connections",
+    "decisions/0003-resumable-chunked-uploads.md",
+)
+QUESTION = (
+    "what went wrong with logins when tokens were refreshed?",
+    "problems/2026-09-10-refresh-token-race-logouts.md",
+)
 
 
 def run(*args: str) -> None:
@@ -29,8 +39,8 @@ def main() -> None:
     run("status")
     for query in QUERIES:
         run("search", query, "-n", "3")
-    run("vsearch", "uploads keep failing for big pictures", "-n", "3")
-    run("query", "what went wrong with logins when tokens were refreshed?", "-n", "3")
+    run("vsearch", PARAPHRASE[0], "-n", "3")
+    run("query", QUESTION[0], "-n", "3")
 
 
 if __name__ == "__main__":
