@@ -53,7 +53,7 @@ def test_doctor_healthy_with_every_service(served: CliRunner) -> None:
     assert "8 of 8 pairs" in checks["reranker"]["detail"]
     assert "answered" in checks["llm"]["detail"]
     out = invoke(served, "doctor")
-    assert "all 15 checks passed" in out and "collection demo" in out
+    assert "all 16 checks passed" in out and "collection demo" in out
 
 
 def test_doctor_without_services_says_what_is_skipped(cli: CliRunner, example_copy: Path) -> None:
@@ -221,3 +221,20 @@ def test_doctor_names_settings_the_hooks_and_lanes_would_not_take(
     assert "unknown MEMTROVE_PROFILE 'bogus'" in detail
     assert "MEMTROVE_ENABLE_CONSOLIDATION must be true or false, not 'maybe'" in detail
     assert "redaction" in detail
+
+
+def test_doctor_recommends_serve_when_the_hooks_run_cold(tmp_path: Path) -> None:
+    from memtrove.cli.agents import SERVE_HINT
+
+    env = {"MEMTROVE_VAULT": str(tmp_path / "v.sqlite"), "MEMTROVE_CONFIG_DIR": str(tmp_path)}
+    runner = CliRunner()
+    assert runner.invoke(app, ["init"], env=env).exit_code == 0
+    before = json.loads(runner.invoke(app, ["doctor", "--json"], env=env).output)
+    (warm,) = [c for c in before["checks"] if c["name"] == "warm path"]
+    assert warm["status"] == "ok" and "no memtrove hooks" in warm["detail"]
+    assert runner.invoke(app, ["setup", "hooks"], env=env).exit_code == 0
+    result = runner.invoke(app, ["doctor", "--json"], env=env)
+    assert result.exit_code == 0  # a warning, not a failure
+    (warm,) = [c for c in json.loads(result.output)["checks"] if c["name"] == "warm path"]
+    assert warm["status"] == "warn" and warm["fix"] == SERVE_HINT.removeprefix("Tip: ")
+    assert "56 ms instead of 92 ms" in warm["fix"]

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memtrove.cli import app, claude_settings
+from memtrove.cli.agents import SERVE_HINT
 from tests.conftest import EXAMPLES
 
 EXECUTABLE = "/opt/memtrove venv/bin/memtrove"  # a space: the command must quote it
@@ -92,7 +93,7 @@ def test_setup_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
     (backup,) = backups(path.parent, "settings.json")
     assert json.loads(backup.read_text()) == UNRELATED
 
-    assert run("setup", "hooks") == f"memtrove hooks already installed in {path}\n"
+    assert run("setup", "hooks") == f"memtrove hooks already installed in {path}\n{SERVE_HINT}\n"
     assert settings(home) == data and len(backups(path.parent, "settings.json")) == 1
 
     out = run("setup", "hooks", "--remove")
@@ -246,7 +247,7 @@ def test_a_chosen_vault_travels_with_the_hooks(home: Path, tmp_path: Path) -> No
     out = run("--vault", str(vault), "setup", "hooks")
     assert out == (
         f"installed 10 memtrove hooks in {path}\n"
-        f"the hooks will open vault {vault} (config {config})\n"
+        f"the hooks will open vault {vault} (config {config})\n{SERVE_HINT}\n"
     )
     placement = {"MEMTROVE_VAULT": str(vault), "MEMTROVE_CONFIG_DIR": str(config)}
     assert our_hooks(settings(home), placement) == OURS

@@ -44,6 +44,7 @@ __all__ = [
     "SettingsChange",
     "claude_json_path",
     "hook_settings",
+    "hooks_installed",
     "install_hooks",
     "install_mcp",
     "memtrove_executable",
@@ -290,6 +291,23 @@ def _strip_ours(hooks: dict[str, Any]) -> int:
         else:
             hooks[event] = kept_groups
     return removed
+
+
+def hooks_installed(home: Path) -> bool:
+    """Whether ``~/.claude/settings.json`` runs any memtrove hook (False when it cannot be
+    read: nothing to advise about)."""
+    try:
+        hooks = _load(settings_path(home)).get("hooks")
+    except ConfigError:
+        return False
+    groups = [group for entries in (hooks or {}).values() if isinstance(entries, list)
+              for group in entries] if isinstance(hooks, dict) else []  # fmt: skip
+    return any(
+        _is_ours(hook)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+    )
 
 
 def _is_ours(hook: Any) -> bool:

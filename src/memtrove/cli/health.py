@@ -77,7 +77,29 @@ def _diagnose(settings: Settings) -> DoctorReport:
         detail,
         "fix the setting named" if problems else "",
     )
-    return DoctorReport([*report.checks, check], report.elapsed_seconds)
+    return DoctorReport([*report.checks, check, _warm_path(settings)], report.elapsed_seconds)
+
+
+def _warm_path(settings: Settings) -> Check:
+    """Whether the installed hooks find a running ``memtrove serve`` of this vault."""
+    from pathlib import Path
+
+    from memtrove.cli.agents import SERVE_HINT
+    from memtrove.cli.claude_settings import hooks_installed
+    from memtrove.config import cache_dir
+    from memtrove.warm import find_server
+
+    server = find_server(cache_dir(), settings.vault_path)
+    if server is not None:
+        return Check("warm path", "ok", f"memtrove serve (pid {server.pid}) answers the hooks")
+    if not hooks_installed(Path.home()):
+        return Check("warm path", "ok", "no memtrove hooks installed; nothing to speed up")
+    return Check(
+        "warm path",
+        "warn",
+        "the hooks run cold: each loads the vault in its own process",
+        SERVE_HINT.removeprefix("Tip: "),
+    )
 
 
 def _setting_problems(vault: Vault) -> list[str]:
