@@ -126,15 +126,13 @@ REFUSED_HOSTS = [
     "user@127.0.0.1",
     " ",
 ]
-ACCEPTED_HOSTS = [
-    "localhost",
-    "LOCALHOST",
+ACCEPTED_HOSTS = [  # the server listens on 7438 (tests.api.conftest.BASE_URL)
+    "localhost:7438",
+    "LOCALHOST:7438",
     "LocalHost:7438",
-    "127.0.0.1",
     "127.0.0.1:7438",
-    "[::1]",
     "[::1]:7438",
-    "[0:0:0:0:0:0:0:1]:80",
+    "[0:0:0:0:0:0:0:1]:7438",
 ]
 
 
@@ -181,11 +179,11 @@ def test_allowed_hosts_are_added_to_loopback(demo: Vault) -> None:
     app = create_app(demo, allowed_hosts=["memory.example", " 192.0.2.10 ", "[2001:db8::1]", ""])
     with local_client(app) as client:
         for host in (
-            "memory.example",
-            "MEMORY.example:443",
+            "memory.example:7438",
+            "MEMORY.example:7438",
             "192.0.2.10:7438",
             "[2001:db8::1]:7438",
-            "localhost",
+            "localhost:7438",
         ):
             assert client.get("/collections", headers={"Host": host}).status_code == 200, host
         for host in ("evil.example", "sub.memory.example", "memory.example.evil.example"):
@@ -251,8 +249,8 @@ def test_a_foreign_origin_is_403_for_reads_and_writes(
         ("127.0.0.1:7438", "HTTP://127.0.0.1:7438"),
         ("localhost:7438", "http://localhost:7438"),
         ("[::1]:7438", "http://[::1]:7438"),
-        ("localhost", "http://localhost:80"),
-        ("localhost", "https://localhost"),
+        ("LOCALHOST:7438", "http://localhost:7438"),
+        ("[0::1]:7438", "http://[::1]:7438"),
     ],
 )
 def test_the_own_origin_is_served(client: TestClient, demo: Vault, host: str, origin: str) -> None:

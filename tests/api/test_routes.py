@@ -14,7 +14,10 @@ from memtrove.lifecycle.sessions import end_session
 from tests.api.conftest import JSON, JWT_NOTE
 from tests.conftest import RESULT_FIELDS, write
 
-RESPONSE_FIELDS = {"query", "mode", "count", "results", "stages", "skipped", "warnings"}
+RESPONSE_FIELDS = {
+    "query", "mode", "count", "results", "stages", "skipped", "warnings",
+    "degraded", "degradedReason", "degradedLegs", "untrusted",
+}  # fmt: skip
 
 # -- search and retrieve -----------------------------------------------------------------------
 

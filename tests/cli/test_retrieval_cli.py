@@ -15,6 +15,8 @@ from memtrove.cli.retrieval import run_embed
 from tests.conftest import RESULT_FIELDS, write
 from tests.fakes.model_server import ModelServer, refused_url
 
+DEGRADED = ("degraded", "degradedReason", "degradedLegs")
+
 
 def run(cli: CliRunner, *args: str, code: int = 0) -> str:
     result = cli.invoke(app, list(args))
@@ -114,7 +116,7 @@ def test_vsearch_needs_vectors_then_searches(indexed: CliRunner) -> None:
     assert "run `memtrove embed`" in error(indexed, "vsearch", "refresh token")
     run(indexed, "embed")
     payload = json.loads(run(indexed, "vsearch", "refresh", "token", "rotation", "--json"))
-    assert set(payload) == {"query", "results", "stages", "skipped", "warnings"}
+    assert set(payload) == {"query", "results", "stages", "skipped", "warnings", *DEGRADED}
     assert payload["query"] == "refresh token rotation" and payload["stages"] == ["vector"]
     assert len(payload["results"]) == 10 and set(payload["results"][0]) == RESULT_FIELDS
     decisions = json.loads(run(indexed, "vsearch", "token", "-t", "decision", "--json"))
@@ -126,6 +128,9 @@ def test_vsearch_needs_vectors_then_searches(indexed: CliRunner) -> None:
         "stages": ["vector"],
         "skipped": {},
         "warnings": [],
+        "degraded": True,  # every hit scored under the floor: the answer says so
+        "degradedReason": "min-score",
+        "degradedLegs": [],
     }
     human = run(indexed, "vsearch", "thumbnail worker memory leak", "-n", "2")
     assert " 1. " in human and " 2. " in human and " 3. " not in human
@@ -134,7 +139,7 @@ def test_vsearch_needs_vectors_then_searches(indexed: CliRunner) -> None:
 def test_query_json_and_human_output(indexed: CliRunner) -> None:
     run(indexed, "embed")
     payload = json.loads(run(indexed, "query", "why", "did", "logouts", "happen", "--json"))
-    assert set(payload) == {"query", "results", "stages", "skipped", "warnings"}
+    assert set(payload) == {"query", "results", "stages", "skipped", "warnings", *DEGRADED}
     assert payload["stages"][:2] == ["bm25", "vector"] and "composite" in payload["stages"]
     assert set(payload["skipped"]) == {"expansion", "rerank"}
     assert set(payload["results"][0]) == RESULT_FIELDS

@@ -11,7 +11,9 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-__all__ = ["call_tools"]
+from memtrove.results.marking import FRAME_CLOSE, FRAME_OPEN
+
+__all__ = ["call_tools", "unframed"]
 
 
 def call_tools(
@@ -37,3 +39,10 @@ def call_tools(
 
     anyio.run(main)
     return listed, answers
+
+
+def unframed(text: str) -> str:
+    """A tool answer's text without its data frame (which it must have)."""
+    head, opening, rest = text.partition(FRAME_OPEN + "\n")
+    assert opening and rest.endswith("\n" + FRAME_CLOSE), text[:200]
+    return head + rest.removesuffix("\n" + FRAME_CLOSE)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.mcp_calls import call_tools
+from tests.e2e.mcp_calls import call_tools, unframed
 from tests.e2e.test_serve import base_env
 from tests.retrieval.channel_set import build
 
@@ -67,7 +67,7 @@ def test_memory_retrieve_timeline_over_stdio(home: Path) -> None:
     )
     timeline = answers["timeline"]
     assert not timeline.is_error
-    assert timeline.content[0].text.startswith("[routed: timeline]")
+    assert unframed(timeline.content[0].text).startswith("[routed: timeline]")
     data = timeline.structured_content
     assert data["mode"] == "timeline" and data["window"]["phrase"] == "in March 2026"
     paths = [item["path"] for item in data["results"]]

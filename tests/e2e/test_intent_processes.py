@@ -15,6 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.e2e.mcp_calls import unframed
 from tests.e2e.test_serve import base_env, start
 
 DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "intent" / "docs"
@@ -110,12 +111,12 @@ def test_the_mcp_tools_over_stdio(home: Path) -> None:
     anyio.run(main)
     intent = answers["intent"]
     assert intent.structured_content["intent"] == "WHY"  # type: ignore[attr-defined]
-    assert intent.content[0].text.startswith("[intent: WHY")  # type: ignore[attr-defined]
+    assert unframed(intent.content[0].text).startswith("[intent: WHY")  # type: ignore[attr-defined]
     assert answers["causal"].structured_content["count"] == 1  # type: ignore[attr-defined]
     assert answers["plan"].structured_content["clauses"]  # type: ignore[attr-defined]
     routed = answers["routed"]
     assert routed.structured_content["mode"] == "causal"  # type: ignore[attr-defined]
-    assert routed.content[0].text.startswith("[routed: causal]")  # type: ignore[attr-defined]
+    assert unframed(routed.content[0].text).startswith("[routed: causal]")  # type: ignore[attr-defined]
     bad = answers["bad"]
     assert bad.is_error and "depth must be" in bad.content[0].text  # type: ignore[attr-defined]
 

@@ -23,6 +23,7 @@ import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from memtrove.results.marking import FRAME_CLOSE, FRAME_OPEN
 from tests.conftest import EXAMPLES
 
 JWT = "demo/decisions/0004-jwt-access-and-rotating-refresh-tokens.md"
@@ -122,7 +123,13 @@ def server_parameters(env: dict[str, str], *args: str) -> StdioServerParameters:
 
 
 def text_of(result: Any) -> str:
-    return str(result.content[0].text)
+    """The answer's text inside its data frame (every answer of vault data has one)."""
+    text = str(result.content[0].text)
+    if result.is_error or not (result.structured_content or {}).get("untrusted"):
+        return text  # an error, __IMPORTANT: nothing of the vault's in it
+    head, opening, rest = text.partition(FRAME_OPEN + "\n")
+    assert opening and rest.endswith("\n" + FRAME_CLOSE), text[:200]
+    return head + rest.removesuffix("\n" + FRAME_CLOSE)
 
 
 def test_every_tool_over_stdio(

@@ -57,7 +57,11 @@ def test_bootstrap_embed_vsearch_query(env: dict[str, str], example_copy: Path) 
             "query", "why", "were", "mobile", "users", "logged", "out", "--json", env=env
         ).stdout
     )
-    assert set(answer) == {"query", "results", "stages", "skipped", "warnings"}
+    assert set(answer) == {
+        "query", "results", "stages", "skipped", "warnings",
+        "degraded", "degradedReason", "degradedLegs",
+    }  # fmt: skip
+    assert answer["degraded"] is False
     assert "vector" in answer["stages"] and "rerank" in answer["skipped"]
     assert "refresh-token-race" in " ".join(hit["path"] for hit in answer["results"][:3])
 
@@ -89,7 +93,7 @@ def test_doctor_and_rerank_health_healthy_then_broken(
     everything = served(env, model_server, "EMBED", "LLM", "RERANK")
     memtrove("bootstrap", str(example_copy), "--name", "demo", env=everything)
     healthy = memtrove("doctor", env=everything).stdout
-    assert "all 15 checks passed" in healthy
+    assert "all 16 checks passed" in healthy
     assert "verdict   healthy" in memtrove("rerank-health", env=everything).stdout
 
     model_server.set_mode("embeddings", "nan")

@@ -231,7 +231,7 @@ def test_a_port_in_use_is_one_line(home: Path) -> None:
 
 
 def _raw_get(url: str, path: str) -> tuple[int, bytes]:
-    host = url.removeprefix("http://").rsplit(":", 1)[0]
+    host = url.removeprefix("http://")  # with the port: the Host check reads it
     return _raw(url, f"GET {path} HTTP/1.1", [f"Host: {host}", f"Authorization: Bearer {TOKEN}"])
 
 
@@ -253,11 +253,19 @@ def _raw(url: str, request_line: str, headers: list[str]) -> tuple[int, bytes]:
 
 def test_a_rebinding_host_is_refused(http: httpx.Client, server: Server) -> None:
     port = server.url.rsplit(":", 1)[1]
-    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.evil.example:{port}"):
+    other = int(port) + 1 if int(port) < 65535 else int(port) - 1
+    for host in (
+        "evil.example",
+        f"evil.example:{port}",
+        f"127.0.0.1.evil.example:{port}",
+        "localhost",  # port 80: another origin than this server's
+        f"127.0.0.1:{other}",
+        f"[::1]:{other}",
+    ):
         refused = http.get("/export", headers={**BEARER, "Host": host})
         assert refused.status_code == 421 and set(refused.json()) == {"error"}, host
         assert "documents" not in refused.text
-    for host in (f"LOCALHOST:{port}", "localhost", f"127.0.0.1:{port}", f"[::1]:{port}"):
+    for host in (f"LOCALHOST:{port}", f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
         assert http.get("/collections", headers={**BEARER, "Host": host}).status_code == 200
     auth = f"Authorization: Bearer {TOKEN}"
     for headers in ([auth], [auth, "Host: "], [auth, "Host: 127.0.0.1", "Host: evil.example"]):
@@ -335,9 +343,11 @@ def test_allowed_hosts_from_the_option_and_the_environment(home: Path, tmp_path:
     running = start(env, "--port", "0", "--allow-host", "Memory.Example", log=tmp_path / "s.log")
     try:
         with httpx.Client(base_url=running.url, timeout=30) as client:
-            for host in ("memory.example", "other.example:7438", "192.0.2.7", "localhost"):
+            port = running.url.rsplit(":", 1)[1]
+            for name in ("memory.example", "other.example", "192.0.2.7", "localhost"):
+                host = f"{name}:{port}"
                 assert client.get("/collections", headers={"Host": host}).status_code == 200
-            for host in ("evil.example", "sub.memory.example"):
+            for host in ("evil.example", "sub.memory.example", "memory.example:1"):
                 assert client.get("/collections", headers={"Host": host}).status_code == 421
     finally:
         assert running.stop() == 0

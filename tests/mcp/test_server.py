@@ -16,6 +16,7 @@ from mcp import Client, MCPError
 from memtrove import Vault
 from memtrove.mcp import tools
 from memtrove.mcp.server import build_server
+from memtrove.results.marking import FRAME_CLOSE, FRAME_OPEN
 from tests.conftest import EXAMPLES
 
 TOOLS = {
@@ -55,7 +56,13 @@ def drive(opener: Callable[[], Vault], body: Callable[[Client], Awaitable[None]]
 
 
 def text_of(result: Any) -> str:
-    return str(result.content[0].text)
+    """The answer's text inside its data frame (every answer of vault data has one)."""
+    text = str(result.content[0].text)
+    if result.is_error or not (result.structured_content or {}).get("untrusted"):
+        return text  # an error, __IMPORTANT: nothing of the vault's in it
+    head, opening, rest = text.partition(FRAME_OPEN + "\n")
+    assert opening and rest.endswith("\n" + FRAME_CLOSE), text[:200]
+    return head + rest.removesuffix("\n" + FRAME_CLOSE)
 
 
 def test_tools_listed_and_vault_opened_lazily_once(opener: Callable[[], Vault]) -> None:

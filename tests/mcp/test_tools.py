@@ -203,16 +203,6 @@ def result(collection: str, path: str, score: float = 0.5) -> SearchResult:
     )
 
 
-def test_internal_collections_are_left_out_unless_asked() -> None:
-    fake = FakeVault([result("demo", "aaaaaa.md"), result("_memtrove", "bbbbbb.md")])
-    paths = [r["collection"] for r in tools.search(fake, "x")[1]["results"]]
-    assert paths == ["demo"]
-    both = tools.search(fake, "x", include_internal=True)[1]["results"]
-    assert [r["collection"] for r in both] == ["demo", "_memtrove"]
-    named = tools.search(fake, "x", collection="_memtrove")[1]["results"]
-    assert len(named) == 2
-
-
 def test_curation_does_nothing_without_a_confident_target() -> None:
     candidates = [result("demo", "aaaaaa.md", 0.5), result("demo", "bbbbbb.md", 0.45)]
     fake = FakeVault([], TargetMatch(candidates[0], False, candidates, "bm25"))

@@ -23,6 +23,7 @@ from fastapi.security import HTTPBearer
 from memtrove import __version__
 from memtrove.api.errors import install_error_handlers, server_paths
 from memtrove.api.guard import OPEN_PATHS, RequestGuard, check_host_name
+from memtrove.api.responses import DataResponse
 from memtrove.api.routes import ROUTERS
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
@@ -70,6 +71,7 @@ def create_app(
         docs_url="/docs",
         redoc_url="/redoc",
         openapi_url="/openapi.json",
+        default_response_class=DataResponse,
     )
     app.state.vault = vault
     queue = Path(queue_location()) if queue_folder is None else queue_folder

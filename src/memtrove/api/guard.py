@@ -4,8 +4,9 @@ A browser is the hostile client a loopback server has to expect: any page the ow
 can send requests to ``127.0.0.1``, and through DNS rebinding (a name of the attacker's that
 resolves to 127.0.0.1 a moment later) even read the answers. So, in this order::
 
-    Host            one of the names this server answers to, else 421 (defeats rebinding:
-                    the browser sends the attacker's name)
+    Host            one of the names this server answers to, with the port it listens on,
+                    else 421 (defeats rebinding: the browser sends the attacker's name, or
+                    the port of the page that sent it)
     Origin          absent, or this server's own origin, else 403; Sec-Fetch-Site, when a
                     browser sends it, same-origin or none (typed by the user), else 403
     token           with one configured, a bearer token on every route but the docs, else 401
@@ -204,7 +205,7 @@ class RequestGuard:
         headers = _checked_headers(scope)
         hosts = headers.get("host", [])
         host = host_of(hosts[0]) if len(hosts) == 1 else None
-        if host is None or host[0] not in self.hosts:
+        if host is None or host[0] not in self.hosts or not _own_port(host[1], scope):
             return error_response(421, _WRONG_HOST)
         origins = headers.get("origin", [])
         if origins and (len(origins) > 1 or not is_same_origin(origins[0], host)):
@@ -235,6 +236,17 @@ class RequestGuard:
 
     def _too_large(self) -> str:
         return f"request body over the {self.max_body_bytes:,}-byte limit"
+
+
+def _own_port(port: int | None, scope: Scope) -> bool:
+    """Whether a Host header's port (None: the scheme's default) is the one this server
+    listens on (ASGI's ``server``; a server that does not say, a Unix socket, is not
+    checked). Another port is another origin: what a page there sends is not ours."""
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return True
+    default = 443 if scope.get("scheme") == "https" else 80
+    return (port or default) == int(server[1])
 
 
 def _checked_headers(scope: Scope) -> dict[str, list[str]]:

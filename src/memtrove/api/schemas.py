@@ -138,6 +138,21 @@ class SearchResponse(BaseModel):
     stages: list[str]
     skipped: dict[str, str]
     warnings: list[str]
+    degraded: bool = Field(
+        default=False, description="true when a leg failed or results were dropped."
+    )
+    degradedReason: str | None = Field(
+        default=None,
+        description=(
+            "Why, comma-separated: leg-failed, min-score, excluded-dominant, cap-truncation."
+        ),
+    )
+    degradedLegs: list[str] = Field(
+        default_factory=list, description="The legs that failed (vector, rerank, expansion)."
+    )
+    untrusted: bool = Field(
+        default=True, description="Always true: every stored text in the answer is data."
+    )
 
 
 def names(value: NameList) -> list[str] | None:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar
 
 from memtrove.errors import MemtroveError
 from memtrove.hooks.settings import HookSettings
@@ -228,16 +228,22 @@ def discover(
     ``time.monotonic()`` start, which the escalation's hard stop counts from."""
     profile = settings.profile
     depth = profile.max_results * 2
+    # What the hook never injects is left out in the search, not after it: the Stop hooks'
+    # notes (or an experiments/ folder, a surface: false collection) would otherwise fill
+    # the depth and leave nothing to surface.
+    unseen = _unseen(vault)
     found = Discovery()
     vector_leg: _Leg[SearchResults] | None = None
     if vectors_wanted(settings):
         vector_leg = _Leg(
             "vectors",
-            _on_own_connection(vault, lambda own: own.hybrid(query, limit=depth, snippets=False)),
+            _on_own_connection(
+                vault, lambda own: own.hybrid(query, limit=depth, snippets=False, **unseen)
+            ),
         )
     vector_deadline = time.monotonic() + profile.vector_timeout_ms / 1000
     # The keyword leg runs while the vector leg loads its model and index.
-    keyword = vault.hybrid(query, limit=depth, vectors=False, snippets=False)
+    keyword = vault.hybrid(query, limit=depth, vectors=False, snippets=False, **unseen)
     ranking = keyword
     if vector_leg is not None:
         fused, why = vector_leg.wait(vector_deadline)
@@ -248,21 +254,45 @@ def discover(
     found.add(ranking)
     if thread:
         found.add(
-            vault.hybrid(thread, limit=depth, vectors=False, snippets=False),
+            vault.hybrid(thread, limit=depth, vectors=False, snippets=False, **unseen),
             weight=LOOKBACK_SHARE,
         )
     for reference in file_references(prompt):
         try:
-            found.add(vault.search(reference, limit=FILE_RESULTS), channel="named")
+            found.add(vault.search(reference, limit=FILE_RESULTS, **unseen), channel="named")
         except MemtroveError as error:
             found.notes.append(f"file supplement {reference!r} failed: {error}")
     plan = recency_plan(prompt)
     if plan is not None and plan.recent_candidates:
-        found.add_recent(vault.recent(RECENT_RESULTS))
+        found.add_recent(vault.recent(RECENT_RESULTS, **unseen))
     found.fuse()
     if profile.deep_escalation:
         _escalate(vault, query, found, settings, started)
     return found
+
+
+class _Unseen(TypedDict):
+    include_internal: bool
+    kept_internal: tuple[str, ...]
+    hidden_parts: tuple[str, ...]
+    hidden_collections: tuple[str, ...]
+
+
+def _unseen(vault: Vault) -> _Unseen:
+    """What context-surfacing never injects, as the search methods' arguments (its
+    ``_admit`` checks each candidate all the same)."""
+    from memtrove.hooks.context_surfacing import FILTERED_PATHS, SURFACED_INTERNAL
+
+    try:
+        unsurfaced = tuple(sorted(vault.unsurfaced_collections()))
+    except MemtroveError:  # a broken config.yaml costs the setting, never the answer
+        unsurfaced = ()
+    return {
+        "include_internal": False,
+        "kept_internal": SURFACED_INTERNAL,
+        "hidden_parts": tuple(part for part in FILTERED_PATHS if part != "_memtrove/"),
+        "hidden_collections": unsurfaced,
+    }
 
 
 def fused_skip(results: SearchResults | None) -> str:

@@ -6,9 +6,17 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from memtrove.errors import InvalidQueryError
-from memtrove.results import Document, SearchResult
+from memtrove.results import Document, SearchResult, SearchResults
+from memtrove.results.marking import FLAG, flag_of
 
-__all__ = ["document_header", "numbered", "result_lines", "select_lines", "summary_line"]
+__all__ = [
+    "degraded_lines",
+    "document_header",
+    "numbered",
+    "result_lines",
+    "select_lines",
+    "summary_line",
+]
 
 SNIPPET_CHARS = 300
 
@@ -29,12 +37,15 @@ class _Listed(Protocol):
 
 
 def result_lines(results: Iterable[SearchResult], *, snippets: bool = False) -> list[str]:
-    """``#docid 87% collection/path - title [type]``, each optionally followed by its snippet."""
+    """``#docid 87% collection/path - title [type]``, each optionally followed by its snippet;
+    a result holding instruction-like text ends ``[flagged: instruction-like text]``."""
     lines: list[str] = []
     for result in results:
+        flagged = flag_of(result.title, result.path, result.snippet, result.content)
         lines.append(
             f"#{result.docid} {round(result.score * 100)}% {result.collection}/{result.path} - "
             f"{result.title} [{result.content_type}]"
+            + (f" [flagged: {flagged}]" if flagged else "")
         )
         if snippets and result.snippet:
             snippet = " ".join(result.snippet.split())
@@ -42,6 +53,14 @@ def result_lines(results: Iterable[SearchResult], *, snippets: bool = False) -> 
                 snippet = snippet[: SNIPPET_CHARS - 3].rstrip() + "..."
             lines.append(f"    {snippet}")
     return lines
+
+
+def degraded_lines(results: SearchResults) -> list[str]:
+    """``degraded: <reason> (<legs>)`` when the answer is less than was asked for."""
+    if not results.degraded:
+        return []
+    legs = f" ({', '.join(results.degraded_legs)})" if results.degraded_legs else ""
+    return [f"degraded: {results.degraded_reason}{legs}"]
 
 
 def summary_line(document: _Listed) -> str:
@@ -59,9 +78,10 @@ def summary_line(document: _Listed) -> str:
 
 
 def document_header(document: Document) -> str:
+    flagged = flag_of(document.title, document.path, document.body)
     return (
         f"#{document.docid} {document.collection}/{document.path} - {document.title} "
-        f"[{document.content_type}]"
+        f"[{document.content_type}]" + (f" [flagged: {FLAG}]" if flagged else "")
     )
 
 

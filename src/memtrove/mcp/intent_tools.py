@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError
-from memtrove.mcp.format import result_lines
+from memtrove.mcp.format import degraded_lines, result_lines
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -41,6 +41,7 @@ def intent_search(
     lines.append("stages: " + (" > ".join(results.stages) or "none"))
     lines += [f"skipped {stage}: {why}" for stage, why in results.skipped.items()]
     lines += [f"warning: {warning}" for warning in results.warnings]
+    lines += degraded_lines(results)
     return "\n".join(lines), {"query": query, **results.to_dict()}
 
 
@@ -80,4 +81,5 @@ def query_plan(vault: Vault, query: str, limit: int = 10, compact: bool = True) 
         lines.append(f'No results for "{query}"')
     lines += [f"skipped {stage}: {why}" for stage, why in results.skipped.items()]
     lines += [f"warning: {warning}" for warning in results.warnings]
+    lines += degraded_lines(results)
     return "\n".join(lines), {"query": query, **results.to_dict()}

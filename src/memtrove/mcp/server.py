@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictBool, ValidationError
 
@@ -37,12 +38,13 @@ from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.mcp.mine_server import register_mine_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
+from memtrove.results.marking import frame, mark
 from memtrove.text import error_line
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
 
-__all__ = ["DEFAULT_HTTP_PORT", "build_server", "run"]
+__all__ = ["DEFAULT_HTTP_PORT", "build_server", "http_security", "run"]
 
 logger = logging.getLogger("memtrove.mcp")
 
@@ -126,6 +128,8 @@ def build_server(
         except Exception as error:  # a bug: keep serving, say so on stderr and to the client
             logger.exception("tool %s failed", getattr(tool, "__name__", tool))
             return _error(f"unexpected {type(error).__name__}: {error}")
+        # stored text is data: framed in the text, marked in the structured content
+        text, structured = frame(text), mark(structured)
         if notes:
             text = "\n".join([*notes, text])
             structured = {**structured, "notes": list(notes)}
@@ -394,12 +398,30 @@ def run(
     server = build_server(opener)
     try:
         if http:
-            server.run("streamable-http", host="127.0.0.1", port=port)
+            server.run(
+                "streamable-http",
+                host="127.0.0.1",
+                port=port,
+                transport_security=http_security(port),
+            )
         else:
             server.run("stdio")
     finally:
         for vault in opened:
             vault.close()
+
+
+def http_security(port: int) -> TransportSecuritySettings:
+    """What ``mcp --http`` on ``port`` accepts: a Host header naming the loopback
+    (``localhost``, ``127.0.0.1``, ``[::1]``) with this port, and no Origin or this server's
+    own (``http://`` one of those names, this port). The SDK's default takes any
+    ``localhost:*``: a page served by another local program could then drive the tools."""
+    names = ("localhost", "127.0.0.1", "[::1]")
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:{port}" for name in names],
+        allowed_origins=[f"http://{name}:{port}" for name in names],
+    )
 
 
 def _error(message: str) -> CallToolResult:

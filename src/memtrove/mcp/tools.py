@@ -6,19 +6,28 @@ for ``structuredContent``. User errors are raised as :class:`~memtrove.MemtroveE
 one-line message; :mod:`memtrove.mcp.server` turns them into tool errors.
 
 Internal collections (names starting with ``_``, where agent-written memories live) are left
-out of searches unless ``include_internal`` is set or one is named in ``collection``.
+out of searches unless ``include_internal`` is set or one is named in ``collection``: inside
+each retrieval channel's query (:mod:`memtrove.retrieval.filters`), so an answer is never cut
+short by internal documents ranking above the ones it shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError
 from memtrove.mcp.curation import memory_forget, memory_pin, memory_snooze
-from memtrove.mcp.format import document_header, numbered, result_lines, select_lines, summary_line
+from memtrove.mcp.format import (
+    degraded_lines,
+    document_header,
+    numbered,
+    result_lines,
+    select_lines,
+    summary_line,
+)
 from memtrove.mcp.intent_tools import find_causal_links, intent_search, query_plan
 from memtrove.results import SearchResults, SessionRecord
+from memtrove.retrieval.filters import is_internal
 
 if TYPE_CHECKING:
     from memtrove.vault import Vault
@@ -68,7 +77,6 @@ IMPORTANT = """\
    memory_forget (confirm=false previews; it acts only on a confident match).
 Context the hooks already injected (<vault-context>) does not need searching again."""
 
-INTERNAL_PREFIX = "_"
 MAX_RANGE = 20
 
 
@@ -90,8 +98,14 @@ def search(
 ) -> ToolResult:
     """BM25 keyword search."""
     collections = _collections(vault, collection)
-    results = vault.search(query, limit, collections, min_score=_min_score(min_score))
-    return _results(query, _visible(results, collections, include_internal), compact)
+    results = vault.search(
+        query,
+        limit,
+        collections,
+        min_score=_min_score(min_score),
+        include_internal=include_internal,
+    )
+    return _results(query, results, compact)
 
 
 def vsearch(
@@ -105,8 +119,14 @@ def vsearch(
 ) -> ToolResult:
     """Vector search: documents ranked by their best fragment's cosine similarity."""
     collections = _collections(vault, collection)
-    results = vault.vsearch(query, limit, collections, min_score=_min_score(min_score))
-    return _results(query, _visible(results, collections, include_internal), compact)
+    results = vault.vsearch(
+        query,
+        limit,
+        collections,
+        min_score=_min_score(min_score),
+        include_internal=include_internal,
+    )
+    return _results(query, results, compact)
 
 
 def query(
@@ -131,8 +151,9 @@ def query(
         min_score=_min_score(min_score),
         diverse=diverse,
         candidate_limit=candidate_limit,
+        include_internal=include_internal,
     )
-    return _results(query, _visible(results, collections, include_internal), compact, stages=True)
+    return _results(query, results, compact, stages=True)
 
 
 def memory_retrieve(
@@ -145,8 +166,8 @@ def memory_retrieve(
 ) -> ToolResult:
     """Route by wording (:mod:`memtrove.retrieval.router`), then search that way
     (:meth:`Vault.retrieve`)."""
-    chosen, results = vault.retrieve(query, mode, limit)
-    text, data = _results(query, _visible(results, None, include_internal), compact, stages=True)
+    chosen, results = vault.retrieve(query, mode, limit, include_internal=include_internal)
+    text, data = _results(query, results, compact, stages=True)
     header = [f"[routed: {chosen.mode}]"] + ([f"note: {chosen.note}"] if chosen.note else [])
     route_data = {
         "mode": chosen.mode,
@@ -162,10 +183,8 @@ def find_similar(
 ) -> ToolResult:
     """Documents nearest to ``file`` by their fragment vectors (the document itself left out)."""
     reference = _check_ref(file)
-    results = vault.find_similar(reference, limit)
-    if not include_internal and any(r.collection.startswith(INTERNAL_PREFIX) for r in results):
-        include_internal = vault.get(reference).collection.startswith(INTERNAL_PREFIX)
-    results = _visible(results, None, include_internal)
+    # a note of an internal collection brings its like along (Vault.find_similar)
+    results = vault.find_similar(reference, limit, include_internal=include_internal)
     text, data = _results(f"similar to {reference}", results, compact=True)
     return text, {"file": reference, **data}
 
@@ -337,21 +356,8 @@ def _results(
         lines.append("stages: " + (" > ".join(results.stages) or "none"))
         lines += [f"skipped {stage}: {why}" for stage, why in results.skipped.items()]
     lines += [f"warning: {warning}" for warning in results.warnings]
+    lines += degraded_lines(results)
     return "\n".join(lines), {"query": query, **results.to_dict()}
-
-
-def _visible(
-    results: SearchResults, collections: Sequence[str] | None, include_internal: bool
-) -> SearchResults:
-    """Leave out internal collections unless asked for (or named)."""
-    if include_internal or any(name.startswith(INTERNAL_PREFIX) for name in collections or ()):
-        return results
-    kept = [r for r in results if not r.collection.startswith(INTERNAL_PREFIX)]
-    if len(kept) == len(results):
-        return results
-    return SearchResults(
-        kept, stages=results.stages, skipped=results.skipped, warnings=results.warnings
-    )
 
 
 def _collections(vault: Vault, collection: str | None) -> list[str] | None:
@@ -362,7 +368,7 @@ def _collections(vault: Vault, collection: str | None) -> list[str] | None:
     known = {c.name for c in vault.collections()}
     known.update(name for name, _ in vault.mined_collections())
     for name in names:
-        if name not in known and not name.startswith(INTERNAL_PREFIX):
+        if name not in known and not is_internal(name):
             listed = ", ".join(sorted(known)) or "none configured"
             raise InvalidQueryError(f"no collection named {name!r}; known: {listed}")
     return names

@@ -123,6 +123,14 @@ class SearchResults(list[SearchResult]):
     ``scale`` (hybrid only) is the best hit's own BM25 score in [0, 1) (its cosine when no
     keyword matched): the scores are normalised to a best of 1.0, and this says how strong
     that best is.
+
+    ``degraded_reason`` (None: a whole answer) says why the answer is less than asked for:
+    ``leg-failed`` (a leg asked for failed at run time: ``degraded_legs`` names them),
+    ``min-score`` (fewer than ``limit`` because hits scored under ``min_score``),
+    ``excluded-dominant`` (internal documents left out after fetching left it short),
+    ``cap-truncation`` (copies of one body collapsed left it short at the fetch cap);
+    several reasons are joined by ``,``. ``to_dict`` gives them as ``degraded``,
+    ``degradedReason`` and ``degradedLegs``.
     """
 
     def __init__(
@@ -133,20 +141,34 @@ class SearchResults(list[SearchResult]):
         skipped: Mapping[str, str] | None = None,
         warnings: Sequence[str] = (),
         scale: float | None = None,
+        degraded_reason: str | None = None,
+        degraded_legs: Sequence[str] = (),
     ) -> None:
         super().__init__(results)
         self.stages = list(stages)
         self.skipped = dict(skipped or {})
         self.warnings = list(warnings)
         self.scale = scale
+        self.degraded_reason = degraded_reason or None
+        self.degraded_legs = list(degraded_legs)
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def degraded(self) -> bool:
+        return self.degraded_reason is not None
+
+    def how(self) -> dict[str, Any]:
+        """How the results were found (every key of :meth:`to_dict` but ``results``)."""
         return {
-            "results": [result.to_dict() for result in self],
             "stages": self.stages,
             "skipped": self.skipped,
             "warnings": self.warnings,
+            "degraded": self.degraded,
+            "degradedReason": self.degraded_reason,
+            "degradedLegs": self.degraded_legs,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"results": [result.to_dict() for result in self], **self.how()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchResults:
@@ -156,6 +178,8 @@ class SearchResults(list[SearchResult]):
             stages=[str(stage) for stage in data.get("stages") or ()],
             skipped={str(k): str(v) for k, v in (data.get("skipped") or {}).items()},
             warnings=[str(warning) for warning in data.get("warnings") or ()],
+            degraded_reason=str(data.get("degradedReason") or "") or None,
+            degraded_legs=[str(leg) for leg in data.get("degradedLegs") or ()],
         )
 
 

@@ -70,18 +70,9 @@ def recent_documents(
     where = ["active = 1", "invalidated_at IS NULL"]
     where.append(f"content_type IN ({','.join('?' * len(types))})")
     parameters: list[object] = list(types)
-    if filters.collections:
-        where.append(f"collection IN ({','.join('?' * len(filters.collections))})")
-        parameters.extend(filters.collections)
-    if filters.content_types:
-        where.append(f"content_type IN ({','.join('?' * len(filters.content_types))})")
-        parameters.extend(filters.content_types)
-    if filters.since:
-        where.append("COALESCE(authored_at, modified_at) >= ?")
-        parameters.append(filters.since)
-    if filters.until:
-        where.append("COALESCE(authored_at, modified_at) <= ?")
-        parameters.append(filters.until)
+    conditions, values = filters.where("")
+    where += conditions
+    parameters += values
     rows = connection.execute(
         f"SELECT id FROM documents WHERE {' AND '.join(where)} "
         "ORDER BY COALESCE(authored_at, modified_at) DESC, id DESC LIMIT ?",

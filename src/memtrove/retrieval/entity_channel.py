@@ -82,19 +82,8 @@ def _phrases(query: str) -> list[str]:
 def filter_conditions(filters: Filters, alias: str = "d") -> tuple[str, list[object]]:
     """``AND ...`` conditions for the filters every channel applies, and their parameters."""
     where = [f"{alias}.active = 1", f"{alias}.invalidated_at IS NULL"]
-    parameters: list[object] = []
-    if filters.collections:
-        where.append(f"{alias}.collection IN ({','.join('?' * len(filters.collections))})")
-        parameters.extend(filters.collections)
-    if filters.content_types:
-        where.append(f"{alias}.content_type IN ({','.join('?' * len(filters.content_types))})")
-        parameters.extend(filters.content_types)
-    if filters.since:
-        where.append(f"COALESCE({alias}.authored_at, {alias}.modified_at) >= ?")
-        parameters.append(filters.since)
-    if filters.until:
-        where.append(f"COALESCE({alias}.authored_at, {alias}.modified_at) <= ?")
-        parameters.append(filters.until)
+    conditions, parameters = filters.where(alias)
+    where += conditions
     # searchable documents only: what BM25 and vectors could return
     where.append(f"EXISTS (SELECT 1 FROM documents_fts WHERE rowid = {alias}.id)")
     return " AND ".join(where), parameters

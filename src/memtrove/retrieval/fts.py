@@ -21,6 +21,7 @@ from typing import NamedTuple, TypeVar
 
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.errors import InvalidQueryError
+from memtrove.retrieval.filters import filter_sql
 from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, is_cjk, segment_cjk, words
 
@@ -259,6 +260,10 @@ def search_fts(
     content_types: Sequence[str] | None = None,
     since: str | None = None,
     until: str | None = None,
+    exclude_internal: bool = False,
+    kept_internal: Sequence[str] = (),
+    hidden_parts: Sequence[str] = (),
+    hidden_collections: Sequence[str] = (),
 ) -> list[FtsHit]:
     """Active documents matching ``query``, best BM25 first.
 
@@ -273,20 +278,18 @@ def search_fts(
     if match is None:
         return []
     ranking = "bm25({}, {}, {})".format(*FIELD_WEIGHTS)
-    filters: list[str] = []
-    params: list[object] = [match, ranking]
-    if collections:
-        filters.append(f"d.collection IN ({','.join('?' * len(collections))})")
-        params.extend(collections)
-    if content_types:
-        filters.append(f"d.content_type IN ({','.join('?' * len(content_types))})")
-        params.extend(content_types)
-    if since:
-        filters.append("COALESCE(d.authored_at, d.modified_at) >= ?")
-        params.append(since)
-    if until:
-        filters.append("COALESCE(d.authored_at, d.modified_at) <= ?")
-        params.append(until)
+    filters, params = filter_sql(
+        "d",
+        collections=collections,
+        content_types=content_types,
+        since=since,
+        until=until,
+        exclude_internal=exclude_internal,
+        kept_internal=kept_internal,
+        hidden_parts=hidden_parts,
+        hidden_collections=hidden_collections,
+    )
+    params = [match, ranking, *params]
     if filters:
         sql = (
             "SELECT documents_fts.rowid, documents_fts.rank FROM documents_fts "

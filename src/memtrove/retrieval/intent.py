@@ -270,7 +270,7 @@ def _channels(
         vector = retriever.embed_query(query)
         hits = retriever.vectors(query, depth, filters, vector=vector)
     except (EmbeddingSpaceError, ModelError) as error:
-        ranking.skipped["vector"] = str(error)
+        ranking.fail("vector", error)
         return lexical, [], None
     if "vector" not in ranking.stages:
         ranking.stages.append("vector")
@@ -330,7 +330,7 @@ def _rerank(
     try:
         scores = rerank_texts(connection, models.reranker, query, snippets)
     except ModelError as error:
-        ranking.skipped["rerank"] = str(error)
+        ranking.fail("rerank", error)
         ranking.warnings.append(f"reranking failed, kept the fused order: {error}")
         return fused
     if not any(score > RERANK_DEGENERATE_FLOOR for score in scores.values()):

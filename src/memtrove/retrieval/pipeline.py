@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, ModelError, ModelUnavailableError
@@ -31,6 +31,7 @@ from memtrove.models.protocols import Embedder, Vectors
 from memtrove.models.registry import Models
 from memtrove.retrieval.candidates import recent_documents, scoring_inputs
 from memtrove.retrieval.entity_channel import NamedEntity, named_entities
+from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import (
     document_frequencies,
     linear_relevance,
@@ -71,34 +72,21 @@ BM25_PROBE = 20  # a floor: the probe also fetches the candidate limit (30) when
 ORIGINAL_WEIGHT = 2.0
 EXPANSION_WEIGHT = 1.0
 _WARNING_INTERVAL = 60.0
+NO_VECTORS = "the vault has no vectors yet; run `memtrove embed`"
 
 CoActivation = Callable[[int], int]
-
-
-class Filters(NamedTuple):
-    """Restrictions every retrieval channel applies."""
-
-    collections: Sequence[str] | None = None
-    content_types: Sequence[str] | None = None
-    since: str | None = None
-    until: str | None = None
-
-    def kwargs(self) -> dict[str, object]:
-        return {
-            "collections": list(self.collections) if self.collections else None,
-            "content_types": list(self.content_types) if self.content_types else None,
-            "since": self.since,
-            "until": self.until,
-        }
 
 
 class Ranking:
     """Ranked document ids with scores, and what produced them (filled in as stages run).
 
-    ``scale`` (hybrid): the best hit's own score (``SearchResults.scale``).
+    ``scale`` (hybrid): the best hit's own score (``SearchResults.scale``). ``failed``: the
+    legs that were asked for but failed at run time (a model service, the vectors), each
+    also in ``skipped`` with its reason; ``dropped``: hits left out after fetching, by
+    reason (see ``SearchResults.degraded_reason``).
     """
 
-    __slots__ = ("best_seq", "hits", "scale", "skipped", "stages", "warnings")
+    __slots__ = ("best_seq", "dropped", "failed", "hits", "scale", "skipped", "stages", "warnings")
 
     def __init__(
         self,
@@ -115,6 +103,15 @@ class Ranking:
         self.warnings = [] if warnings is None else warnings
         self.best_seq = {} if best_seq is None else best_seq
         self.scale = scale
+        self.failed: list[str] = []
+        self.dropped: dict[str, int] = {}
+
+    def fail(self, leg: str, error: Exception) -> None:
+        """Record that ``leg`` was asked for and failed (skipped, with the error); a vault
+        with no vectors yet is skipped, not failed (nothing was lost: there is none)."""
+        self.skipped[leg] = str(error)
+        if leg not in self.failed and str(error) != NO_VECTORS:
+            self.failed.append(leg)
 
     def __repr__(self) -> str:
         return f"Ranking(hits={self.hits!r}, stages={self.stages!r}, skipped={self.skipped!r})"
@@ -172,7 +169,7 @@ class Retriever:
 
         space = stored_space(self._connection)
         if space is None:
-            raise EmbeddingSpaceError("the vault has no vectors yet; run `memtrove embed`")
+            raise EmbeddingSpaceError(NO_VECTORS)
         primary = self._models.embedder
         try:
             matches = (primary.identity, primary.dimensions) == (space.identity, space.dimensions)
@@ -257,11 +254,8 @@ class Retriever:
             self._connection,
             vector,
             limit,
-            collections=filters.collections,
-            content_types=filters.content_types,
-            since=filters.since,
-            until=filters.until,
             matrix=self.matrix,
+            **filters.kwargs(),  # type: ignore[arg-type]
         )
         return [(hit.doc_id, hit.score, hit.seq) for hit in hits]
 
@@ -325,7 +319,7 @@ class Retriever:
             vector = self.embed_query(query)
             semantic = self.vectors(query, depth, filters, vector=vector)
         except (EmbeddingSpaceError, ModelError) as error:
-            ranking.skipped["vector"] = str(error)
+            ranking.fail("vector", error)
             return {}
         if ranking.scale is None and semantic:
             ranking.scale = max(0.0, min(1.0, semantic[0][1]))
@@ -344,7 +338,7 @@ class Retriever:
         try:
             hits = self.vectors(query, depth, filters)
         except (EmbeddingSpaceError, ModelError) as error:
-            ranking.skipped["vector"] = str(error)
+            ranking.fail("vector", error)
             return None
         ranking.stages.append("vector")
         ranking.best_seq.update({doc: seq for doc, _, seq in hits})
@@ -480,7 +474,7 @@ class Retriever:
             try:
                 variants = expand_query(self._connection, self._models.llm, query, intent)
             except ModelError as error:
-                ranking.skipped["expansion"] = str(error)
+                ranking.fail("expansion", error)
                 _rate_limited("expansion", f"query expansion failed: {error}", ranking.warnings)
                 variants = []
             else:
@@ -496,7 +490,7 @@ class Retriever:
                     try:
                         vector_hits = self.vectors(variant.text, depth, filters)
                     except (EmbeddingSpaceError, ModelError) as error:
-                        ranking.skipped[f"vector ({variant.kind} variant)"] = str(error)
+                        ranking.fail(f"vector ({variant.kind} variant)", error)
                         continue
                     lists.append(([doc for doc, _, _ in vector_hits], EXPANSION_WEIGHT))
         else:
@@ -551,7 +545,7 @@ class Retriever:
                 self._connection, self._models.reranker, rerank_query(query, intent), chunks
             )
         except ModelError as error:
-            ranking.skipped["rerank"] = str(error)
+            ranking.fail("rerank", error)
             _rate_limited(
                 "rerank", f"reranking failed, kept the fused order: {error}", ranking.warnings
             )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.results import Document
+from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.retrieval.vectors import VectorHit, search_vectors, vector_count
 
@@ -25,9 +26,14 @@ __all__ = ["similar_documents"]
 
 
 def similar_documents(
-    connection: Connection, document: Document, limit: int, matrix: VectorMatrix | None = None
+    connection: Connection,
+    document: Document,
+    limit: int,
+    matrix: VectorMatrix | None = None,
+    filters: Filters | None = None,
 ) -> list[VectorHit]:
-    """Up to ``limit`` active documents nearest to ``document``, best first, itself excluded.
+    """Up to ``limit`` active documents nearest to ``document`` (within ``filters``), best
+    first, itself excluded.
 
     Raises :class:`EmbeddingSpaceError`, naming the fix, when the vault has no vectors or
     the document has none yet.
@@ -52,5 +58,6 @@ def similar_documents(
     norm = float(np.linalg.norm(centroid))
     if not np.isfinite(norm) or norm == 0.0:
         return []
-    hits = search_vectors(connection, centroid / norm, limit + 1, matrix=matrix)
+    where = (filters or Filters()).kwargs()
+    hits = search_vectors(connection, centroid / norm, limit + 1, matrix=matrix, **where)  # type: ignore[arg-type]
     return [hit for hit in hits if hit.doc_id != document.doc_id][:limit]

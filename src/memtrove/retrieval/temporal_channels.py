@@ -93,9 +93,11 @@ def _latest_month(
     parameters: list[object] = [f"{month:02d}"]
     where.append("COALESCE(authored_at, modified_at) <= ?")
     parameters.append(to_iso(now))
-    if filters.collections:
-        where.append(f"collection IN ({','.join('?' * len(filters.collections))})")
-        parameters.extend(filters.collections)
+    # the channel's own dates are what it looks for: only the collections and the
+    # internal exclusion restrict it
+    conditions, values = filters._replace(content_types=None, since=None, until=None).where("")
+    where += conditions
+    parameters += values
     row = connection.execute(
         f"SELECT MAX(COALESCE(authored_at, modified_at)) FROM documents WHERE {' AND '.join(where)}",
         parameters,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
+from memtrove.retrieval.filters import filter_sql
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.text import now_iso
 
@@ -198,6 +199,10 @@ def search_vectors(
     since: str | None = None,
     until: str | None = None,
     matrix: VectorMatrix | None = None,
+    exclude_internal: bool = False,
+    kept_internal: Sequence[str] = (),
+    hidden_parts: Sequence[str] = (),
+    hidden_collections: Sequence[str] = (),
 ) -> list[VectorHit]:
     """Active documents ranked by their best fragment's cosine similarity to the query.
 
@@ -217,7 +222,18 @@ def search_vectors(
     if total == 0:
         return []
     ceiling = total if in_memory else min(total, _MAX_K)
-    filtered = bool(collections or content_types or since or until)
+    where, params = filter_sql(
+        "d",
+        collections=collections,
+        content_types=content_types,
+        since=since,
+        until=until,
+        exclude_internal=exclude_internal,
+        kept_internal=kept_internal,
+        hidden_parts=hidden_parts,
+        hidden_collections=hidden_collections,
+    )
+    filtered = bool(where)
     k = min(ceiling, max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1)))
     blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()
     while True:
@@ -228,7 +244,7 @@ def search_vectors(
                 "SELECT rowid, 1.0 - distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?",
                 (blob, k),
             ).fetchall()
-        hits = _documents_of(connection, nearest, limit, collections, content_types, since, until)
+        hits = _documents_of(connection, nearest, limit, where, params)
         if len(hits) >= limit or k >= ceiling:
             return hits
         k = min(ceiling, k * 4)
@@ -238,29 +254,15 @@ def _documents_of(
     connection: Connection,
     nearest: Sequence[tuple[int, float]],
     limit: int,
-    collections: Sequence[str] | None,
-    content_types: Sequence[str] | None,
-    since: str | None,
-    until: str | None,
+    filters: Sequence[str],
+    params: Sequence[object],
 ) -> list[VectorHit]:
-    """Active, matching documents of the nearest fragments, each at its best fragment."""
+    """Active documents passing ``filters`` (SQL over ``d``) of the nearest fragments, each
+    at its best fragment."""
     if not nearest:
         return []
     similarity = {int(rowid): float(score) for rowid, score in nearest}
-    where = ["d.active = 1", "d.invalidated_at IS NULL"]
-    params: list[object] = []
-    if collections:
-        where.append(f"d.collection IN ({','.join('?' * len(collections))})")
-        params.extend(collections)
-    if content_types:
-        where.append(f"d.content_type IN ({','.join('?' * len(content_types))})")
-        params.extend(content_types)
-    if since:
-        where.append("COALESCE(d.authored_at, d.modified_at) >= ?")
-        params.append(since)
-    if until:
-        where.append("COALESCE(d.authored_at, d.modified_at) <= ?")
-        params.append(until)
+    where = ["d.active = 1", "d.invalidated_at IS NULL", *filters]
     ids = list(similarity)
     best: dict[int, tuple[float, int]] = {}
     for start in range(0, len(ids), 900):

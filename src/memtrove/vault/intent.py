@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memtrove.results import SearchResult, SearchResults, SessionRecord
-from memtrove.retrieval.pipeline import Ranking
+from memtrove.retrieval.pipeline import NO_VECTORS, Ranking
 from memtrove.vault.reading import Reading
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ class IntentAccess(Reading):
         enable_graph_traversal: bool = True,
         collections: Sequence[str] | None = None,
         min_score: float = 0.0,
+        include_internal: bool = True,
     ) -> IntentResults:
         """Classify the question (WHY / WHEN / ENTITY / WHAT) and search for it: intent-
         weighted fusion of BM25 and vectors, graph traversal for WHY and ENTITY, reranking of
@@ -133,7 +134,9 @@ class IntentAccess(Reading):
         from memtrove.retrieval.intent import check_intent, run_intent_search
 
         force_intent = check_intent(force_intent)
-        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        query, limit, filters = self._check(
+            query, limit, collections, None, None, None, include_internal
+        )
         found: list[IntentClassification] = []
 
         def fetch(depth: int) -> Ranking:
@@ -154,14 +157,16 @@ class IntentAccess(Reading):
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit)
-            results = self._present(query, ranking, min_score, copies=copies)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            results = self._present(query, ranking, min_score, copies=copies, limit=limit)
         return IntentResults(
             results,
             classification=found[-1],
             stages=results.stages,
             skipped=results.skipped,
             warnings=results.warnings,
+            degraded_reason=results.degraded_reason,
+            degraded_legs=results.degraded_legs,
         )
 
     def find_causal_links(self, ref: str, direction: str = "both", depth: int = 5) -> CausalLinks:
@@ -185,6 +190,7 @@ class IntentAccess(Reading):
         *,
         collections: Sequence[str] | None = None,
         min_score: float = 0.0,
+        include_internal: bool = True,
     ) -> PlanResults:
         """Split a multi-topic question into sub-queries (the LLM when configured, else by
         wording), run each, and merge them with provenance (see
@@ -193,7 +199,9 @@ class IntentAccess(Reading):
         from memtrove.retrieval.planner import decompose, run_plan
         from memtrove.retrieval.scoring import QUERY_WEIGHTS, apply_composite
 
-        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        query, limit, filters = self._check(
+            query, limit, collections, None, None, None, include_internal
+        )
         ranking = Ranking(stages=["plan"])
         clauses: list[Clause] = []
         if not self.models.has_llm:
@@ -215,13 +223,16 @@ class IntentAccess(Reading):
                     co_activation=self._co_activation,
                 )
                 ranking.hits = scored
+                missing = ranking.skipped.get("vector")
+                if missing not in (None, NO_VECTORS) and "vector" not in ranking.failed:
+                    ranking.failed.append("vector")  # run_plan records only the reason
                 if "composite" not in ranking.stages:
                     channels = ["bm25"] + (["vector"] if "vector" not in ranking.skipped else [])
                     ranking.stages.extend([*channels, "merge", "composite"])
                 return ranking
 
-            ranking, copies = self._collapsed(fetch, limit)
-            results = self._present(query, ranking, min_score, copies=copies)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            results = self._present(query, ranking, min_score, copies=copies, limit=limit)
         by_docid = {
             result.docid: sorted(set(provenance.get(result.doc_id, []))) for result in results
         }
@@ -232,10 +243,17 @@ class IntentAccess(Reading):
             stages=results.stages,
             skipped=results.skipped,
             warnings=results.warnings,
+            degraded_reason=results.degraded_reason,
+            degraded_legs=results.degraded_legs,
         )
 
     def timeline_of(
-        self, query: str, limit: int = 10, *, collections: Sequence[str] | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        collections: Sequence[str] | None = None,
+        include_internal: bool = True,
     ) -> TimelineResults:
         """What happened around the time ``query`` names (the last session when it names
         none): documents in time order and the sessions of that window (see
@@ -243,7 +261,9 @@ class IntentAccess(Reading):
         from memtrove.lifecycle.sessions import session_records
         from memtrove.retrieval.temporal_timeline import SESSION_LOOKBACK, run_timeline
 
-        query, limit, filters = self._check(query, limit, collections, None, None, None)
+        query, limit, filters = self._check(
+            query, limit, collections, None, None, None, include_internal
+        )
         with self._lock:
             sessions = session_records(self._connection, SESSION_LOOKBACK)
             found = run_timeline(
@@ -253,7 +273,7 @@ class IntentAccess(Reading):
                 return TimelineResults(
                     stages=["timeline"], skipped={"timeline": "no dated document or session"}
                 )
-            results = self._present(query, found.ranking, 0.0)
+            results = self._present(query, found.ranking, 0.0, limit=limit)
         return TimelineResults(
             results,
             window=found.window_dict(),
@@ -261,6 +281,8 @@ class IntentAccess(Reading):
             stages=results.stages,
             skipped=results.skipped,
             warnings=results.warnings,
+            degraded_reason=results.degraded_reason,
+            degraded_legs=results.degraded_legs,
         )
 
     def retrieve(
@@ -270,32 +292,50 @@ class IntentAccess(Reading):
         limit: int = 10,
         *,
         collections: Sequence[str] | None = None,
+        include_internal: bool = True,
     ) -> tuple[Route, SearchResults]:
         """``memory_retrieve``: route ``query`` by its wording (or run ``mode``), see
-        :mod:`memtrove.retrieval.router`; the route says what ran."""
+        :mod:`memtrove.retrieval.router`; the route says what ran. ``include_internal=False``
+        leaves internal collections out (in each channel's query) unless one is named in
+        ``collections``."""
         from memtrove.errors import EmbeddingSpaceError, ModelError
         from memtrove.retrieval.router import MODE_INTENTS, route
 
         chosen = route(query, mode)
+        internal = include_internal
         if chosen.mode == "keyword":
-            return chosen, self.search(query, limit, collections)
+            return chosen, self.search(
+                query, limit, collections=collections, include_internal=internal
+            )
         if chosen.mode == "semantic":
+            failed: list[str] = []
             try:
-                results = self.vsearch(query, limit, collections)
+                results = self.vsearch(
+                    query, limit, collections=collections, include_internal=internal
+                )
                 reason = "no vector match; ran BM25"
             except (EmbeddingSpaceError, ModelError) as error:
                 results, reason = SearchResults(), f"{error}; ran BM25"
+                failed = [] if str(error) == NO_VECTORS else ["vector"]
             if results:
                 return chosen, results
-            fallback = self.search(query, limit, collections)
+            fallback = self.search(query, limit, collections=collections, include_internal=internal)
+            legs = [*failed, *fallback.degraded_legs]
+            reasons = (["leg-failed"] if failed else []) + [
+                reason for reason in (fallback.degraded_reason or "").split(",") if reason
+            ]
             return chosen, SearchResults(
                 fallback,
                 stages=fallback.stages,
                 skipped={**fallback.skipped, "vector": reason},
                 warnings=fallback.warnings,
+                degraded_reason=",".join(dict.fromkeys(reasons)) or None,
+                degraded_legs=legs,
             )
         if chosen.mode == "timeline":
-            return chosen, self.timeline_of(query, limit, collections=collections)
+            return chosen, self.timeline_of(
+                query, limit, collections=collections, include_internal=internal
+            )
         if chosen.mode in MODE_INTENTS:
             intent = MODE_INTENTS[chosen.mode]
             return chosen, self.intent_search(
@@ -304,7 +344,10 @@ class IntentAccess(Reading):
                 force_intent=intent,
                 enable_graph_traversal=True,
                 collections=collections,
+                include_internal=internal,
             )
         if chosen.mode == "complex":
-            return chosen, self.query_plan(query, limit, collections=collections)
-        return chosen, self.hybrid(query, limit, collections)
+            return chosen, self.query_plan(
+                query, limit, collections=collections, include_internal=internal
+            )
+        return chosen, self.hybrid(query, limit, collections=collections, include_internal=internal)

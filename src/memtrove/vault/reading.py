@@ -34,8 +34,9 @@ from memtrove.retrieval.arguments import (
     check_limit,
 )
 from memtrove.retrieval.candidates import recent_documents, scoring_inputs
+from memtrove.retrieval.filters import Filters, internal_filters
 from memtrove.retrieval.fts import MAX_QUERY_CHARS
-from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Filters, Ranking
+from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Ranking
 from memtrove.retrieval.presentation import present_results, strip_frontmatter
 from memtrove.retrieval.recency import recency_plan
 from memtrove.retrieval.scoring import RECENCY_FIRST_TYPES, ScoringInput
@@ -77,15 +78,26 @@ class Reading(VaultState):
         since: str | None = None,
         until: str | None = None,
         min_score: float = 0.0,
+        include_internal: bool = True,
+        kept_internal: Sequence[str] = (),
+        hidden_parts: Sequence[str] = (),
+        hidden_collections: Sequence[str] = (),
     ) -> SearchResults:
         """BM25 keyword search; results ranked by ``|bm25| / (1 + |bm25|)``.
 
         A question about time ("latest", "yesterday", "where were we", "what do we use now")
         is ranked by composite score instead (``stages`` then ends in ``composite``; see
         :mod:`memtrove.retrieval.recency`); the same holds for :meth:`vsearch` and
-        :meth:`hybrid`.
+        :meth:`hybrid`. ``include_internal=False`` leaves internal collections out (unless one
+        is named in ``collections``) but for the ``collection/path`` prefixes in
+        ``kept_internal``; the same holds for every search method. ``hidden_parts`` (text
+        anywhere in ``collection/path``) and ``hidden_collections`` are left out too (here, in
+        :meth:`hybrid` and :meth:`recent`: what the hooks never inject).
         """
-        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        query, limit, filters = self._check(
+            query, limit, collections, content_types, since, until, include_internal
+        )
+        filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
         plan = recency_plan(query)
 
         def fetch(depth: int) -> Ranking:
@@ -95,8 +107,8 @@ class Reading(VaultState):
             return Ranking(hits=self._retriever.bm25(query, depth, filters), stages=["bm25"])
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit)
-            return self._present(query, ranking, min_score, copies=copies)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            return self._present(query, ranking, min_score, copies=copies, limit=limit)
 
     def vsearch(
         self,
@@ -108,9 +120,12 @@ class Reading(VaultState):
         since: str | None = None,
         until: str | None = None,
         min_score: float = 0.0,
+        include_internal: bool = True,
     ) -> SearchResults:
         """Vector search: documents ranked by the cosine similarity of their best fragment."""
-        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        query, limit, filters = self._check(
+            query, limit, collections, content_types, since, until, include_internal
+        )
         if not query.strip():
             return SearchResults(stages=[])
         plan = recency_plan(query)
@@ -129,8 +144,8 @@ class Reading(VaultState):
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit)
-            return self._present(query, ranking, min_score, copies=copies)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            return self._present(query, ranking, min_score, copies=copies, limit=limit)
 
     def hybrid(
         self,
@@ -144,13 +159,22 @@ class Reading(VaultState):
         min_score: float = 0.0,
         vectors: bool = True,
         snippets: bool = True,
+        include_internal: bool = True,
+        kept_internal: Sequence[str] = (),
+        hidden_parts: Sequence[str] = (),
+        hidden_collections: Sequence[str] = (),
     ) -> SearchResults:
         """BM25 and vector search fused, with no model server involved.
 
         ``vectors=False`` keeps to BM25 (with conversation context), loading no model: the
         hooks' keyword leg. ``SearchResults.scale`` says how strong the best hit is;
-        ``snippets=False`` leaves snippets empty (the hooks render their own passages)."""
-        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        ``snippets=False`` leaves snippets empty (the hooks render their own passages);
+        ``kept_internal``: ``collection/path`` prefixes of internal documents kept when
+        ``include_internal`` is False."""
+        query, limit, filters = self._check(
+            query, limit, collections, content_types, since, until, include_internal
+        )
+        filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
         plan = recency_plan(query)
 
         def fetch(depth: int) -> Ranking:
@@ -162,8 +186,10 @@ class Reading(VaultState):
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit)
-            return self._present(query, ranking, min_score, copies=copies, snippets=snippets)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            return self._present(
+                query, ranking, min_score, copies=copies, snippets=snippets, limit=limit
+            )
 
     def query(
         self,
@@ -179,6 +205,7 @@ class Reading(VaultState):
         min_score: float = 0.0,
         diverse: bool = True,
         candidate_limit: int = CANDIDATE_LIMIT,
+        include_internal: bool = True,
     ) -> SearchResults:
         """The full hybrid pipeline (see :mod:`memtrove.retrieval.pipeline`).
 
@@ -187,7 +214,9 @@ class Reading(VaultState):
         adds each document's full text as ``content``. The result's ``stages`` and
         ``skipped`` say which stages ran.
         """
-        query, limit, filters = self._check(query, limit, collections, content_types, since, until)
+        query, limit, filters = self._check(
+            query, limit, collections, content_types, since, until, include_internal
+        )
         candidate_limit = check_limit(candidate_limit)
         intent = intent.strip() or None if isinstance(intent, str) else None
 
@@ -207,9 +236,17 @@ class Reading(VaultState):
         with self._lock:
             # The pipeline ranks max(candidate_limit, limit) candidates whatever it returns:
             # asking for all of them first costs nothing, and widens no stage.
-            ranking, copies = self._collapsed(fetch, limit, max(limit, candidate_limit))
+            ranking, copies = self._collapsed(
+                fetch, limit, max(limit, candidate_limit), filters=filters
+            )
             return self._present(
-                query, ranking, min_score, intent=intent, full=not compact, copies=copies
+                query,
+                ranking,
+                min_score,
+                intent=intent,
+                full=not compact,
+                copies=copies,
+                limit=limit,
             )
 
     def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
@@ -250,6 +287,7 @@ class Reading(VaultState):
         content_types: Sequence[str] | None,
         since: str | None,
         until: str | None,
+        include_internal: bool = True,
     ) -> tuple[str, int, Filters]:
         if not isinstance(query, str):
             raise InvalidQueryError("the query must be text")
@@ -259,8 +297,7 @@ class Reading(VaultState):
         return (
             query,
             check_limit(limit),
-            Filters(
-                collections=list(collections) if collections else None,
+            internal_filters(collections, include_internal)._replace(
                 content_types=check_content_types(content_types),
                 since=check_date("since", since),
                 until=check_date("until", until, end_of_day=True),
@@ -277,24 +314,58 @@ class Reading(VaultState):
         return sessions.co_activation_count(self._connection, doc_id)
 
     def _collapsed(
-        self, fetch: Callable[[int], Ranking], limit: int, depth: int | None = None
+        self,
+        fetch: Callable[[int], Ranking],
+        limit: int,
+        depth: int | None = None,
+        *,
+        filters: Filters | None = None,
     ) -> tuple[Ranking, Copies]:
         """``fetch(depth)``'s ranking with identical copies collapsed and cut to ``limit``,
-        and each kept document's other copies (see the module docstring)."""
+        and each kept document's other copies (see the module docstring).
+
+        Every channel leaves excluded internal documents out in its query; a document a
+        channel adds by other means (a graph edge) is dropped here, and the fetch goes
+        deeper while that leaves the list short."""
         depth = depth or limit + COLLAPSE_MARGIN
         warnings: list[str] = []
+        excluded = 0
         for _ in range(COLLAPSE_ROUNDS):
             ranking = fetch(depth)
             warnings.extend(ranking.warnings)  # a rerun may rate-limit a warning away
             copies = identical_copies(self._connection, [doc for doc, _ in ranking.hits])
             hits = _first_of_each_body(ranking.hits, copies)
+            if filters is not None and filters.narrows:
+                kept = self._admitted(hits, filters)
+                excluded, hits = len(hits) - len(kept), kept
             if len(hits) >= limit or len(ranking.hits) < depth:
                 break
             depth *= 2
+        else:
+            if len(hits) < limit:  # the channel had more, but the rounds ran out
+                ranking.dropped["excluded-dominant" if excluded else "cap-truncation"] = len(
+                    ranking.hits
+                ) - len(hits)
         ranking.hits = hits[:limit]
         ranking.warnings = list(dict.fromkeys(warnings))
         others = {doc: copies[doc][1] for doc, _ in ranking.hits if copies.get(doc, ("", []))[1]}
         return ranking, others
+
+    def _admitted(self, hits: list[tuple[int, float]], filters: Filters) -> list[tuple[int, float]]:
+        """``hits`` whose documents pass the internal exclusion and hidden parts of ``filters``."""
+        ids = [doc for doc, _ in hits]
+        where: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            rows = self._connection.execute(
+                "SELECT id, collection, path FROM documents "
+                f"WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            where.update({int(row[0]): (str(row[1]), str(row[2])) for row in rows})
+        return [
+            (doc, score) for doc, score in hits if doc not in where or filters.admits(*where[doc])
+        ]
 
     def _present(
         self,
@@ -306,6 +377,7 @@ class Reading(VaultState):
         full: bool = False,
         copies: Copies | None = None,
         snippets: bool = True,
+        limit: int | None = None,
     ) -> SearchResults:
         results = present_results(
             self._connection, query, ranking, min_score, intent=intent, full=full, snippets=snippets
@@ -313,6 +385,13 @@ class Reading(VaultState):
         for index, result in enumerate(results):
             if copies and copies.get(result.doc_id):
                 results[index] = result._replace(also_at=tuple(copies[result.doc_id]))
+        reasons = ["leg-failed"] if ranking.failed else []
+        below = sum(1 for _, score in ranking.hits if score < min_score)
+        if below and limit is not None and len(results) < limit:
+            reasons.append("min-score")
+        reasons += [reason for reason, count in ranking.dropped.items() if count]
+        results.degraded_reason = ",".join(reasons) or None
+        results.degraded_legs = list(ranking.failed)
         return results
 
     def scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
@@ -326,12 +405,18 @@ class Reading(VaultState):
         limit: int = 5,
         content_types: Sequence[str] = RECENCY_FIRST_TYPES,
         collections: Sequence[str] | None = None,
+        *,
+        include_internal: bool = True,
+        kept_internal: Sequence[str] = (),
+        hidden_parts: Sequence[str] = (),
+        hidden_collections: Sequence[str] = (),
     ) -> SearchResults:
         """The newest active documents of ``content_types`` (handoffs, decisions, progress
         notes by default) by effective time, newest first; scores fall from 1.0 by rank.
         What "where were we?" is about, when no word of it matches anything."""
         limit = check_limit(limit)
-        filters = Filters(collections=collections)
+        filters = internal_filters(collections, include_internal)
+        filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
         with self._lock:
             ids = recent_documents(self._connection, content_types, limit, filters)
             hits = [(doc, 1.0 / (rank + 1)) for rank, doc in enumerate(ids)]
@@ -368,7 +453,9 @@ class Reading(VaultState):
                     listed.append(Collection(name, Path(source), "(mined)"))
             return vault_status(self._connection, self.path, listed)
 
-    def find_similar(self, ref: str, limit: int = 5) -> SearchResults:
+    def find_similar(
+        self, ref: str, limit: int = 5, *, include_internal: bool = True
+    ) -> SearchResults:
         """Documents nearest to ``ref`` by its own vectors (the mean of its fragments'), the
         document itself excluded; see :mod:`memtrove.retrieval.similar`.
 
@@ -379,17 +466,22 @@ class Reading(VaultState):
         limit = check_limit(limit)
         with self._lock:
             document = get_document(self._connection, ref)
+            # a note of an internal collection asks for its like: internal ones stay in
+            filters = internal_filters([document.collection], include_internal)
+            filters = filters._replace(collections=None)
 
             def fetch(depth: int) -> Ranking:
-                hits = similar_documents(self._connection, document, depth, self._retriever.matrix)
+                hits = similar_documents(
+                    self._connection, document, depth, self._retriever.matrix, filters
+                )
                 return Ranking(
                     hits=[(hit.doc_id, hit.score) for hit in hits],
                     stages=["vector"],
                     best_seq={hit.doc_id: hit.seq for hit in hits},
                 )
 
-            ranking, copies = self._collapsed(fetch, limit)
-            return self._present("", ranking, 0.0, copies=copies)
+            ranking, copies = self._collapsed(fetch, limit, filters=filters)
+            return self._present("", ranking, 0.0, copies=copies, limit=limit)
 
     def timeline(
         self, ref: str, before: int = 5, after: int = 5, same_collection: bool = False
@@ -430,6 +522,19 @@ class Reading(VaultState):
         collections = self.collections()
         with self._lock:
             return index_stats(self._connection, self._clock(), collections)
+
+
+def _narrowed(
+    filters: Filters,
+    kept_internal: Sequence[str],
+    hidden_parts: Sequence[str],
+    hidden_collections: Sequence[str],
+) -> Filters:
+    return filters._replace(
+        kept_internal=tuple(kept_internal),
+        hidden_parts=tuple(part for part in hidden_parts if part),
+        hidden_collections=tuple(hidden_collections),
+    )
 
 
 def _first_of_each_body(

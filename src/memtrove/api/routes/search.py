@@ -64,9 +64,7 @@ def _answer(vault: Vault, body: SearchRequest, mode: str) -> dict[str, Any]:
         "mode": mode,
         "count": len(found),
         "results": found,
-        "stages": results.stages,
-        "skipped": results.skipped,
-        "warnings": results.warnings,
+        **results.how(),
     }
 
 

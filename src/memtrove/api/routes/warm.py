@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException
+from fastapi.responses import JSONResponse
 
 from memtrove.api.routes.common import ERRORS, VaultDependency
 from memtrove.api.schemas import WarmHookRequest, WarmSearchRequest
@@ -26,7 +27,8 @@ from memtrove.warm import decode_payload
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/warm", tags=["warm path"])
+# plain JSON: these answers go to memtrove's own CLI and hooks, which mark what they show
+router = APIRouter(prefix="/warm", tags=["warm path"], default_response_class=JSONResponse)
 _CONFLICT: dict[int | str, dict[str, Any]] = {
     409: {"description": "Another vault or other model settings: run in-process."}
 }

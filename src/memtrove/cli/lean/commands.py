@@ -116,7 +116,12 @@ def split_collections(values: list[str] | None) -> list[str] | None:
 
 
 def _how(answer: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: answer[key] for key in ("stages", "skipped", "warnings")}
+    how = {key: answer[key] for key in ("stages", "skipped", "warnings")}
+    # an older server's answer has no degraded fields: none are made up for it
+    how.update(
+        {k: answer[k] for k in ("degraded", "degradedReason", "degradedLegs") if k in answer}
+    )
+    return how
 
 
 def _shown(result: Mapping[str, Any]) -> dict[str, Any]:

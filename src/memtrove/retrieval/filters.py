@@ -1,0 +1,127 @@
+"""The restrictions every retrieval channel applies, and the SQL conditions they become.
+
+Internal collections (names starting with ``_``: the agent-written memories of
+``_memtrove``) are left out inside each channel's query when ``exclude_internal`` is set,
+never by dropping rows after the top ``limit`` were fetched: the more notes the Stop hooks
+write, the emptier a post-filtered answer would get. ``kept_internal`` names
+``collection/path`` prefixes of internal documents that stay in all the same (what the
+hooks surface of the session capture). ``hidden_parts`` (text found anywhere in
+``collection/path``) and ``hidden_collections`` leave out what a caller would otherwise drop
+after the search (the hooks' ``_PRIVATE/``, ``experiments/`` and ``surface: false``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+__all__ = ["INTERNAL_PREFIX", "Filters", "filter_sql", "internal_filters", "is_internal"]
+
+INTERNAL_PREFIX = "_"
+
+
+def is_internal(collection: str) -> bool:
+    """Whether ``collection`` is an internal one (its name starts with ``_``)."""
+    return collection.startswith(INTERNAL_PREFIX)
+
+
+class Filters(NamedTuple):
+    """Restrictions every retrieval channel applies."""
+
+    collections: Sequence[str] | None = None
+    content_types: Sequence[str] | None = None
+    since: str | None = None
+    until: str | None = None
+    exclude_internal: bool = False
+    kept_internal: tuple[str, ...] = ()
+    hidden_parts: tuple[str, ...] = ()
+    hidden_collections: tuple[str, ...] = ()
+
+    def kwargs(self) -> dict[str, object]:
+        return {
+            "collections": list(self.collections) if self.collections else None,
+            "content_types": list(self.content_types) if self.content_types else None,
+            "since": self.since,
+            "until": self.until,
+            "exclude_internal": self.exclude_internal,
+            "kept_internal": self.kept_internal,
+            "hidden_parts": self.hidden_parts,
+            "hidden_collections": self.hidden_collections,
+        }
+
+    def where(self, alias: str = "d") -> tuple[list[str], list[object]]:
+        """These filters as SQL conditions over ``documents`` (aliased ``alias``)."""
+        return filter_sql(alias, **self.kwargs())  # type: ignore[arg-type]
+
+    def admits(self, collection: str, path: str) -> bool:
+        """Whether a document of ``collection`` at ``path`` passes the internal exclusion and
+        the hidden parts and collections (the same rules as the SQL of :meth:`where`)."""
+        key = f"{collection}/{path}"
+        if collection in self.hidden_collections or any(p in key for p in self.hidden_parts):
+            return False
+        if not self.exclude_internal or not is_internal(collection):
+            return True
+        return any(key.startswith(prefix) for prefix in self.kept_internal)
+
+    @property
+    def narrows(self) -> bool:
+        """Whether documents are left out by something other than the plain filters."""
+        return self.exclude_internal or bool(self.hidden_parts or self.hidden_collections)
+
+
+def internal_filters(collections: Sequence[str] | None, include_internal: bool) -> Filters:
+    """Filters of ``collections`` that leave internal documents out unless
+    ``include_internal`` is set or an internal collection is named in ``collections``."""
+    named = list(collections) if collections else None
+    asked = any(is_internal(name) for name in named or ())
+    return Filters(collections=named, exclude_internal=not (include_internal or asked))
+
+
+def filter_sql(
+    alias: str = "d",
+    *,
+    collections: Sequence[str] | None = None,
+    content_types: Sequence[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    exclude_internal: bool = False,
+    kept_internal: Sequence[str] = (),
+    hidden_parts: Sequence[str] = (),
+    hidden_collections: Sequence[str] = (),
+) -> tuple[list[str], list[object]]:
+    """SQL conditions (to be joined by ``AND``) and their parameters; ``alias`` is the
+    ``documents`` table's alias (empty: no alias)."""
+    column = f"{alias}." if alias else ""
+    where: list[str] = []
+    params: list[object] = []
+    if collections:
+        where.append(f"{column}collection IN ({','.join('?' * len(collections))})")
+        params.extend(collections)
+    if content_types:
+        where.append(f"{column}content_type IN ({','.join('?' * len(content_types))})")
+        params.extend(content_types)
+    if since:
+        where.append(f"COALESCE({column}authored_at, {column}modified_at) >= ?")
+        params.append(since)
+    if until:
+        where.append(f"COALESCE({column}authored_at, {column}modified_at) <= ?")
+        params.append(until)
+    if exclude_internal:
+        # substr, not LIKE/GLOB: '_' is a LIKE wildcard, and a kept prefix may hold '*'
+        kept = [
+            f"substr({column}collection || '/' || {column}path, 1, ?) = ?" for _ in kept_internal
+        ]
+        for prefix in kept_internal:
+            params.extend([len(prefix), prefix])
+        where.append(
+            "("
+            + " OR ".join([f"substr({column}collection, 1, 1) <> '{INTERNAL_PREFIX}'", *kept])
+            + ")"
+        )
+    if hidden_collections:
+        where.append(f"{column}collection NOT IN ({','.join('?' * len(hidden_collections))})")
+        params.extend(hidden_collections)
+    for part in hidden_parts:
+        where.append(f"instr({column}collection || '/' || {column}path, ?) = 0")
+        params.append(part)
+    return where, params
