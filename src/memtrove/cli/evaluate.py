@@ -156,7 +156,11 @@ def gold(
     progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Hand-judged queries against the vault (global --vault): nDCG@10, R@10, R@100, MRR."""
+    """Hand-judged queries against the vault (global --vault): nDCG@10, R@10, R@100, MRR.
+
+    With --method surfacing, also what was injected: entries and tokens per prompt, the
+    share of injected entries that are useful, and how often a useful document was injected.
+    """
     with user_errors():
         examples = load_gold(file)
     with open_vault(ctx) as vault:
@@ -222,6 +226,29 @@ def _tokens(tokens: Mapping[str, float]) -> list[str]:
     ]
 
 
+def _injection(summary: Mapping[str, Any]) -> list[str]:
+    """What the agent received (gold with ``surfacing``): amounts, precision, right document."""
+    if not summary:
+        return []
+    answerable, no_memory = summary["answerable"], summary["no_memory"]
+    lines = [
+        f"entries   mean {summary['entries']['mean']:.1f}   p50 {summary['entries']['p50']:.0f}   "
+        f"max {summary['entries']['max']:.0f}   ({summary['prompts']} prompts)",
+        f"precision {summary['precision']:.3f} of injected entries useful "
+        f"({summary['prompts_injected']} prompts injected)",
+        f"right doc {summary['right_document']:.3f} "
+        f"({summary['right_document_prompts']}/{answerable['prompts']} prompts with a useful "
+        f"document got one)",
+    ]
+    if no_memory["prompts"]:
+        lines.append(
+            f"no memory {no_memory['prompts_injected']}/{no_memory['prompts']} prompts injected: "
+            f"entries mean {no_memory['entries']['mean']:.1f}, "
+            f"tokens mean {no_memory['tokens']['mean']:.0f}"
+        )
+    return lines
+
+
 def _latency(latency: Mapping[str, float], n: int) -> str:
     return f"latency   p50 {latency['p50']:.1f} ms   p95 {latency['p95']:.1f} ms   ({n} queries)"
 
@@ -254,6 +281,7 @@ def format_ranking(report: RankingReport, title: str) -> str:
         "",
         _latency(report.latency_ms, report.n),
         *_tokens(report.details.get("tokens", {})),
+        *_injection(report.details.get("injection", {})),
         *_pipeline(report.details.get("pipeline", {})),
         *_notes(report.notes),
         f"elapsed {report.elapsed_seconds:.1f} s",

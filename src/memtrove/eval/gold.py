@@ -12,7 +12,9 @@ Parsing is strict: a line that is not JSON, a missing or mistyped field, an unkn
 line. Evidence is resolved by ``collection/path`` to an active document of the vault; an
 example with any unresolved reference is reported, counted and left out of the scores
 (partial gold would inflate recall). A ``hash`` pin that does not match the live document
-is a warning. Scoring is per document: nDCG@10 with ``weight`` as gain (default 1), R@10,
+is a warning. An empty ``gold_evidence`` says that no document helps (a prompt that needs
+no memory): such an example is left out of the ranking metrics, and ``surfacing`` still
+runs it, to count what was injected for nothing. Scoring is per document: nDCG@10 with ``weight`` as gain (default 1), R@10,
 R@100 and MRR; ``span`` and ``chunk_seq`` are validated and carried, not scored.
 
 ``mode`` picks the retrieval method (:data:`MODE_METHODS`): ClawMem's replay surfaces that
@@ -30,6 +32,7 @@ from typing import Any
 
 from memtrove.errors import ConfigError, DocumentNotFoundError, MemtroveError
 from memtrove.eval.beir import RANKING_METRICS, ranking_metrics
+from memtrove.eval.injection import InjectedPrompt, injection_summary, useful_references
 from memtrove.eval.runner import (
     MetricTable,
     ProgressCallback,
@@ -178,8 +181,9 @@ def parse_gold_line(text: str, line: int = 0) -> GoldExample:
     if not isinstance(include_internal, bool):
         raise ValueError("'include_internal' must be true or false")
     evidence = value.get("gold_evidence")
-    if not isinstance(evidence, list) or not evidence:
-        raise ValueError("'gold_evidence' must be a non-empty list")
+    # An empty list is a judgement too: no document helps (a prompt that needs no memory).
+    if not isinstance(evidence, list):
+        raise ValueError("'gold_evidence' must be a list")
     tags = value.get("tags", [])
     if tags is None:
         tags = []
@@ -298,6 +302,8 @@ def _run_gold(
     warnings: list[str] = []
     modes: dict[str, int] = {}
     current_session: dict[str, str | None] = {}
+    injected: list[InjectedPrompt] = []
+    no_gold = 0
     for done, example in enumerate(examples):
         if progress and done % 50 == 0:
             progress(done, len(examples), "querying")
@@ -310,6 +316,10 @@ def _run_gold(
             unresolved[example.id] = missing
             continue
         chosen = method or MODE_METHODS[example.mode]
+        if not example.gold_evidence:
+            no_gold += 1
+            if chosen != SURFACING:  # nothing to rank against, nothing injected to count
+                continue
         modes[chosen] = modes.get(chosen, 0) + 1
         retriever = retrievers.get(chosen)
         if retriever is None:
@@ -322,7 +332,22 @@ def _run_gold(
             current_session[chosen] = example.session
             retriever.new_session()
         collections = [example.collection] if example.collection else None
+        surfacer = retriever.surfacer
+        before = len(surfacer.injected) if surfacer is not None else 0
         results = retriever(example.query, RETRIEVE_LIMIT, collections)
+        if surfacer is not None and len(surfacer.injected) > before:
+            injected.append(
+                InjectedPrompt(
+                    id=example.id,
+                    entries=surfacer.injected[-1],
+                    tokens=surfacer.tokens[-1],
+                    useful=useful_references(gains),
+                    session=example.session,
+                    tags=example.tags,
+                )
+            )
+        if not example.gold_evidence:
+            continue
         ranking = [
             reference
             for r in results
@@ -349,7 +374,10 @@ def _run_gold(
         metrics=table.means(),
         latency_ms=latency_summary(latencies),
         n=len(table),
-        skipped={"unresolved_examples": len(unresolved)},
+        skipped={
+            "unresolved_examples": len(unresolved),
+            **({"no_gold_examples": no_gold} if no_gold else {}),
+        },
         notes=notes,
         details={
             "examples": len(examples),
@@ -361,6 +389,14 @@ def _run_gold(
             "session": session,
             "tokens": token_summary(retrievers.values()),
             "pipeline": pipeline_summary(retrievers.values()),
+            **(
+                {
+                    "injection": injection_summary(injected),
+                    "prompts": [prompt.to_dict() for prompt in injected],
+                }
+                if injected
+                else {}
+            ),
         },
         elapsed_seconds=time.perf_counter() - started,
     )

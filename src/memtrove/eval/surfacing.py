@@ -51,7 +51,8 @@ class Surfacer:
 
     ``new_session()`` starts the session later prompts share (with ``session=True``);
     otherwise each prompt gets a fresh one. ``tokens`` keeps each injection's estimated
-    tokens, for the report.
+    tokens and ``injected`` its entries, every collection included (each entry is its
+    reference followed by its identical copies'), for the report.
     """
 
     vault: Vault
@@ -59,6 +60,7 @@ class Surfacer:
     profile: str | None = None
     vectors: str = "auto"
     tokens: list[int] = field(default_factory=list)
+    injected: list[tuple[tuple[str, ...], ...]] = field(default_factory=list)
     _session_id: str = ""
 
     def __post_init__(self) -> None:
@@ -124,6 +126,7 @@ class Surfacer:
             for work in result.after:
                 work()
         self.tokens.append(result.tokens)
+        self.injected.append(tuple((key, *result.copies.get(key, ())) for key in result.surfaced))
         wanted = set(collections) if collections else None
         results = SearchResults(stages=[SURFACING])
         for rank, key in enumerate(result.surfaced[:limit]):
