@@ -6,9 +6,11 @@ Index
     ``.bench/corpus-<n>``) is indexed into a fresh vault (``Vault.open``, ``add_collection``,
     ``update()``) ``--repeats`` times each way, alternating: once with the collection's
     default (``redact: true``) and once with ``redact: false``, which skips only the
-    redaction step. Medians; ``overhead`` is the extra time with redaction in percent.
-    The engine alone over the same bodies (``Redactor.findings`` on every note's text) is
-    reported beside it.
+    redaction step. Medians, and the fastest run of each way (``_min``: on a machine
+    shared with other work the medians move by more than the budget, the fastest runs
+    much less); ``overhead`` is the extra time with redaction in percent. The engine alone
+    over the same bodies (``Redactor.findings`` on every note's text, the fastest of three
+    passes) is reported beside it, and as a share of the index without redaction.
 
 Hook
     A context-surfacing run redacts the prompt before it is recorded (``hook_dedupe`` and
@@ -16,7 +18,9 @@ Hook
     process per run (``--hook-runs``, default 20), after importing what the hook imports
     anyway (the vault, the renderer): importing the engine, building it, then redacting a
     prompt with secret words in it and an injected context of ~2.7 KB that also has some
-    (the worst case: the expressions that judge a value are compiled). p50 in ms.
+    (the worst case: the expressions that judge a value are compiled). p50 in ms. The
+    renderer's guard imports the engine itself, so that figure is the work after the
+    import; ``with_import`` is the same from a process that loaded only the vault.
 
 Run from the repository root::
 
@@ -59,21 +63,31 @@ def engine_seconds(folder: Path) -> tuple[float, int]:
     from memtrove.security.redaction import DEFAULT
 
     texts = [Path(file.absolute).read_text(encoding="utf-8") for file in iter_markdown(folder)]
-    started = time.perf_counter()
-    found = sum(len(DEFAULT.findings(text)) for text in texts)
-    return time.perf_counter() - started, found
+    fastest, found = float("inf"), 0
+    for _ in range(3):
+        started = time.perf_counter()
+        found = sum(len(DEFAULT.findings(text)) for text in texts)
+        fastest = min(fastest, time.perf_counter() - started)
+    return fastest, found
 
 
-def hook_first(runs: int) -> list[float]:
+_HOOK_WORK = (
+    "redact_text('why does the deploy token expire after 401 errors? key: x9Kq2mZ8pL'); "
+    "redact_text('<vault-context>' + 'note text about deploys, tokens and the api_key "
+    "rotation ' * 40); print((time.perf_counter() - s) * 1000)"
+)
+
+
+def hook_first(runs: int, *, with_import: bool = False) -> list[float]:
     """What redaction adds to a cold hook process: with what the hook imports anyway
-    already loaded (the vault), importing the engine, building it, one prompt and one
-    injected context."""
+    already loaded (the vault, the renderer), importing the engine, building it, one
+    prompt and one injected context. The renderer's guard imports the engine itself, so
+    ``with_import`` measures the engine's import too, from a process that has loaded only
+    the vault."""
+    loaded = "memtrove.vault" if with_import else "memtrove.vault, memtrove.hooks.render"
     script = (
-        "import memtrove.vault, memtrove.hooks.render, time; s = time.perf_counter(); "
-        "from memtrove.security.redaction import redact_text; "
-        "redact_text('why does the deploy token expire after 401 errors? key: x9Kq2mZ8pL'); "
-        "redact_text('<vault-context>' + 'note text about deploys, tokens and the api_key "
-        "rotation ' * 40); print((time.perf_counter() - s) * 1000)"
+        f"import {loaded}, time; s = time.perf_counter(); "
+        "from memtrove.security.redaction import redact_text; " + _HOOK_WORK
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return [
@@ -108,16 +122,23 @@ def main(argv: list[str] | None = None) -> int:
             log(f"run {number + 1}: redact={redact} {bucket[-1]:.2f} s")
     engine, found = engine_seconds(folder)
     first = hook_first(args.hook_runs)
+    with_import = hook_first(args.hook_runs, with_import=True)
     on, off = statistics.median(with_redaction), statistics.median(without)
+    on_min, off_min = min(with_redaction), min(without)
     result = {
         "notes": args.size,
         "index_with_redaction_s": round(on, 3),
         "index_without_redaction_s": round(off, 3),
         "index_overhead_percent": round((on - off) / off * 100, 1),
+        "index_with_redaction_min_s": round(on_min, 3),
+        "index_without_redaction_min_s": round(off_min, 3),
+        "index_overhead_percent_min": round((on_min - off_min) / off_min * 100, 1),
         "docs_per_s_with_redaction": round(args.size / on),
         "engine_alone_s": round(engine, 3),
+        "engine_share_of_index_percent": round(engine / off_min * 100, 1),
         "engine_findings": found,
         "hook_cold_redaction_ms_p50": round(statistics.median(first), 2),
+        "hook_cold_redaction_with_import_ms_p50": round(statistics.median(with_import), 2),
     }
     if args.json:
         print(json.dumps(result, indent=2))

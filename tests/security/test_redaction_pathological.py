@@ -79,3 +79,47 @@ def test_a_secret_given_to_a_name_written_with_a_space(text: str, secret: str) -
 )
 def test_prose_about_an_api_key_is_left_alone(text: str) -> None:
     assert DEFAULT.redact(text) == text
+
+
+HOSTILE_UNITS = [
+    "password=",
+    "-p",
+    "@",
+    "://",
+    "https://a:b@",
+    "https://x@",
+    "curl -u ",
+    "curl -u a:",
+    "curl '",
+    "curl \\\n",
+    "mysql -p",
+    "docker login -p ",
+    "openssl -passin pass:",
+    "htpasswd -b ",
+    "kind: Secret\n",
+    "kind: Secret\ndata:\n",
+    '"kind": "Secret", "data": {',
+    "-----BEGIN PRIVATE KEY-----",
+    "-----BEGIN PRIVATE KEY-----\n",
+    "Private-Lines: 1\nAAAA\n",
+    "twilio 0123456789abcdef0123456789abcdef ",
+    "$6$aaaaaaaa$",
+    "{SHA}",
+    "sig=",
+    "a_pat=",
+    "x_key: ",
+    "%41",
+    "&#97;",
+    "\\u0041",
+    "\u200b",
+    "ＰＡＳＳ",
+]
+
+
+@pytest.mark.parametrize("unit", HOSTILE_UNITS)
+def test_a_200_kb_line_of_one_shape_s_trigger_is_read_in_linear_time(unit: str) -> None:
+    """Every scanner and expression reads a bounded window per trigger and skips the
+    triggers inside a window already read; the hang guard is the file's timeout."""
+    text = unit * (200_000 // len(unit))
+    redacted = DEFAULT.redact(text)
+    assert DEFAULT.redact(redacted) == redacted

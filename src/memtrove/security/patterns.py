@@ -9,10 +9,12 @@ never scanned by a regular expression.
 
 Three families:
 
-- **formats**: tokens whose shape alone says what they are (provider API keys, PEM private
-  key blocks, JWTs, webhook URLs); found anywhere, whatever surrounds them;
-- **places**: credentials by where they sit (a password in a URL, an ``Authorization:`` header,
-  a ``.netrc`` line, a JSON credential file's ``"auth"`` and ``"private_key"`` fields);
+- **formats**: tokens whose shape alone says what they are (provider API keys, private key
+  blocks, password hashes, JWTs, webhook URLs); found anywhere, whatever surrounds them;
+- **places**: credentials by where they sit (an ``Authorization:`` header, a ``.netrc``
+  line, a JSON credential file's ``"auth"`` field); the places that need a little parsing
+  (URL user info, command-line flags, Kubernetes Secrets) are in
+  :mod:`memtrove.security.scanners`;
 - **names**: a value assigned to a name that says secret (``DB_PASSWORD=...``,
   ``"api_key": "..."``, ``--token ...``) and a high-entropy string right after a secret-ish
   word in prose; these are judged in :mod:`memtrove.security.redaction`, since whether the
@@ -26,22 +28,45 @@ import functools
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-__all__ = ["FORMATS", "NAME_TRIGGERS", "PLACES", "SECRET_NAME", "LazyPattern", "Shape"]
+__all__ = [
+    "FORMATS",
+    "NAME_TRIGGERS",
+    "PLACES",
+    "SCANNED",
+    "SECRET_NAME",
+    "WEAK_NAME",
+    "LazyPattern",
+    "Shape",
+]
 
 
-@dataclass(frozen=True)
 class Shape:
-    kind: str
-    regex: str
-    triggers: tuple[str, ...]
-    group: int = 0
-    lowered: bool = False  # matched against the lowercased text (literals in lowercase)
-    judged: bool = False  # the value must also look like a secret (not a word of prose)
-    boundary: bool = True  # the match starts a word (checked in code: a leading \b makes
-    # the regex engine try every position instead of jumping to its literal prefix)
-    flags: int = 0
+    """One shape (see the module doc). A plain class with slots: creating a dataclass and
+    fifty frozen instances of it cost a hook process most of a millisecond."""
+
+    __slots__ = ("boundary", "flags", "group", "judged", "kind", "lowered", "regex", "triggers")
+
+    def __init__(
+        self,
+        kind: str,
+        regex: str,
+        triggers: tuple[str, ...],
+        group: int = 0,
+        lowered: bool = False,  # matched against the lowercased text (literals in lowercase)
+        judged: bool = False,  # the value must also look like a secret (not a word of prose)
+        boundary: bool = True,  # the match starts a word (checked in code: a leading \b
+        # makes the regex engine try every position instead of jumping to its literal prefix)
+        flags: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.regex = regex
+        self.triggers = triggers
+        self.group = group
+        self.lowered = lowered
+        self.judged = judged
+        self.boundary = boundary
+        self.flags = flags
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -75,8 +100,8 @@ class LazyPattern:
     def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.match(text, pos, endpos)
 
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text)
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text, pos, endpos)
 
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.search(text, pos, endpos)
@@ -106,17 +131,71 @@ def _shape(
 _B64 = r"A-Za-z0-9+/="
 
 FORMATS: tuple[Shape, ...] = (
-    # PEM private keys: a whole block, or one cut before its END line (then every line that
-    # still looks like base64 goes, up to the first line that does not).
+    # PEM, OpenSSH and PGP private keys: a whole block, or one cut before its END line
+    # (then every line that still looks like base64 or an armour header goes, up to the
+    # first line that does not); the line breaks may be JSON's literal \n. The search for
+    # the END line stops at the next BEGIN: a text of BEGIN lines stays linear.
     _shape(
         "private_key",
         r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:.{0,12000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Comment):[^\n\\]*)?"
-        r"(?=\r?\n|\\r?\\n|[ \t]*\Z))*)",
+        r"(?:(?:(?!-----BEGIN).){0,20000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*(?:[A-Za-z0-9+/=]+"
+        r"|(?:Proc-Type|DEK-Info|Comment|Version|Hash|Charset|MessageID):[^\n\\]*)?"
+        r"(?=\r?\n|(?:\\r)?\\n|[ \t]*\Z))*)",
         "-----BEGIN",
         flags=re.DOTALL,
         boundary=False,
+    ),
+    # PuTTY .ppk (versions 2 and 3): the private lines and their MAC; the public part stays.
+    _shape(
+        "private_key",
+        r"Private-Lines:[ \t]*\d+(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*[A-Za-z0-9+/=]+"
+        r"(?=\r?\n|(?:\\r)?\\n|[ \t]*\Z))*"
+        r"(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]+)?",
+        "private-lines:",
+        boundary=False,
+    ),
+    # A GCP service account's key id (its private key is a PEM block above).
+    _shape(
+        "private_key",
+        r'"private_key_id"\s*:\s*"([0-9a-fA-F]{16,64})"',
+        '"private_key_id"',
+        group=1,
+        boundary=False,
+    ),
+    # crypt(3) and htpasswd hashes: bcrypt, MD5-crypt and Apache's apr1, SHA-crypt,
+    # yescrypt, Argon2, Django's PBKDF2, and LDAP-style {SHA}/{SSHA}.
+    _shape(
+        "password_hash",
+        r"\$(?:2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"
+        r"|(?:apr1|1|5|6)\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
+        r"|(?:y|gy|7)\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9]{16,86}"
+        r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}\$[A-Za-z0-9+/]{16,})",
+        "$2",
+        "$apr1$",
+        "$1$",
+        "$5$",
+        "$6$",
+        "$y$",
+        "$gy$",
+        "$7$",
+        "$argon2",
+        boundary=False,
+    ),
+    _shape(
+        "password_hash",
+        r"pbkdf2_sha(?:1|256|512)\$\d{1,9}\$[A-Za-z0-9./+]{1,64}\$[A-Za-z0-9+/=]{20,}",
+        "pbkdf2_sha",
+    ),
+    _shape(
+        "password_hash",
+        r"\{(?:SHA|SSHA|SHA256|SSHA256|SHA512|SSHA512|MD5|SMD5)\}[A-Za-z0-9+/]{20,}={0,2}",
+        "{sha",
+        "{ssha",
+        "{md5}",
+        "{smd5}",
+        boundary=False,
+        flags=re.IGNORECASE,
     ),
     _shape("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}\b", "AGE-SECRET-KEY-"),
     _shape("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-"),
@@ -191,6 +270,14 @@ FORMATS: tuple[Shape, ...] = (
     _shape("perplexity_key", r"pplx-[A-Za-z0-9]{40,}", "pplx-"),
     _shape("notion_token", r"secret_[A-Za-z0-9]{43}\b", "secret_"),
     _shape("notion_token", r"ntn_[A-Za-z0-9]{40,}\b", "ntn_"),
+    # Azure shared access signatures: the signature of a SAS URL or connection string.
+    _shape(
+        "azure_sas",
+        r"(?:[?&;]|\b)sig=([A-Za-z0-9%+/=]{20,})",
+        "sig=",
+        group=1,
+        boundary=False,
+    ),
     _shape("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "eyJ"),
 )
 
@@ -204,12 +291,25 @@ SECRET_NAME = LazyPattern(  # "API key" as people write it in prose, too: one sp
     r"|master[_ -]?key|secret[_ -]?access[_ -]?key|auth|credentials?|cookie|session[_ -]?key)"
     r"[0-9]*\Z"
 )
+# Generic suffixes: any name ending in ``_KEY`` or ``_PAT`` may hold a secret
+# (``APP_KEY``, ``STRIPE_KEY``, ``GITHUB_PAT``) and just as often does not (``sort_key``,
+# ``topologyKey``); the value decides (see :func:`memtrove.security.values.strong`).
+WEAK_NAME = LazyPattern(r"(?:key|pat)[0-9]*\Z")
 # Every secret name contains one of these; a text without any is never searched for names.
-NAME_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie")
+NAME_TRIGGERS = (
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "credential",
+    "cookie",
+    "_pat",
+    "-pat",
+)
 
 PLACES: tuple[Shape, ...] = (
-    # scheme://user:password@host and scheme://:password@host (redis); the user name stays.
-    _shape("credential_url", r"://[^\s:/@'\"<>]*:([^\s@/'\"<>]+)@", "://", group=1, boundary=False),
     # Authorization / Proxy-Authorization: the scheme (Bearer, Basic, Token, ...) stays.
     _shape(
         "auth_header",
@@ -250,4 +350,31 @@ PLACES: tuple[Shape, ...] = (
     _shape(
         "docker_auth", r'"auth"\s*:\s*"([A-Za-z0-9+/=]{8,})"', '"auth"', group=1, boundary=False
     ),
+)
+
+# The scanners of :mod:`memtrove.security.scanners` (imported when a trigger first occurs:
+# most hook processes never meet one) and the triggers each starts from. The automaton
+# reports the start of each command name and the whole name is read from there, so
+# ``mysql`` finds ``mysqldump`` and ``mariadb`` finds ``mariadb-dump`` too.
+SCANNED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "commands",
+        (
+            "curl",
+            "docker",
+            "podman",
+            "nerdctl",
+            "helm",
+            "mysql",
+            "mariadb",
+            "sshpass",
+            "ssh-keygen",
+            "htpasswd",
+            "openssl",
+            "kubectl",
+        ),
+    ),
+    ("urls", ("://",)),
+    ("kubernetes_secrets", ("kind: secret", '"kind": "secret"', '"kind":"secret"')),
+    ("twilio", ("twilio",)),
 )
