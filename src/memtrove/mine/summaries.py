@@ -37,11 +37,20 @@ _KEY_ARGUMENTS = (
 
 
 def first_line(text: str, limit: int = MAX_RESULT) -> str:
-    """The first non-empty line of ``text``, stripped and cut at ``limit`` characters."""
+    """The first non-empty line of ``text``, stripped and cut at ``limit`` characters.
+
+    A cut never splits a word: the word it would split is left out whole (the line's
+    first word aside), so half a secret (``-pHunter2...`` cut after ``-pHun``) never
+    reaches the vault looking like something redaction has no reason to take."""
     for line in text.splitlines():
         line = line.strip()
         if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+            if len(line) <= limit:
+                return line
+            cut = line[: limit - 1]
+            if not line[limit - 1].isspace() and " " in cut.strip():
+                cut = cut.rsplit(None, 1)[0]
+            return cut.rstrip() + "…"
     return ""
 
 
