@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memtrove import Vault
 from memtrove.db.connection import Connection, open_connection
+from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import (
     MAX_QUERY_CHARS,
     MAX_TERMS,
@@ -60,7 +61,7 @@ def found(vault: Vault, query: str) -> set[str]:
 
 
 def fts_paths(connection: Connection, query: str | ParsedQuery, **filters: Any) -> set[str]:
-    hits = search_fts(connection, query, limit=50, **filters)
+    hits = search_fts(connection, query, limit=50, filters=Filters(**filters))
     ids = [hit.doc_id for hit in hits]
     if not ids:
         return set()

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from memtrove.db.connection import Connection
 from memtrove.errors import InvalidQueryError
 from memtrove.lifecycle.archive import archive_documents
+from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import search_fts
 
 __all__ = [
@@ -129,7 +130,9 @@ def archive_duplicates(
             continue
         collection = candidate.name.split("/", 1)[0]
         try:
-            hits = search_fts(connection, candidate.title, limit=10, collections=[collection])
+            hits = search_fts(
+                connection, candidate.title, limit=10, filters=Filters(collections=[collection])
+            )
         except InvalidQueryError:
             continue
         others = [hit for hit in hits if hit.doc_id != candidate.doc_id and hit.doc_id not in gone]

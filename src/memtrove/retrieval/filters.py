@@ -37,21 +37,9 @@ class Filters(NamedTuple):
     hidden_parts: tuple[str, ...] = ()
     hidden_collections: tuple[str, ...] = ()
 
-    def kwargs(self) -> dict[str, object]:
-        return {
-            "collections": list(self.collections) if self.collections else None,
-            "content_types": list(self.content_types) if self.content_types else None,
-            "since": self.since,
-            "until": self.until,
-            "exclude_internal": self.exclude_internal,
-            "kept_internal": self.kept_internal,
-            "hidden_parts": self.hidden_parts,
-            "hidden_collections": self.hidden_collections,
-        }
-
     def where(self, alias: str = "d") -> tuple[list[str], list[object]]:
         """These filters as SQL conditions over ``documents`` (aliased ``alias``)."""
-        return filter_sql(alias, **self.kwargs())  # type: ignore[arg-type]
+        return filter_sql(alias, self)
 
     def admits(self, collection: str, path: str) -> bool:
         """Whether a document of ``collection`` at ``path`` passes the internal exclusion and
@@ -77,21 +65,13 @@ def internal_filters(collections: Sequence[str] | None, include_internal: bool) 
     return Filters(collections=named, exclude_internal=not (include_internal or asked))
 
 
-def filter_sql(
-    alias: str = "d",
-    *,
-    collections: Sequence[str] | None = None,
-    content_types: Sequence[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    exclude_internal: bool = False,
-    kept_internal: Sequence[str] = (),
-    hidden_parts: Sequence[str] = (),
-    hidden_collections: Sequence[str] = (),
-) -> tuple[list[str], list[object]]:
+def filter_sql(alias: str, filters: Filters) -> tuple[list[str], list[object]]:
     """SQL conditions (to be joined by ``AND``) and their parameters; ``alias`` is the
     ``documents`` table's alias (empty: no alias)."""
     column = f"{alias}." if alias else ""
+    collections, content_types = filters.collections, filters.content_types
+    since, until, kept_internal = filters.since, filters.until, filters.kept_internal
+    hidden_parts, hidden_collections = filters.hidden_parts, filters.hidden_collections
     where: list[str] = []
     params: list[object] = []
     if collections:
@@ -106,7 +86,7 @@ def filter_sql(
     if until:
         where.append(f"COALESCE({column}authored_at, {column}modified_at) <= ?")
         params.append(until)
-    if exclude_internal:
+    if filters.exclude_internal:
         # substr, not LIKE/GLOB: '_' is a LIKE wildcard, and a kept prefix may hold '*'
         kept = [
             f"substr({column}collection || '/' || {column}path, 1, ?) = ?" for _ in kept_internal

@@ -21,7 +21,7 @@ from typing import NamedTuple, TypeVar
 
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.errors import InvalidQueryError
-from memtrove.retrieval.filters import filter_sql
+from memtrove.retrieval.filters import Filters, filter_sql
 from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, is_cjk, segment_cjk, words
 
@@ -256,14 +256,7 @@ def search_fts(
     query: str | ParsedQuery,
     *,
     limit: int = 10,
-    collections: Sequence[str] | None = None,
-    content_types: Sequence[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    exclude_internal: bool = False,
-    kept_internal: Sequence[str] = (),
-    hidden_parts: Sequence[str] = (),
-    hidden_collections: Sequence[str] = (),
+    filters: Filters | None = None,
 ) -> list[FtsHit]:
     """Active documents matching ``query``, best BM25 first.
 
@@ -278,24 +271,14 @@ def search_fts(
     if match is None:
         return []
     ranking = "bm25({}, {}, {})".format(*FIELD_WEIGHTS)
-    filters, params = filter_sql(
-        "d",
-        collections=collections,
-        content_types=content_types,
-        since=since,
-        until=until,
-        exclude_internal=exclude_internal,
-        kept_internal=kept_internal,
-        hidden_parts=hidden_parts,
-        hidden_collections=hidden_collections,
-    )
+    conditions, params = filter_sql("d", filters or Filters())
     params = [match, ranking, *params]
-    if filters:
+    if conditions:
         sql = (
             "SELECT documents_fts.rowid, documents_fts.rank FROM documents_fts "
             "JOIN documents d ON d.id = documents_fts.rowid "
             "WHERE documents_fts MATCH ? AND documents_fts.rank MATCH ? AND "
-            + " AND ".join(filters)
+            + " AND ".join(conditions)
             + " ORDER BY documents_fts.rank LIMIT ?"
         )
     else:

@@ -156,7 +156,7 @@ class Retriever:
         self, query: str, limit: int, filters: Filters, *, raw: bool = False
     ) -> list[tuple[int, float]]:
         """(doc id, score) best first; ``raw`` gives ``|bm25|`` instead of the [0, 1] score."""
-        hits = search_fts(self._connection, parse_query(query), limit=limit, **filters.kwargs())  # type: ignore[arg-type]
+        hits = search_fts(self._connection, parse_query(query), limit=limit, filters=filters)
         return [(hit.doc_id, abs(hit.bm25) if raw else hit.score) for hit in hits]
 
     def query_embedder(self) -> Embedder:
@@ -250,13 +250,7 @@ class Retriever:
 
         if vector is None:
             vector = self.embed_query(query)
-        hits = search_vectors(
-            self._connection,
-            vector,
-            limit,
-            matrix=self.matrix,
-            **filters.kwargs(),  # type: ignore[arg-type]
-        )
+        hits = search_vectors(self._connection, vector, limit, matrix=self.matrix, filters=filters)
         return [(hit.doc_id, hit.score, hit.seq) for hit in hits]
 
     # -- hybrid --------------------------------------------------------------------------------

@@ -58,6 +58,5 @@ def similar_documents(
     norm = float(np.linalg.norm(centroid))
     if not np.isfinite(norm) or norm == 0.0:
         return []
-    where = (filters or Filters()).kwargs()
-    hits = search_vectors(connection, centroid / norm, limit + 1, matrix=matrix, **where)  # type: ignore[arg-type]
+    hits = search_vectors(connection, centroid / norm, limit + 1, matrix=matrix, filters=filters)
     return [hit for hit in hits if hit.doc_id != document.doc_id][:limit]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
-from memtrove.retrieval.filters import filter_sql
+from memtrove.retrieval.filters import Filters, filter_sql
 from memtrove.retrieval.vector_matrix import VectorMatrix
 from memtrove.text import now_iso
 
@@ -194,15 +194,8 @@ def search_vectors(
     query_vector: Vectors,
     limit: int,
     *,
-    collections: Sequence[str] | None = None,
-    content_types: Sequence[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
     matrix: VectorMatrix | None = None,
-    exclude_internal: bool = False,
-    kept_internal: Sequence[str] = (),
-    hidden_parts: Sequence[str] = (),
-    hidden_collections: Sequence[str] = (),
+    filters: Filters | None = None,
 ) -> list[VectorHit]:
     """Active documents ranked by their best fragment's cosine similarity to the query.
 
@@ -222,17 +215,7 @@ def search_vectors(
     if total == 0:
         return []
     ceiling = total if in_memory else min(total, _MAX_K)
-    where, params = filter_sql(
-        "d",
-        collections=collections,
-        content_types=content_types,
-        since=since,
-        until=until,
-        exclude_internal=exclude_internal,
-        kept_internal=kept_internal,
-        hidden_parts=hidden_parts,
-        hidden_collections=hidden_collections,
-    )
+    where, params = filter_sql("d", filters or Filters())
     filtered = bool(where)
     k = min(ceiling, max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1)))
     blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()

@@ -189,6 +189,7 @@ class MemoryAccess(VaultState):
         from memtrove.memory.slugs import GLOBAL_STORE
         from memtrove.memory.vectors import cosine_to_all, unit_matrix
         from memtrove.results import RecalledEntry
+        from memtrove.retrieval.filters import Filters
         from memtrove.retrieval.fts import search_fts
 
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
@@ -201,7 +202,10 @@ class MemoryAccess(VaultState):
                 return []
             scores: dict[int, float] = {}
             for hit in search_fts(
-                self._connection, query, limit=max(50, limit * 5), collections=[MEMORY_COLLECTION]
+                self._connection,
+                query,
+                limit=max(50, limit * 5),
+                filters=Filters(collections=[MEMORY_COLLECTION]),
             ):
                 if hit.doc_id in live:
                     scores[hit.doc_id] = RECALL_BM25_WEIGHT * hit.score
