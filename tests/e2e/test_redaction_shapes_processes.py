@@ -10,10 +10,7 @@ stored them verbatim."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +18,7 @@ import pytest
 import yaml
 
 from memtrove.vault import Vault
+from tests.e2e.test_secrets_processes import _env, _memtrove
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -235,32 +233,6 @@ def _session() -> str:
         )
     )
     return "\n".join(lines) + "\n"
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTROVE_", "XDG_"))}
-    return {
-        **clean,
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "MEMTROVE_VAULT": str(tmp_path / "vault.sqlite"),
-        "MEMTROVE_CONFIG_DIR": str(tmp_path / "config"),
-        "MEMTROVE_SERVER": "off",
-    }
-
-
-def _memtrove(
-    env: dict[str, str], *args: str, stdin: bytes = b""
-) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run(
-        [sys.executable, "-m", "memtrove", *args],
-        input=stdin,
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert b"Traceback" not in done.stderr, done.stderr
-    return done
 
 
 def _needles() -> dict[str, list[str]]:
