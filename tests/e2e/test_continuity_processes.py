@@ -88,6 +88,13 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
     answer, _ = hook("context-surfacing", json.dumps(ask).encode(), env)
     assert "Last session in this project" not in json.dumps(answer)
 
+    # the agent's tools see it too: memory_retrieve over the real MCP client
+    from tests.e2e.test_internal_filter_processes import _mcp
+
+    (found,) = _mcp(env, [("memory_retrieve", {"query": "what happened in the last session?"})])
+    paths = [f"{r['collection']}/{r['path']}" for r in found.structured_content["results"]]
+    assert any(path.startswith("_memtrove/agent/handoffs/") for path in paths), paths
+
     other = _start(ELSEWHERE, website, env)
     assert "<vault-session>" not in other and "<memtrove-memory>" in other
     again = _start(FIRST, billing, env)  # the session that wrote it is not shown its own

@@ -95,14 +95,17 @@ def _mcp(env: dict[str, str], calls: list[tuple[str, dict[str, Any]]]) -> list[A
 def test_mcp_search_and_retrieve_fill_the_limit(crowded: dict[str, str]) -> None:
     query = "grace window"
     assert _internal_share(crowded, query)[:LIMIT] == ["_memtrove"] * LIMIT  # the trap is set
+    own = {"query": query, "limit": LIMIT, "includeInternal": False}
     calls: list[tuple[str, dict[str, Any]]] = [
+        ("search", own),
+        ("search", {**own, "compact": True}),
+        ("memory_retrieve", own),
+        ("memory_retrieve", {**own, "mode": "keyword"}),
+        ("memory_retrieve", {**own, "mode": "hybrid"}),
+        ("query", own),
+        # the agent's own memories are searched by default, like the user's notes
         ("search", {"query": query, "limit": LIMIT}),
-        ("search", {"query": query, "limit": LIMIT, "compact": True}),
         ("memory_retrieve", {"query": query, "limit": LIMIT}),
-        ("memory_retrieve", {"query": query, "limit": LIMIT, "mode": "keyword"}),
-        ("memory_retrieve", {"query": query, "limit": LIMIT, "mode": "hybrid"}),
-        ("query", {"query": query, "limit": LIMIT}),
-        ("search", {"query": query, "limit": LIMIT, "includeInternal": True}),
         ("search", {"query": query, "limit": LIMIT, "collection": "_memtrove"}),
     ]
     answers = _mcp(crowded, calls)

@@ -59,7 +59,11 @@ Compact = Annotated[
     Field(description="Summary lines only; false adds snippets. structuredContent has all."),
 ]
 IncludeInternal = Annotated[
-    StrictBool, Field(description="Include internal collections (agent-written memories).")
+    StrictBool,
+    Field(
+        description="Include the agent's own memories (decisions, handoffs, observations, "
+        "memory-store entries in _memtrove); false leaves them out."
+    ),
 ]
 File = Annotated[str, Field(description="#docid, docid, or collection/path.")]
 VaultName = Annotated[
@@ -158,7 +162,7 @@ def build_server(
         ] = "auto",
         limit: Limit = 10,
         compact: Compact = True,
-        includeInternal: IncludeInternal = False,
+        includeInternal: IncludeInternal = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Start here: routes the query by its wording to keyword, semantic, hybrid, causal,
@@ -185,7 +189,7 @@ def build_server(
             str | None, Field(description="What the results are for; steers ranking.")
         ] = None,
         candidateLimit: Annotated[int, Field(description="Candidates to rerank.")] = 30,
-        includeInternal: IncludeInternal = False,
+        includeInternal: IncludeInternal = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Best quality: BM25 + vectors, expansion, fusion, reranking, composite scoring, MMR."""
@@ -210,7 +214,7 @@ def build_server(
         minScore: MinScore = 0.0,
         collection: CollectionNames = None,
         compact: Compact = False,
-        includeInternal: IncludeInternal = False,
+        includeInternal: IncludeInternal = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Keyword search (BM25 over paths, titles and bodies): exact words, names, identifiers."""
@@ -232,7 +236,7 @@ def build_server(
         minScore: MinScore = 0.0,
         collection: CollectionNames = None,
         compact: Compact = False,
-        includeInternal: IncludeInternal = False,
+        includeInternal: IncludeInternal = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Vector search: documents whose meaning is closest to the query."""
@@ -278,7 +282,7 @@ def build_server(
     def find_similar(
         file: File,
         limit: Limit = 5,
-        includeInternal: IncludeInternal = False,
+        includeInternal: IncludeInternal = True,
         vault: VaultName = None,
     ) -> CallToolResult:
         """Documents most similar to this one (nearest fragment vectors)."""

@@ -5,10 +5,11 @@ Each tool returns ``(text, structured)``: ``text`` is the compact summary a mode
 for ``structuredContent``. User errors are raised as :class:`~memtrove.MemtroveError` with a
 one-line message; :mod:`memtrove.mcp.server` turns them into tool errors.
 
-Internal collections (names starting with ``_``, where agent-written memories live) are left
-out of searches unless ``include_internal`` is set or one is named in ``collection``: inside
-each retrieval channel's query (:mod:`memtrove.retrieval.filters`), so an answer is never cut
-short by internal documents ranking above the ones it shows.
+The agent's own memories (the internal collection ``_memtrove``: decisions, handoffs,
+observations, memory-store entries) are searched like any note, as the CLI and REST search
+them: what memtrove captured for the agent is visible to its tools. ``include_internal=False``
+leaves them out, inside each retrieval channel's query (:mod:`memtrove.retrieval.filters`),
+so an answer is never cut short by internal documents ranking above the ones it shows.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def search(
     min_score: float = 0.0,
     collection: str | None = None,
     compact: bool = False,
-    include_internal: bool = False,
+    include_internal: bool = True,
 ) -> ToolResult:
     """BM25 keyword search."""
     collections = _collections(vault, collection)
@@ -115,7 +116,7 @@ def vsearch(
     min_score: float = 0.0,
     collection: str | None = None,
     compact: bool = False,
-    include_internal: bool = False,
+    include_internal: bool = True,
 ) -> ToolResult:
     """Vector search: documents ranked by their best fragment's cosine similarity."""
     collections = _collections(vault, collection)
@@ -139,7 +140,7 @@ def query(
     diverse: bool = True,
     intent: str | None = None,
     candidate_limit: int = 30,
-    include_internal: bool = False,
+    include_internal: bool = True,
 ) -> ToolResult:
     """The full retrieval pipeline; ``stages`` and ``skipped`` say what ran."""
     collections = _collections(vault, collection)
@@ -162,7 +163,7 @@ def memory_retrieve(
     mode: str = "auto",
     limit: int = 10,
     compact: bool = True,
-    include_internal: bool = False,
+    include_internal: bool = True,
 ) -> ToolResult:
     """Route by wording (:mod:`memtrove.retrieval.router`), then search that way
     (:meth:`Vault.retrieve`)."""
@@ -179,7 +180,7 @@ def memory_retrieve(
 
 
 def find_similar(
-    vault: Vault, file: str, limit: int = 5, include_internal: bool = False
+    vault: Vault, file: str, limit: int = 5, include_internal: bool = True
 ) -> ToolResult:
     """Documents nearest to ``file`` by their fragment vectors (the document itself left out)."""
     reference = _check_ref(file)
