@@ -22,6 +22,7 @@ message fit to print as is, and an HTTP-style ``status`` for the REST interface:
     ├── VaultNotEmptyError (409)           an import into a vault that already holds data
     └── VaultError (500)
         ├── VaultOpenError (500)           the file cannot be opened as a vault
+        ├── VaultNotFoundError (404)       no vault at that path (a read never creates one)
         ├── SchemaTooNewError (409)        written by a newer memtrove
         ├── ExtensionError (500)           sqlite-vec cannot be loaded
         └── VaultBusyError (503)           the vault stayed locked past every retry
@@ -54,6 +55,7 @@ __all__ = [
     "VaultBusyError",
     "VaultError",
     "VaultNotEmptyError",
+    "VaultNotFoundError",
     "VaultOpenError",
 ]
 
@@ -141,6 +143,10 @@ class VaultError(MemtroveError):
 
 class VaultOpenError(VaultError):
     status = 500
+
+
+class VaultNotFoundError(VaultError):
+    status = 404
 
 
 class SchemaTooNewError(VaultError):

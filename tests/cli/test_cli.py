@@ -90,6 +90,7 @@ def test_update_reports_skips_and_json(cli: CliRunner, notes: Path) -> None:
 def test_user_errors_are_one_line_exit_1(
     cli: CliRunner, args: tuple[str, ...], message: str
 ) -> None:
+    assert cli.invoke(app, ["init"]).exit_code == 0
     result = cli.invoke(app, list(args))
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and message in result.stderr
@@ -101,3 +102,32 @@ def test_usage_errors_exit_2(cli: CliRunner) -> None:
     assert cli.invoke(app, ["search"]).exit_code == 2
     assert cli.invoke(app, ["search", "x", "-n", "0"]).exit_code == 2
     assert cli.invoke(app, ["no-such-command"]).exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "refresh token"),
+        ("vsearch", "refresh token"),
+        ("query", "refresh token"),
+        ("get", "#abcdef"),
+        ("list",),
+        ("status",),
+        ("intent-search", "why did we choose it"),
+        ("kg", "postgres"),
+        ("collection", "list"),
+        ("lifecycle", "status"),
+        ("export", "out.jsonl"),
+    ],
+)
+def test_a_read_command_never_creates_a_vault(
+    cli: CliRunner, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    vault = tmp_path / "elsewhere" / "vault.sqlite"
+    result = cli.invoke(app, ["--vault", str(vault), *args])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"memtrove: error: no vault at {vault}: create one with `memtrove init` or "
+        "`memtrove bootstrap FOLDER`, or name yours with --vault or MEMTROVE_VAULT\n"
+    )
+    assert not vault.exists() and not vault.parent.exists()

@@ -193,12 +193,17 @@ def test_errors_are_the_same_lines(env: dict[str, str], tmp_path: Path) -> None:
         (["--vault", str(corrupt), "status"], env),
         (["vsearch", "caching"], bare),  # no vectors yet
         (["query", "caching", "--json"], bare),
+        # a read command never creates a vault: one line naming the path, exit 1
+        (["--vault", str(tmp_path / "none" / "v.sqlite"), "search", "cache"], env),
+        (["--vault", str(tmp_path / "none" / "v.sqlite"), "get", "#abc"], env),
+        (["--vault", str(tmp_path / "none" / "v.sqlite"), "status", "--json"], env),
     ]
     for arguments, environment_ in cases:
         lean = run(arguments, environment_)
         assert lean == run(arguments, environment_, lean=False), arguments
         if arguments[-1] != "--json":
             assert "Traceback" not in lean[2]
+    assert not (tmp_path / "none").exists()
 
 
 def test_the_lean_path_loads_neither_typer_nor_rich(env: dict[str, str]) -> None:

@@ -70,7 +70,7 @@ def list_collections(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List collections with their paths, patterns and document counts."""
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         status = vault.status()
     if as_json:
         print_json([c.__dict__ for c in status.collections])

@@ -73,10 +73,12 @@ def user_errors() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def open_vault(ctx: typer.Context) -> Iterator[Vault]:
+def open_vault(ctx: typer.Context, *, create: bool = True) -> Iterator[Vault]:
+    """The vault of ``--vault`` / ``MEMTROVE_VAULT``; a read command passes ``create=False``
+    and gets a one-line error naming the path where there is none."""
     settings = state(ctx).settings
     with user_errors():
-        vault = Vault.open(settings.vault_path, config_dir=settings.config_dir)
+        vault = Vault.open(settings.vault_path, config_dir=settings.config_dir, create=create)
         try:
             yield vault
         finally:
@@ -93,7 +95,7 @@ def search_with(ctx: typer.Context, method: str, text: str, **options: Any) -> S
     if answer is not None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
             return SearchResults.from_dict(answer)
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         run: Callable[..., SearchResults] = getattr(vault, method)
         with user_errors():
             return run(text, **options)

@@ -125,7 +125,7 @@ def reflect(
     and documents surfaced together 3+ times."""
     if not 1 <= days <= 3650:
         raise fail("days must be from 1 to 3650", code=2)
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         reflection = vault.reflect(days)
     if as_json:
         print_json(reflection.to_dict())

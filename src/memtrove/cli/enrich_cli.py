@@ -44,7 +44,7 @@ def evolution(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """How enrichment changed a document's keywords and context, newest first."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         status = vault.memory_evolution(document, limit)
     if as_json:
         print_json(status.to_dict())

@@ -163,7 +163,7 @@ def gold(
     """
     with user_errors():
         examples = load_gold(file)
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         report = run_gold(
             vault,
             examples,

@@ -158,7 +158,7 @@ def status(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 ) -> None:
     """Vault path, size, schema, document counts per collection and content type."""
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         info = vault.status()
     if as_json:
         print_json(info.to_dict())

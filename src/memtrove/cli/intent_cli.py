@@ -32,7 +32,7 @@ def intent_search(
     """Classify the question (WHY/WHEN/ENTITY/WHAT) and search for it; WHY and ENTITY
     questions follow the graph's edges from the top results."""
     text = " ".join(query)
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         results = vault.intent_search(
             text,
             limit,
@@ -62,7 +62,7 @@ def causal(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The causal chain through a document (memory_relations causal edges)."""
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         links = vault.find_causal_links(ref, direction, depth)
     if as_json:
         print_json(links.to_dict())
@@ -93,7 +93,7 @@ def plan(
 ) -> None:
     """Split a multi-topic question into sub-queries, run each, merge with provenance."""
     text = " ".join(query)
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         results = vault.query_plan(text, limit, collections=split_collections(collection))
     if as_json:
         print_json({"query": text, **results.to_dict()})

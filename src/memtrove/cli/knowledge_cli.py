@@ -24,7 +24,7 @@ def kg(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Subject-predicate-object facts about an entity, with their validity windows."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         result = vault.kg_query(entity, as_of, direction)
     if as_json:
         print_json(result.to_dict())

@@ -21,7 +21,7 @@ def status(
 ) -> None:
     """Counts (active, archived, forgotten, pinned, snoozed, ...), pin and snooze
     candidates from recall telemetry, and the policy."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         found = vault.lifecycle_status()
     if as_json:
         print_json(found.to_dict())

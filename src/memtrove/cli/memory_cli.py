@@ -68,7 +68,7 @@ def recall(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Entries for a query (counted as recalled)."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         found = vault.recall(" ".join(query), store, branch, limit)
     if as_json:
         print_json([item.to_dict() for item in found])
@@ -100,7 +100,7 @@ def duplicates(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Near-duplicate entries not yet judged, in clusters."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         report = vault.find_duplicates(store, threshold)
     if as_json:
         print_json(report.to_dict())
@@ -131,7 +131,7 @@ def hygiene(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Maintenance signals of a store (duplicates, stale entries, orphaned branches)."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         report = vault.hygiene(store, Path.cwd())
     if as_json:
         print_json(report.to_dict())

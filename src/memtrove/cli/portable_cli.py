@@ -27,7 +27,7 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Write the whole vault (documents, entries, graph, rules, sessions) as JSON lines."""
-    with open_vault(ctx) as vault, user_errors():
+    with open_vault(ctx, create=False) as vault, user_errors():
         report = vault.export_to(file, vectors=vectors)
     if as_json:
         print_json(report.to_dict())

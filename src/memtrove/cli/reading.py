@@ -64,7 +64,7 @@ def list_documents(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The most recently modified documents."""
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         documents = vault.list(limit, collection)
     if as_json:
         print_json([d.to_dict() for d in documents])
@@ -88,7 +88,7 @@ def get(
     as_json: bool = typer.Option(False, "--json", help="Print JSON (metadata and body)."),
 ) -> None:
     """Print a document's stored text."""
-    with open_vault(ctx) as vault:
+    with open_vault(ctx, create=False) as vault:
         document = vault.get(reference)
     selected, total = selected_lines(document.body, from_line, max_lines)
     if from_line > max(total, 1):

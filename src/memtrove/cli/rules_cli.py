@@ -93,7 +93,7 @@ def _engine_app(kind: str) -> typer.Typer:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Rules with their confidence and signal counts."""
-        with open_vault(ctx) as vault, user_errors():
+        with open_vault(ctx, create=False) as vault, user_errors():
             found = vault.rules(kind, store)
         if as_json:
             print_json([rule.to_dict() for rule in found])

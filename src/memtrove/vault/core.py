@@ -36,7 +36,7 @@ from memtrove.db.connection import (
     open_connection,
 )
 from memtrove.db.migrations import migrate
-from memtrove.errors import CollectionError, CollectionNotFoundError
+from memtrove.errors import CollectionError, CollectionNotFoundError, VaultNotFoundError
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
@@ -73,6 +73,16 @@ if TYPE_CHECKING:
 __all__ = ["MAX_SPARE_READERS", "Vault"]
 
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
+
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something (a name the system refuses counts as there: opening
+    it then says why)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
 
 
 class Vault(
@@ -123,8 +133,13 @@ class Vault(
         config_dir: str | Path | None = None,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         models: ModelSettings | Models | None = None,
+        create: bool = True,
     ) -> Vault:
         """Open (creating if needed) and migrate a vault.
+
+        ``create=False`` (what read commands ask for) raises :class:`VaultNotFoundError`
+        naming the path when there is no vault there, instead of creating an empty one
+        that would answer "No results".
 
         ``path`` defaults to ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
         ``config_dir`` (for ``config.yaml``) to ``MEMTROVE_CONFIG_DIR`` or
@@ -136,6 +151,11 @@ class Vault(
         elif isinstance(models, ModelSettings):
             models = Models(models)
         settings = Settings.from_env(vault=path, config_dir=config_dir)
+        if not create and not _exists(settings.vault_path):
+            raise VaultNotFoundError(
+                f"no vault at {settings.vault_path}: create one with `memtrove init` or "
+                "`memtrove bootstrap FOLDER`, or name yours with --vault or MEMTROVE_VAULT"
+            )
         connection = open_connection(settings.vault_path, busy_timeout_ms)
         try:
             migrate(connection, label=f"vault {settings.vault_path}")

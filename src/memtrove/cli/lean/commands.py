@@ -240,7 +240,7 @@ def _opened(vault_path: str, config_dir: str) -> Iterator[Vault]:
     from memtrove.vault import Vault
 
     try:
-        vault = Vault.open(vault_path, config_dir=config_dir)
+        vault = Vault.open(vault_path, config_dir=config_dir, create=False)
         try:
             yield vault
         finally:
