@@ -184,3 +184,28 @@ def test_the_cli_does_not_import_the_sdk_until_mcp_runs() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
+
+
+def test_arguments_in_either_spelling_and_unknown_ones_refused(
+    opener: Callable[[], Vault],
+) -> None:
+    async def body(client: Client) -> None:
+        camel = await client.call_tool(
+            "search", {"query": "refresh token", "minScore": 0.1, "includeInternal": False}
+        )
+        snake = await client.call_tool(
+            "search", {"query": "refresh token", "min_score": 0.1, "include_internal": False}
+        )
+        assert not camel.is_error and not snake.is_error
+        assert camel.structured_content["results"] == snake.structured_content["results"]
+        forced = await client.call_tool("intent_search", {"query": "why", "forceIntent": "WHY"})
+        assert not forced.is_error, text_of(forced)
+        typo = await client.call_tool("search", {"query": "refresh", "limt": 3})
+        assert typo.is_error
+        message = typo.content[0].text
+        assert "search has no argument 'limt'" in message and "limit" in message
+        assert "\n" not in message
+        twice = await client.call_tool("search", {"query": "x", "minScore": 0.1, "min_score": 0})
+        assert twice.is_error and "given twice" in twice.content[0].text
+
+    drive(opener, body)

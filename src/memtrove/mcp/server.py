@@ -14,6 +14,7 @@ client as a tool error. Logging goes to stderr only: stdout is the stdio transpo
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -90,11 +91,17 @@ class _LazyVault:
 
 
 class _Server(MCPServer[Any]):
-    """``MCPServer`` whose argument errors read as one line naming the argument."""
+    """``MCPServer`` whose argument errors read as one line naming the argument, which
+    refuses an argument it does not know (naming those it does) instead of ignoring it, and
+    takes every argument in both spellings: camelCase as the tools name them, snake_case as
+    an alias (``minScore`` or ``min_score``, ``force_intent`` or ``forceIntent``)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and arguments:
+            arguments = _spelled(name, arguments, tuple(tool.parameters.get("properties", {})))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
@@ -106,6 +113,30 @@ class _Server(MCPServer[Any]):
                 for item in cause.errors()
             )
             raise ToolError(f"invalid arguments for {name}: {problems}") from cause
+
+
+def _spelled(tool: str, arguments: dict[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    """``arguments`` under the names the tool declares (each key as given, else its
+    camelCase or snake_case spelling); ToolError for a name it does not know or one given
+    in both spellings."""
+    spelled: dict[str, Any] = {}
+    for key, value in arguments.items():
+        name = next((form for form in (key, _camel(key), _snake(key)) if form in known), None)
+        if name is None:
+            listed = ", ".join(known) or "none"
+            raise ToolError(f"{tool} has no argument {key[:60]!r}; its arguments: {listed}")
+        if name in spelled:
+            raise ToolError(f"{tool}: {name} is given twice (as {name} and another spelling)")
+        spelled[name] = value
+    return spelled
+
+
+def _camel(key: str) -> str:
+    return re.sub(r"_([a-z0-9])", lambda match: match.group(1).upper(), key)
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda match: "_" + match.group(1).lower(), key)
 
 
 def build_server(
