@@ -24,6 +24,7 @@ from memtrove.mine.exchanges import Skips, exchanges
 from memtrove.mine.formats import ORDER
 from memtrove.mine.report import MAX_LISTED, FormatCounts, MineReport
 from memtrove.mine.scan import candidates, detect
+from memtrove.mine.twins import TWIN, Twins
 from memtrove.mine.writer import DEFAULT_BATCH, Writer, render, source_mtime_ns
 from memtrove.text import iso_from_timestamp
 
@@ -68,7 +69,8 @@ def mine_folder(
         connection, collection, redact, now, dry_run=dry_run, batch_size=batch_size, lock=lock
     )
     tally = _Tally()
-    _mine_files(root, formats, writer, since, tally)
+    twins = Twins(connection, collection, lock, writer.flush)
+    _mine_files(root, formats, writer, since, tally, twins)
     writer.flush()
     if writer.retired or writer.rewritten:
         # deleted full-text rows (retired exchanges, rewritten ones) leave FTS5's BM25
@@ -107,7 +109,12 @@ class _Tally:
 
 
 def _mine_files(
-    root: Path, formats: Sequence[str], writer: Writer, since: str | None, tally: _Tally
+    root: Path,
+    formats: Sequence[str],
+    writer: Writer,
+    since: str | None,
+    tally: _Tally,
+    twins: Twins,
 ) -> None:
     refused = Skips()
     for path, is_folder in candidates(root, formats, refused):
@@ -142,6 +149,9 @@ def _mine_files(
                     document = render(exchange, name)
                     if document is None:
                         dropped["exchange too short"] += 1
+                        continue
+                    if twins.twin(document):  # mined from another source already
+                        dropped[TWIN] += 1
                         continue
                     counted["exchanges"] += 1
                     kept.add(document.path)
