@@ -94,6 +94,10 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
     (found,) = _mcp(env, [("memory_retrieve", {"query": "what happened in the last session?"})])
     paths = [f"{r['collection']}/{r['path']}" for r in found.structured_content["results"]]
     assert any(path.startswith("_memtrove/agent/handoffs/") for path in paths), paths
+    (timeline,) = _mcp(env, [("memory_retrieve", {"query": "what did we do today?"})])
+    shown = timeline.content[0].text
+    assert "Sessions in this window:" in shown and f"{FIRST[:8]}" in shown, shown
+    assert "(handoff: _memtrove/agent/handoffs/" in shown
 
     other = _start(ELSEWHERE, website, env)
     assert "<vault-session>" not in other and "<memtrove-memory>" in other

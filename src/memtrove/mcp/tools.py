@@ -169,6 +169,9 @@ def memory_retrieve(
     (:meth:`Vault.retrieve`)."""
     chosen, results = vault.retrieve(query, mode, limit, include_internal=include_internal)
     text, data = _results(query, results, compact, stages=True)
+    sessions = _session_lines(getattr(results, "sessions", ()))
+    if sessions:
+        text = "\n".join([text, "Sessions in this window:", *sessions])
     header = [f"[routed: {chosen.mode}]"] + ([f"note: {chosen.note}"] if chosen.note else [])
     route_data = {
         "mode": chosen.mode,
@@ -177,6 +180,20 @@ def memory_retrieve(
         "note": chosen.note,
     }
     return "\n".join([*header, text]), route_data | data
+
+
+def _session_lines(sessions: Any) -> list[str]:
+    """A timeline's sessions, newest first, each with its summary and handoff."""
+    lines = []
+    for session in sorted(sessions, key=lambda s: s.ended_at or s.last_seen_at, reverse=True):
+        when = (session.ended_at or session.last_seen_at or "")[:16].replace("T", " ")
+        line = f"- {when} {session.session_id[:8]}"
+        if session.summary:
+            line += f": {session.summary[:200]}"
+        if session.handoff_path:
+            line += f" (handoff: {session.handoff_path})"
+        lines.append(line)
+    return lines
 
 
 def find_similar(
