@@ -53,9 +53,7 @@ def test_a_session_and_its_terminal_capture_are_mined_once(vault: Vault, tmp_pat
     assert again.written == 0 and again.skipped["text"][TWIN] == 3
 
 
-def test_a_capture_mined_later_joins_the_session_mined_before(
-    vault: Vault, tmp_path: Path
-) -> None:
+def test_a_capture_mined_later_joins_the_session_mined_before(vault: Vault, tmp_path: Path) -> None:
     vault.mine(_copy(tmp_path / "first", PAIRS[0][0]))
     later = vault.mine(_copy(tmp_path / "later", PAIRS[0][1]))
     assert later.written == 0 and later.skipped["text"][TWIN] == 1

@@ -75,7 +75,6 @@ __all__ = ["MAX_SPARE_READERS", "Vault"]
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
-
 def _exists(path: Path) -> bool:
     """Whether ``path`` names something (a name the system refuses counts as there: opening
     it then says why)."""
