@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import Result
+from typer.testing import CliRunner, Result
 
 from memtrove import ConfigError, Vault
+from memtrove.cli import app
 from memtrove.eval.beir import run_beir
 from memtrove.eval.gold import parse_gold_line, run_gold
 from memtrove.eval.locomo import run_locomo
@@ -114,4 +115,7 @@ def test_cli(run_eval: Callable[..., Result], locomo_file: Path, tmp_path: Path)
     )
     assert data["method"] == "surfacing" and data["tokens"]["max"] > 0
     gold = write_jsonl(tmp_path / "g.jsonl", THREAD)
+    missing = run_eval("gold", str(gold), "--method", "surfacing", "--session", code=1)
+    assert "no vault at" in missing.stderr  # evaluating a vault that is not there
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     run_eval("gold", str(gold), "--method", "surfacing", "--session", code=0)
