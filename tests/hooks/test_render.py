@@ -51,11 +51,57 @@ def test_snippet_is_plain_text_and_skips_frontmatter() -> None:
     assert BODY.splitlines()[12] == snippet
 
 
-def test_snippet_without_a_match_starts_after_the_frontmatter() -> None:
+def test_snippet_without_a_match_is_the_first_prose() -> None:
     snippet = extract_snippet(BODY, highlighter("kubernetes"), 150)
-    assert snippet.startswith("# Worker memory")
-    assert "title:" not in snippet
+    assert snippet.startswith("The thumbnail worker grew")  # not the title the entry shows
+    assert "title:" not in snippet and "#" not in snippet
     assert len(snippet) <= 150
+
+
+HEADED = """# Proposal: Monotonic Elapsed Time Measurements in Go
+
+Author: Russ Cox
+Last updated: January 26, 2017<br>
+Discussion: [https://golang.org/issue/12914](https://golang.org/issue/12914).<br>
+
+## Contents
+
+- [Abstract](#abstract)
+- [Monotonic clock readings](#monotonic-clock-readings)
+
+## Abstract
+
+Comparison and subtraction of times observed by time.Now can return incorrect
+results if the system wall clock is reset between the two observations.
+
+## Monotonic clock readings
+
+Each time.Time returned by time.Now carries a monotonic clock reading as well.
+
+## Rationale
+
+A separate API for the monotonic clock was rejected: every existing caller of
+time.Since would have had to change to get correct elapsed times.
+"""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "why", "starts"),
+    [
+        # the title line matches best, but the entry shows the title: the prose that matches
+        ("monotonic elapsed time measurements", False, "Each time.Time returned"),
+        # the table of contents matches, the section's prose answers
+        ("monotonic clock readings", False, "Each time.Time returned"),
+        # header fields never start a passage
+        ("author last updated discussion", False, "Comparison and subtraction"),
+        # a why-question prefers the section that gives reasons
+        ("why not a separate function for the monotonic clock", True, "A separate API"),
+    ],
+)
+def test_a_passage_starts_at_the_prose_that_answers(prompt: str, why: bool, starts: str) -> None:
+    snippet = extract_snippet(HEADED, highlighter(prompt), 300, why=why)
+    assert snippet.startswith(starts), snippet
+    assert "](#" not in snippet and "Author:" not in snippet and "<br>" not in snippet
 
 
 def test_tiers() -> None:
@@ -75,7 +121,7 @@ def test_frame_and_entries() -> None:
     text = rendered.text
     assert text.startswith("<vault-context>\n<instruction>Treat the following as background")
     assert text.endswith("</facts>\n</vault-context>")
-    assert "**a** (decision)\nnotes/a.md\n# Worker memory" in text
+    assert "**a** (decision)\nnotes/a.md\nThe thumbnail worker grew" in text
     assert "@@" not in text
     # COLD: a short passage still, never title and path alone.
     cold = text.split("\n\n---\n\n**b**\nnotes/b.md\n", 1)[1].removesuffix(

@@ -49,7 +49,14 @@ from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
 from memtrove.hooks.profiles import apply_adaptive_threshold
-from memtrove.hooks.render import Entry, Link, Rendered, render_context, routing_hint
+from memtrove.hooks.render import (
+    Entry,
+    Link,
+    Rendered,
+    asks_why,
+    render_context,
+    routing_hint,
+)
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
 from memtrove.retrieval.fts import parse_query
@@ -468,6 +475,7 @@ def _surface(
         Highlighter(parse_query(prompt).highlight),
         budget_tokens,
         routing=routing_hint(prompt),
+        why=asks_why(prompt),
         relationships=_quietly(lambda: relationship_lines(vault, documents), [], log)
         if len(documents) > 1
         else [],

@@ -53,6 +53,7 @@ __all__ = [
     "Entry",
     "Link",
     "Rendered",
+    "asks_why",
     "extract_snippet",
     "render_context",
     "routing_hint",
@@ -70,6 +71,22 @@ HOT_RATIO, WARM_RATIO = 0.85, 0.70
 HOT_CHARS, WARM_CHARS, COLD_CHARS = 300, 150, 80
 MAX_ALSO_AT = 3
 
+_HEADER_FIELD = re.compile(
+    r"(?:\*\*)?(?:authors?|last[- ]updated|updated|created|creation-date|date|status|"
+    r"discussion|url|reviewers?|approvers?|owning-sig|participating-sigs|title|kep-number|"
+    r"see-also|replaces|superseded-by|stage|latest-milestone|milestone|editors?|"
+    r"contributors|version|tags|proposal|issue)(?:\*\*)?\s*:",
+    re.I,
+)
+_LINKS_ONLY = re.compile(
+    r"(?:[-*+]|\d+\.)?\s*(?:\[[^\]]*\]\([^)]*\)[\s.,;|]*|<br\s*/?>|&lt;br&gt;)+"
+)
+_RULE = re.compile(r"[-=*_|:\s]{3,}|<br\s*/?>|&lt;br&gt;")
+_REASONS = re.compile(
+    r"\b(?:decision|decided|rationale|reasons?|why|consequences?|alternatives?|motivation|"
+    r"trade-?offs?|drawbacks|considered)\b",
+    re.I,
+)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 
 _ROUTES = (
@@ -100,6 +117,11 @@ _ROUTES = (
         "memory_retrieve.",
     ),
 )
+
+
+def asks_why(prompt: str) -> bool:
+    """Whether ``prompt`` asks for a reason (the why route of :func:`routing_hint`)."""
+    return _ROUTES[1][0].search(prompt) is not None
 
 
 @dataclass(frozen=True)
@@ -157,27 +179,36 @@ def truncate(text: str, limit: int) -> str:
     return (head[:cut] if cut > limit // 2 else head[: limit - 1]).rstrip() + "…"
 
 
-def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
-    """The passage of ``body`` that best matches, as plain text of at most ``max_chars``.
+def extract_snippet(
+    body: str, highlighter: Highlighter, max_chars: int, *, why: bool = False
+) -> str:
+    """The passage of ``body`` that best answers, as plain text of at most ``max_chars``.
 
-    It starts at the line the highlighter rates best (the first non-blank line when none
-    matches) and runs to a paragraph break once it says something beyond a heading.
+    It starts at the prose line the highlighter rates best: headings, a document's header
+    fields (``Author:``, ``Last updated:``, ``Status:``...), tables of contents, link-only
+    lines and table rules are never where a passage starts (the entry already shows the
+    title, and they tell a model nothing); for a heading that matches best, the passage is
+    the first prose under it. ``why`` (a why-question) prefers lines under a section that
+    gives reasons (Decision, Rationale, Consequences, Alternatives, Motivation, Trade-offs).
+    With no match at all it is the document's first prose. It runs to a paragraph break once
+    it says something, skipping the same kinds of lines; a heading after that ends it.
     Frontmatter is never shown.
     """
     lines = body.splitlines()
     match = _FRONTMATTER.match(body)
     skip = match.group(0).count("\n") if match else 0
     rest = lines[skip:]
-    best = highlighter.best_line("\n".join(rest))
-    if best < 0:
-        best = next((index for index, line in enumerate(rest) if line.strip()), 0)
+    start = _start_line(rest, highlighter.line_scores("\n".join(rest)), why)
     picked: list[str] = []
     length = 0
-    for index in range(skip + best, len(lines)):
+    for index in range(skip + start, len(lines)):
         line = " ".join(lines[index].split())
         if not line:
-            # A paragraph break ends the passage once it says something beyond a heading.
-            if picked and length >= max_chars // 3 and not picked[-1].startswith("#"):
+            if picked and length >= max_chars // 3:  # a paragraph break ends the passage
+                break
+            continue
+        if _not_prose(line):
+            if picked and line.startswith("#"):  # the next section: this passage is done
                 break
             continue
         picked.append(line)
@@ -187,6 +218,51 @@ def extract_snippet(body: str, highlighter: Highlighter, max_chars: int) -> str:
     if not picked:
         return ""
     return truncate("\n".join(picked), max_chars)
+
+
+def _not_prose(line: str) -> bool:
+    """A line a passage never starts with: a heading, a header field, a link-only line (a
+    table of contents), a table rule or a horizontal rule."""
+    return bool(
+        line.startswith("#")
+        or _HEADER_FIELD.match(line)
+        or _LINKS_ONLY.fullmatch(line)
+        or _RULE.fullmatch(line)
+    )
+
+
+def _start_line(lines: Sequence[str], scores: dict[int, int], why: bool) -> int:
+    """Where the passage starts (see :func:`extract_snippet`)."""
+    heading = ""
+    best, best_score = -1, 0
+    best_heading, best_heading_score = -1, 0
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith("#"):
+            heading = line
+        score = scores.get(index, 0)
+        if not score:
+            continue
+        if _not_prose(line):
+            if line.startswith("#") and score > best_heading_score:
+                best_heading, best_heading_score = index, score
+            continue
+        if why and _REASONS.search(heading):
+            score += 2
+        if score > best_score:
+            best, best_score = index, score
+    if best < 0 <= best_heading:
+        best = best_heading  # the prose under the heading that matched
+    if best < 0:
+        best = 0
+    return next(
+        (
+            i
+            for i in range(best, len(lines))
+            if lines[i].strip() and not _not_prose(lines[i].strip())
+        ),
+        best,
+    )
 
 
 def _entry_text(entry: Entry, snippet: str) -> str:
@@ -241,8 +317,10 @@ def render_context(
     relationships: Sequence[Link] = (),
     vault_facts: Sequence[str] = (),
     facts_tokens: int = 0,
+    why: bool = False,
 ) -> Rendered:
-    """Fit entries, best first, then relationships and vault facts, into the budget.
+    """Fit entries, best first, then relationships and vault facts, into the budget
+    (``why``: the prompt asks why; passages prefer the sections that give reasons).
 
     Each entry takes its tier's snippet; when that does not fit, the shorter tiers are
     tried, down to COLD, so a long first entry still surfaces with a short passage. Rendering stops at the
@@ -258,7 +336,7 @@ def render_context(
     frame = len(_frame(routing, "", ()))
     facts_block = _part("vault-facts", vault_facts, facts_tokens * 4)
     reserve = len(facts_block) + 1 if facts_block else 0
-    texts, shown, used = _fit(entries, highlighter, budget_chars - reserve, frame)
+    texts, shown, used = _fit(entries, highlighter, budget_chars - reserve, frame, why)
     if not texts:
         return Rendered(text="", shown=[], tokens=0)
     relations: str | None = None
@@ -266,7 +344,7 @@ def render_context(
     if links:
         wanted = _part("relationships", links, budget_chars)
         room = budget_chars - reserve - (len(wanted) + 1 if wanted else 0)
-        fewer_texts, fewer, fewer_used = _fit(entries, highlighter, room, frame)
+        fewer_texts, fewer, fewer_used = _fit(entries, highlighter, room, frame, why)
         if len(fewer) >= min(KEPT_BEFORE_RELATIONSHIPS, len(shown)):
             texts, shown, used = fewer_texts, fewer, fewer_used
         relations = _part(
@@ -289,7 +367,7 @@ def _links_among(links: Sequence[Link], shown: Sequence[Entry]) -> list[str]:
 
 
 def _fit(
-    entries: Sequence[Entry], highlighter: Highlighter, budget_chars: int, used: int
+    entries: Sequence[Entry], highlighter: Highlighter, budget_chars: int, used: int, why: bool
 ) -> tuple[list[str], list[Entry], int]:
     """The entries' texts that fit in ``budget_chars`` (``used`` already taken)."""
     best = max((entry.score for entry in entries), default=0.0)
@@ -303,7 +381,7 @@ def _fit(
         for chars in dict.fromkeys((tier, WARM_CHARS, COLD_CHARS)):
             if chars > tier:
                 continue
-            snippet = sanitize(extract_snippet(entry.body, highlighter, chars))
+            snippet = sanitize(extract_snippet(entry.body, highlighter, chars, why=why))
             if snippet is None:
                 rejected = True
                 break

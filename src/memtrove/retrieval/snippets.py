@@ -34,19 +34,25 @@ class Highlighter:
         alternatives += [re.escape(text) for text in sorted(self._literal) if text]
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
-    def best_line(self, text: str) -> int:
-        """0-based index of the line with the most distinct stems (x2) plus CJK hits; -1."""
+    def line_scores(self, text: str) -> dict[int, int]:
+        """0-based line index -> its distinct stems (x2) plus CJK hits, for matching lines."""
         if self._pattern is None:
-            return -1
+            return {}
         found: dict[int, set[str]] = {}
         index = position = 0
         for match in self._pattern.finditer(text, 0, _SCAN_LIMIT):
             index += text.count("\n", position, match.start())  # matches come in order
             position = match.start()
             found.setdefault(index, set()).add(match.group(0).lower())
+        return {
+            index: sum(1 if hit in self._literal else 2 for hit in hits)
+            for index, hits in found.items()
+        }
+
+    def best_line(self, text: str) -> int:
+        """0-based index of the line with the most distinct stems (x2) plus CJK hits; -1."""
         best_index, best_score = -1, 0
-        for index in sorted(found):
-            score = sum(1 if hit in self._literal else 2 for hit in found[index])
+        for index, score in sorted(self.line_scores(text).items()):
             if score > best_score:
                 best_index, best_score = index, score
         return best_index
