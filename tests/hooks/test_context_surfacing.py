@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from memtrove.hooks import context_surfacing, discovery
 from memtrove.hooks.events import estimate_tokens
 from memtrove.hooks.profiles import PROFILES
 from memtrove.hooks.settings import HookSettings
+from memtrove.results import Document
 from memtrove.vault import Vault
 from tests.fakes.model_server import ModelServer
 from tests.hooks.conftest import context_of, open_test_vault, payload, run_hook
@@ -364,3 +366,38 @@ def test_the_nudge_comes_every_interval_until_memory_is_curated(
     assert "<vault-nudge>" not in surface(
         quiet, session_id="nudge", prompt="what about the pyvips cache again"
     )
+
+
+def _document(path: str, content_type: str = "note") -> Document:
+    return Document(
+        1, "abc123", "notes", path, path, "h", content_type, 0.5, 0.5, False, None,
+        "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", None, True, "body",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["LICENSE.md", "licence.md", "docs/CONTRIBUTING.md", "CODE_OF_CONDUCT.md", "CHANGELOG.md"],
+)
+def test_boilerplate_and_hubs_never_stand_alone(path: str) -> None:
+    from memtrove.hooks.context_surfacing import is_boilerplate, without_lone_boilerplate
+
+    page, hub = _document(path), _document("index.md", "hub")
+    note = _document("decisions/0001-postgres.md", "decision")
+    assert is_boilerplate(page) and is_boilerplate(hub) and not is_boilerplate(note)
+    assert without_lone_boilerplate([(page, 0.9), (hub, 0.8)]) == []
+    assert without_lone_boilerplate([(hub, 0.9), (page, 0.8), (note, 0.5)]) == [
+        (note, 0.5),
+        (hub, 0.9),
+        (page, 0.8),
+    ]
+    assert not is_boilerplate(_document("notes/license-compliance-review.md"))
+
+
+def test_a_hub_comes_after_the_notes_it_points_at(
+    surfacing_vault: Path, hook_env: dict[str, str]
+) -> None:
+    ask = payload("user_prompt_submit.json", prompt="Lanternfish vault index: where do I start?")
+    context = context_of(run_hook("context-surfacing", ask, hook_env))
+    shown = re.findall(r"^(demo/\S+\.md)", context, re.M)
+    assert "demo/index.md" not in shown[:1], shown  # never first, never alone

@@ -72,10 +72,12 @@ __all__ = [
     "SURFACED_INTERNAL",
     "continuation",
     "diversify",
+    "is_boilerplate",
     "is_noise",
     "relationship_lines",
     "run",
     "vault_fact_lines",
+    "without_lone_boilerplate",
 ]
 
 T = TypeVar("T")
@@ -113,6 +115,11 @@ _CONTINUATION = re.compile(
     r"|\bcarry on\b|\bcontinue (?:from|where|with (?:the|what) (?:last|previous))\b",
     re.I,
 )
+_BOILERPLATE = re.compile(
+    r"licen[cs]e|copying|notice|code[_-]of[_-]conduct|contributing|security|changelog"
+    r"|authors|owners|codeowners",
+    re.I,
+)
 _DENIALS = re.compile(
     r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
     r"|i don'?t recall|i don'?t remember|no (?:relevant )?memories found"
@@ -135,6 +142,25 @@ def is_noise(body: str) -> bool:
 def is_procedural(document: Document) -> bool:
     """How-to knowledge (runbooks, guides, setup steps), judged by path and title."""
     return _PROCEDURAL.search(f"{document.path} {document.title}") is not None
+
+
+def is_boilerplate(document: Document) -> bool:
+    """A hub (an index, a map of content) or a project's boilerplate file (a licence, a
+    code of conduct, a contributing guide, a changelog): it points at answers, it is not
+    one."""
+    name = document.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return document.content_type == "hub" or _BOILERPLATE.fullmatch(name) is not None
+
+
+def without_lone_boilerplate(
+    ranked: list[tuple[Document, float]],
+) -> list[tuple[Document, float]]:
+    """Hubs and boilerplate after every other entry, and none at all when nothing else
+    would be injected: such a page never stands alone."""
+    kept = [item for item in ranked if not is_boilerplate(item[0])]
+    if not kept:
+        return []
+    return kept + [item for item in ranked if is_boilerplate(item[0])]
 
 
 def diversify(ranked: list[tuple[Document, float]]) -> list[tuple[Document, float]]:
@@ -458,7 +484,7 @@ def _surface(
     ranked = spread_activation(
         ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(recency_plan(prompt))
     )
-    ranked = diversify(ranked)[: profile.max_results]
+    ranked = without_lone_boilerplate(diversify(ranked))[: profile.max_results]
     documents = [document for document, _ in ranked]
     rendered = render_context(
         [
