@@ -117,27 +117,28 @@ def import_command(
     console.print(text, markup=False)
 
 
-def _renames(values: list[str]) -> dict[str, str]:
-    """``--rename OLD=NEW`` values as a mapping (usage error when malformed or repeated)."""
-    renames: dict[str, str] = {}
+def _pairs(values: list[str], option: str, shape: str, *, empty_key: bool) -> dict[str, str]:
+    """``--option KEY=VALUE`` values as a mapping (usage error when malformed or repeated);
+    ``empty_key``: an empty KEY is allowed (a ClawMem collection whose name is empty, which
+    this vault cannot hold, is named that way)."""
+    pairs: dict[str, str] = {}
     for value in values:
-        old, equals, new = value.partition("=")
-        # an empty OLD names a ClawMem collection whose name is empty (this vault cannot hold it)
-        if not equals or (old and not old.strip()) or not new.strip() or old.strip() in renames:
-            raise fail(f"--rename takes OLD=NEW, once per collection (not {value!r})", 2)
-        renames[old.strip()] = new.strip()
-    return renames
+        key, equals, target = value.partition("=")
+        blank = not key.strip() and (bool(key) or not empty_key)
+        if not equals or blank or not target.strip() or key.strip() in pairs:
+            raise fail(f"{option} takes {shape}, once per collection (not {value!r})", 2)
+        pairs[key.strip()] = target.strip()
+    return pairs
+
+
+def _renames(values: list[str]) -> dict[str, str]:
+    """``--rename OLD=NEW`` values as a mapping."""
+    return _pairs(values, "--rename", "OLD=NEW", empty_key=True)
 
 
 def _maps(values: list[str]) -> dict[str, str]:
-    """``--map NAME=DIR`` values as a mapping (usage error when malformed or repeated)."""
-    folders: dict[str, str] = {}
-    for value in values:
-        name, equals, folder = value.partition("=")
-        if not equals or not name.strip() or not folder.strip() or name.strip() in folders:
-            raise fail(f"--map takes NAME=DIR, once per collection (not {value!r})", 2)
-        folders[name.strip()] = folder.strip()
-    return folders
+    """``--map NAME=DIR`` values as a mapping."""
+    return _pairs(values, "--map", "NAME=DIR", empty_key=False)
 
 
 def _clawmem_config(path: Path) -> Path | None:
