@@ -290,3 +290,17 @@ def test_a_bad_rename_is_one_error(vault: Vault, renames: dict[str, str], messag
     with pytest.raises(CollectionError, match=message):
         vault.import_clawmem(SOURCE, renames=renames)
     assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("named", ["a\x00b", "~no-such-user-here/notes", "loop"])
+def test_a_config_folder_that_cannot_be_one_is_refused_in_one_line(
+    vault: Vault, tmp_path: Path, example_copy: Path, named: str
+) -> None:
+    """A ClawMem config naming, for a collection this vault has, a folder that cannot be one
+    here (a NUL, an unknown user's home, a loop of links) is another folder: refused."""
+    from memtrove.mine.clawmem_import import check_collections
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    folder = str(tmp_path / "loop") if named == "loop" else named
+    with pytest.raises(CollectionError, match="has the name of this vault's collection"):
+        check_collections(["goprop"], {}, {"goprop": folder}, {"goprop": example_copy})

@@ -157,6 +157,11 @@ def test_a_mapping_must_name_a_collection_of_the_file_and_a_folder(
     (tmp_path / "a-file").write_text("x")
     with pytest.raises(CollectionError, match="no such folder"):
         vault.import_from(exported, folders={"demo": tmp_path / "a-file"})
+    with pytest.raises(CollectionError, match="null"):
+        vault.import_from(exported, folders={"demo": "notes\x00/etc"})
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(CollectionError):
+        vault.import_from(exported, folders={"demo": tmp_path / "loop"})
     assert vault.status().documents == 0
 
 

@@ -245,7 +245,7 @@ def check_collections(
         if folder is None:
             continue
         theirs = clawmem_folders.get(name)
-        if theirs is not None and Path(theirs).expanduser().resolve() == folder.resolve():
+        if theirs is not None and _same_folder(theirs, folder):
             continue
         where = (
             f"ClawMem's folder {theirs}" if theirs else "a folder ClawMem's config does not name"
@@ -255,6 +255,15 @@ def check_collections(
             f"{here!r} ({folder}), and its next update would drop them: "
             f"import it under another name with --rename {name}={here}-clawmem"
         )
+
+
+def _same_folder(theirs: str, folder: Path) -> bool:
+    """Whether the folder ClawMem's config names is ``folder`` (a name that cannot be a
+    folder here, with a NUL, an unknown ``~user`` or a loop of links, is not)."""
+    try:
+        return Path(theirs).expanduser().resolve() == folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def import_clawmem(

@@ -100,8 +100,8 @@ def check_folders(
         try:
             folder = given.resolve()
             is_folder = folder.is_dir()
-        except (OSError, RuntimeError) as error:
-            raise CollectionError(f"--map {name}={given}: {error}") from None
+        except (OSError, RuntimeError, ValueError) as error:  # a loop of links, a NUL
+            raise CollectionError(f"--map {name}={value!r}: {error}") from None
         if not is_folder:
             raise CollectionError(f"--map {name}={given}: no such folder")
         reason = None if allow_any_folder else unsafe_folder(folder, protected)
