@@ -18,7 +18,6 @@ the context goes out as SessionStart's ``additionalContext``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
@@ -33,7 +32,6 @@ __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "build_context", "run"]
 HOOK_NAME = "session-bootstrap"
 TOTAL_BUDGET, HANDOFF_BUDGET, DECISIONS_BUDGET, STALE_BUDGET = 2000, 600, 400, 200
 RECENT_DAYS = 7
-_FRONTMATTER = re.compile(r"\A---\n[\s\S]*?\n---\n")
 
 
 def _within(heading: str, lines: Sequence[str], budget: int) -> str | None:
@@ -49,13 +47,10 @@ def _within(heading: str, lines: Sequence[str], budget: int) -> str | None:
 
 
 def _handoff(vault: Vault, session_id: str) -> str | None:
-    for handoff in vault.latest_handoffs(3, exclude_session=session_id):
-        try:
-            body = vault.get(handoff.handoff_path).body
-        except Exception:  # deleted, forgotten or archived since: try the one before
-            continue
-        text = _FRONTMATTER.sub("", body).strip()
-        lines = [line for line in sanitize_lines(text) if line.strip()]
+    from memtrove.hooks.session_start import readable_handoffs
+
+    for handoff, body in readable_handoffs(vault, session_id):
+        lines = [line for line in sanitize_lines(body.strip()) if line.strip()]
         heading = f"Last session ({handoff.ended_at[:10]}, {handoff.handoff_path})"
         section = _within(escape(heading), lines, HANDOFF_BUDGET)
         if section:

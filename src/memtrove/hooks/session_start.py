@@ -15,8 +15,9 @@ reminder of the memory store, and its hygiene.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
@@ -25,12 +26,14 @@ from memtrove.memory.git import project_store_for
 from memtrove.memory.slugs import GLOBAL_STORE, store_name
 from memtrove.vault import Vault
 
-__all__ = ["HANDOFF_BUDGET", "last_handoff", "project_of", "reminder", "run"]
+if TYPE_CHECKING:
+    from memtrove.lifecycle.sessions import Handoff
+
+__all__ = ["HANDOFF_BUDGET", "last_handoff", "project_of", "readable_handoffs", "reminder", "run"]
 
 HANDOFF_BUDGET = 300  # tokens
 # The handoff's sections, most useful to a session starting first.
 _ORDER = ("Next steps", "Open questions", "Asked", "Done", "Decided", "Files changed")
-_FRONTMATTER = re.compile(r"\A---\n[\s\S]*?\n---\n")
 _SECTION = re.compile(r"^## (.+)$", re.M)
 
 
@@ -52,8 +55,7 @@ def reminder(project_store: str) -> str:
 
 def _sections(body: str) -> tuple[str, dict[str, list[str]]]:
     """The handoff's title and its sections' lines (empty lines dropped)."""
-    text = _FRONTMATTER.sub("", body).strip()
-    parts = _SECTION.split(text)
+    parts = _SECTION.split(body.strip())
     title = next((line[2:] for line in parts[0].splitlines() if line.startswith("# ")), "")
     sections = {
         heading.strip(): [line for line in content.splitlines() if line.strip()]
@@ -62,15 +64,26 @@ def _sections(body: str) -> tuple[str, dict[str, list[str]]]:
     return title.strip(), sections
 
 
-def last_handoff(vault: Vault, session_id: str, project: str) -> str:
-    """The ``<vault-session>`` block of the project's last handoff, or ""."""
-    from memtrove.security.guard import escape, sanitize, sanitize_lines
+def readable_handoffs(
+    vault: Vault, session_id: str, project: str | None = None
+) -> Iterator[tuple[Handoff, str]]:
+    """The newest handoffs of other sessions (of ``project``, when given) with their text,
+    frontmatter left out; one that was forgotten or archived since is passed over."""
+    from memtrove.retrieval.presentation import strip_frontmatter
 
     for handoff in vault.latest_handoffs(3, exclude_session=session_id, project=project):
         try:
             body = vault.get(handoff.handoff_path).body
-        except Exception:  # forgotten or archived since: try the one before
+        except Exception:  # deleted, forgotten or archived since: try the one before
             continue
+        yield handoff, strip_frontmatter(body)
+
+
+def last_handoff(vault: Vault, session_id: str, project: str) -> str:
+    """The ``<vault-session>`` block of the project's last handoff, or ""."""
+    from memtrove.security.guard import escape, sanitize, sanitize_lines
+
+    for handoff, body in readable_handoffs(vault, session_id, project):
         title, sections = _sections(body)
         lines = [f"## Last session in this project ({handoff.ended_at[:10]}): {title}"]
         if sanitize(lines[0]) is None:
