@@ -296,6 +296,15 @@ SEARCHES = [("search", "refresh token"), ("vsearch", "uploading large videos fro
             ("query", "why were users logged out")]  # fmt: skip
 
 
+def _same_answer(served: bytes, local: bytes) -> bool:
+    """The same answer, scores aside, which may differ in their last digits: recency is
+    measured against the time each process asks (seconds apart on a busy machine)."""
+    one, other = json.loads(served), json.loads(local)
+    scores = [[result.pop("score") for result in data["results"]] for data in (one, other)]
+    close = all(abs(x - y) < 1e-4 for x, y in zip(*scores, strict=True))
+    return bool(one == other and close)
+
+
 def test_cli_searches_answer_the_same_served(a: Copy, b: Copy, server: Served) -> None:
     def run(copy: Copy, *arguments: str) -> subprocess.CompletedProcess[bytes]:
         started = time.perf_counter()
@@ -312,7 +321,7 @@ def test_cli_searches_answer_the_same_served(a: Copy, b: Copy, server: Served) -
     for command, query in SEARCHES:
         served, local = run(a, command, query, "--json"), run(b, command, query, "--json")
         assert served.returncode == local.returncode == 0, (served.stderr, local.stderr)
-        assert served.stdout == local.stdout, command
+        assert _same_answer(served.stdout, local.stdout), command
         data = json.loads(served.stdout)
         assert data["query"] == query and data["results"], command
         if command != "search":  # vectors were needed: only the in-process run loaded them
