@@ -182,7 +182,11 @@ def test_m010_gives_colliding_docids_their_own(tmp_path: Path, notes: Path) -> N
     connection = open_connection(path)
     before_m010 = [name for name, _ in MIGRATIONS].index("m010_unique_docids")
     migrate(connection, MIGRATIONS[:before_m010])
+    passages = next(steps for name, steps in MIGRATIONS if name == "m020_passages")[0]
+    assert isinstance(passages, str)
+    connection.execute(passages)  # today's indexer writes passages; m020 refills them on open
     update_collections(connection, [Collection("adr", notes)])
+    connection.execute("DROP TABLE passages_fts")
     with write_transaction(connection):  # the old scheme, and one inactive copy
         connection.execute("UPDATE documents SET docid = substr(hash, 1, 6)")
         connection.execute("UPDATE documents SET active = 0 WHERE path = 'gone.md'")

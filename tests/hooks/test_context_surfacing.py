@@ -401,3 +401,32 @@ def test_a_hub_comes_after_the_notes_it_points_at(
     context = context_of(run_hook("context-surfacing", ask, hook_env))
     shown = re.findall(r"^(demo/\S+\.md)", context, re.M)
     assert "demo/index.md" not in shown[:1], shown  # never first, never alone
+
+
+def test_continuity_lifts_what_the_previous_turn_injected_first() -> None:
+    ranked = [(_doc(1), 0.8), (_doc(2), 0.76), (_doc(3), 0.3)]
+    lifted = context_surfacing.continuity(ranked, [2])
+    assert [d.doc_id for d, _ in lifted] == [2, 1, 3]  # a close call goes to the one in use
+    assert [round(s, 3) for _, s in lifted] == [0.84, 0.8, 0.3]
+    far = context_surfacing.continuity([(_doc(1), 0.8), (_doc(3), 0.3)], [3])
+    assert [d.doc_id for d, _ in far] == [1, 3]  # a weak match is not carried up
+    assert context_surfacing.continuity(ranked, []) == ranked
+    grouped = context_surfacing.continuity(ranked, [3], group=lambda d: 0 if d.doc_id == 1 else 1)
+    assert grouped[0][0].doc_id == 1  # never across a type group
+
+
+def test_the_lead_cut_keeps_results_near_the_best_note() -> None:
+    import dataclasses
+
+    from memtrove.hooks.profiles import lead_cut
+
+    profile = dataclasses.replace(PROFILES["balanced"], lead_ratio=0.85)
+    ranked = [(_doc(1), 0.9), (_doc(2), 0.8), (_doc(3), 0.7), (_doc(4), 0.5)]
+    assert [d.doc_id for d, _ in lead_cut(ranked, profile)] == [1, 2]
+    kept = lead_cut(ranked, profile, exempt=lambda d: d.doc_id == 4)
+    assert [d.doc_id for d, _ in kept] == [1, 2, 4]
+    # a hub above every note does not set the bar
+    hub_first = lead_cut(ranked, profile, leads=lambda d: d.doc_id != 1)
+    assert [d.doc_id for d, _ in hub_first] == [1, 2, 3]
+    off = dataclasses.replace(profile, lead_ratio=0.0)
+    assert lead_cut(ranked, off) == ranked

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.schema import MIGRATIONS
+from memtrove.db.schema import MIGRATIONS, Step
 from memtrove.errors import SchemaTooNewError
 
 __all__ = ["applied_migrations", "migrate"]
 
-Migration = tuple[str, Sequence[str]]
+Migration = tuple[str, Sequence[Step]]
 
 _RECORD_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -64,8 +64,11 @@ def migrate(
             ).fetchone()
             if already:
                 continue
-            for statement in statements:
-                connection.execute(statement)
+            for step in statements:
+                if isinstance(step, str):
+                    connection.execute(step)
+                else:
+                    step(connection)
             connection.execute(
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
                 (name, datetime.now(UTC).isoformat(timespec="seconds")),

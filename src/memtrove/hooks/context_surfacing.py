@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -48,7 +48,7 @@ from memtrove.hooks.events import HookEvent, HookResult
 from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
-from memtrove.hooks.profiles import apply_adaptive_threshold
+from memtrove.hooks.profiles import apply_adaptive_threshold, lead_cut
 from memtrove.hooks.render import (
     Entry,
     Link,
@@ -93,6 +93,9 @@ SURFACED_INTERNAL = (
     "_memtrove/agent/deductions/",
 )
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
+# Exempt from the lead cut: a dialogue turn answers with the turns around it (the evidence
+# of a question about a conversation spans several), and it is short.
+CONVERSATION = "conversation"
 MAX_RELATIONSHIPS = 10
 HOT_SCORE = 0.8
 HOT_RATIO = 0.85
@@ -102,6 +105,8 @@ NUDGE = (
     "stale or wrong, memory_snooze or memory_forget it; memory_pin what matters."
     "</vault-nudge>"
 )
+CONTINUITY = 0.1  # lift of what the session's previous turn injected first, times the best
+CONTINUITY_DOCUMENTS = 2
 SPREAD_STEP = 0.1  # spreading activation per co-activated HOT result
 SPREAD_CAP = 0.2
 MAX_VAULT_FACTS = 20
@@ -280,6 +285,29 @@ def type_order(plan: RecencyPlan | None) -> Callable[[Document], int]:
     return group
 
 
+def continuity(
+    ranked: list[tuple[Document, float]],
+    previous: Sequence[int],
+    group: Callable[[Document], int] | None = None,
+) -> list[tuple[Document, float]]:
+    """Lift the candidates the session's previous turn injected first (``previous``: doc
+    ids) by CONTINUITY of the best score, re-sorted within each ``group``. A conversation
+    stays on its subject for a few prompts ("and on Windows nodes?"), so between two close
+    candidates the one already in use is the likelier answer; a lift this small cannot
+    carry in a document the prompt does not match (it must be a candidate already)."""
+    if not ranked or not previous:
+        return ranked
+    best = max(score for _, score in ranked)
+    wanted = frozenset(previous)
+    lifted = [
+        (document, score + CONTINUITY * best if document.doc_id in wanted else score)
+        for document, score in ranked
+    ]
+    order = group or (lambda _: 0)
+    lifted.sort(key=lambda item: (order(item[0]), -item[1]))
+    return lifted
+
+
 def spread_activation(
     ranked: list[tuple[Document, float]],
     pairs: dict[tuple[int, int], int],
@@ -401,6 +429,15 @@ def _surface_prompt(
             log,
         )
     query, thread = lookback_queries(prompt, recent)
+    previous: list[int] = []
+    if session:
+        previous = _quietly(
+            lambda: vault.last_injected(
+                session, within_seconds=LOOKBACK_SECONDS, limit=CONTINUITY_DOCUMENTS
+            ),
+            [],
+            log,
+        )
     rules = _quietly(lambda: rule_lines(vault, prompt, event.cwd), "", log)
     reserved_chars += len(rules) + 1 if rules else 0
     handoff = _quietly(lambda: continuation(vault, prompt, event), "", log)
@@ -413,7 +450,9 @@ def _surface_prompt(
     reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
     budget = max(0, (settings.profile.token_budget * 4 - reserved_chars) // 4)
     try:
-        rendered, ranked = _surface(vault, query, thread, prompt, settings, started, log, budget)
+        rendered, ranked = _surface(
+            vault, query, thread, prompt, settings, started, log, budget, previous
+        )
     except Exception as error:
         # The turn still counts (and keeps its text): only this answer is lost.
         log.error(f"retrieval failed: {type(error).__name__}: {error}", traceback.format_exc())
@@ -471,20 +510,34 @@ def _surface(
     started: float,
     log: HookLog,
     budget_tokens: int,
+    previous: Sequence[int] = (),
 ) -> tuple[Rendered, list[tuple[Document, float]]]:
-    """Steps 5-8: discover with ``query`` (and the lookback ``thread``), filter, score and
-    render with the raw ``prompt``."""
+    """Steps 5-8: discover with ``query`` (and the lookback ``thread``), filter, score
+    (lifting what the previous turn injected first: ``previous``) and render with the raw
+    ``prompt``."""
     found = discover(vault, query, prompt, settings, started, thread=thread)
     for note in found.notes:
         log.info(note)
     profile = settings.profile
-    ranked = apply_adaptive_threshold(
-        _rank(vault, found.candidates, prompt, datetime.now(UTC)), profile
+    plan = recency_plan(prompt)
+    ranked = continuity(
+        _rank(vault, found.candidates, prompt, datetime.now(UTC)), previous, type_order(plan)
     )
+    ranked = apply_adaptive_threshold(ranked, profile)
     ranked = spread_activation(
-        ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(recency_plan(prompt))
+        ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(plan)
     )
     ranked = without_lone_boilerplate(diversify(ranked))[: profile.max_results]
+    if plan is None:  # a recency plan puts its lead types first, whatever their scores
+        # measured from the best note that may stand alone: a hub never sets the bar
+        ranked = without_lone_boilerplate(
+            lead_cut(
+                ranked,
+                profile,
+                exempt=lambda d: d.content_type == CONVERSATION,
+                leads=lambda d: not is_boilerplate(d),
+            )
+        )
     documents = [document for document, _ in ranked]
     rendered = render_context(
         [

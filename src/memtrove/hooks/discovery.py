@@ -238,7 +238,8 @@ def discover(
         vector_leg = _Leg(
             "vectors",
             _on_own_connection(
-                vault, lambda own: own.hybrid(query, limit=depth, snippets=False, **unseen)
+                vault,
+                lambda own: own.hybrid(query, limit=depth, snippets=False, **unseen),
             ),
         )
     vector_deadline = time.monotonic() + profile.vector_timeout_ms / 1000

@@ -18,7 +18,7 @@ documents was .769 at 0.20, .766 at 0.30, .759 at 0.40 and .689 at 0.55.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -29,6 +29,7 @@ __all__ = [
     "Profile",
     "adaptive_cutoff",
     "apply_adaptive_threshold",
+    "lead_cut",
     "resolve_profile",
 ]
 
@@ -36,6 +37,11 @@ K = TypeVar("K")
 
 DEFAULT_PROFILE = "balanced"
 RECENCY_MIN_SCORE = 0.35  # the legacy absolute threshold under recency intent
+# The lead cut of speed and balanced (deep keeps every result the threshold passes). Off:
+# at 0.85 the judged working sessions get 3.7 entries instead of 9.9 (median tokens 263
+# instead of 693) for the same share of prompts given a right document, but lists judged
+# at ten (nDCG@10, R@10 of the example sets) lose what the cut leaves out.
+LEAD_RATIO = 0.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,9 @@ class Profile:
     deep_escalation: bool
     escalation_budget_ms: int
     facts_tokens: int
+    # The entries cut (:func:`lead_cut`): once ranked, only results within this share of
+    # the best are injected, so a prompt one document answers gets that one.
+    lead_ratio: float = 0.0
 
 
 PROFILES: dict[str, Profile] = {
@@ -70,6 +79,7 @@ PROFILES: dict[str, Profile] = {
         deep_escalation=False,
         escalation_budget_ms=0,
         facts_tokens=0,
+        lead_ratio=LEAD_RATIO,
     ),
     "balanced": Profile(
         name="balanced",
@@ -84,6 +94,7 @@ PROFILES: dict[str, Profile] = {
         deep_escalation=False,
         escalation_budget_ms=0,
         facts_tokens=200,
+        lead_ratio=LEAD_RATIO,
     ),
     "deep": Profile(
         name="deep",
@@ -129,6 +140,22 @@ def adaptive_cutoff(scores: Sequence[float], profile: Profile) -> float | None:
     if best < profile.activation_floor:
         return None
     return max(best * profile.min_score_ratio, profile.absolute_floor)
+
+
+def lead_cut(
+    scored: Sequence[tuple[K, float]],
+    profile: Profile,
+    exempt: Callable[[K], bool] = lambda _: False,
+    leads: Callable[[K], bool] = lambda _: True,
+) -> list[tuple[K, float]]:
+    """The items of ``scored`` within ``profile.lead_ratio`` of the best score of those
+    that may ``leads`` (all by default), in order; ``exempt`` items stay whatever their
+    score (they passed the adaptive threshold)."""
+    if not scored or profile.lead_ratio <= 0:
+        return list(scored)
+    best = max((score for key, score in scored if leads(key)), default=0.0)
+    floor = (best or max(score for _, score in scored)) * profile.lead_ratio
+    return [(key, score) for key, score in scored if score >= floor or exempt(key)]
 
 
 def apply_adaptive_threshold(

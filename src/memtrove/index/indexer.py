@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import settle_fts_totals
+from memtrove.db.passages import drop_passages, write_passages
 from memtrove.graph.links import (
     WrittenDocument,
     extract_links,
@@ -111,7 +112,7 @@ def update_collections(
     _build_missing_fragments(connection)
     # deleted full-text rows (edits, removals, agent memories rewritten) leave FTS5's BM25
     # totals inflated: recount them when they drifted
-    settle_fts_totals(connection, ("documents_fts",))
+    settle_fts_totals(connection, ("documents_fts", "passages_fts"))
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -424,6 +425,7 @@ def _write_document(
         ),
     )
     connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    drop_passages(connection, doc_id)
     _index_text(connection, doc_id, collection, item)
 
 
@@ -437,6 +439,7 @@ def _index_text(connection: Connection, doc_id: int, collection: str, item: Prep
             segment_cjk(item.parsed.body),
         ),
     )
+    write_passages(connection, doc_id, item.hash, item.text)
 
 
 def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
@@ -452,6 +455,7 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
         ).rowcount
         if changed:
             connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+            drop_passages(connection, doc_id)
             count += 1
     if ids and links_stored(connection):
         forget_links(connection, ids)

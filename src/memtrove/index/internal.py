@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection
+from memtrove.db.passages import write_passages
 from memtrove.index.classify import confidence_baseline, quality_score
 from memtrove.index.documents import DOCID_LENGTH
 from memtrove.index.indexer import (
@@ -174,12 +175,15 @@ def write_bulk(
         _insert_bodies(connection, bodies, fragments)
         rows: list[tuple[object, ...]] = []
         texts: list[tuple[object, ...]] = []
+        first_id = next_id + 1
         for document, quality in inserts:
             next_id += 1
             rows.append(_document_row(next_id, collection, document, quality, docids, now))
             texts.append(_fts_row(next_id, collection, document))
         connection.executemany(_INSERT_DOCUMENT, rows)
         connection.executemany(_INSERT_FTS, texts)
+        for doc_id, (document, _) in enumerate(inserts, start=first_id):
+            write_passages(connection, doc_id, document.hash, document.text)
         inserts.clear()
         pending.clear()
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.passages import drop_passages
 from memtrove.index.indexer import _index_text, _insert_fragments
 from memtrove.index.markdown import document_title, parse_markdown
 from memtrove.index.preparing import Prepared
@@ -83,7 +84,8 @@ def stored_secrets(
         _cache(connection, engine, report, apply)
         if apply and report.total:
             with write_transaction(connection):
-                connection.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
+                for table in ("documents_fts", "passages_fts"):  # old segments hold the text
+                    connection.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
             connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         if apply:
@@ -149,16 +151,17 @@ def _rewrite_body(connection: Connection, engine: Redactor, body_hash: str, text
     redacted = engine.redact(text)
     parsed = parse_markdown(redacted)
     connection.execute("UPDATE content SET doc = ? WHERE hash = ?", (redacted, body_hash))
-    first_title = ""
+    # The fragments first: the passages of each document are cut along them.
+    _insert_fragments(connection, body_hash, parsed, document_title(parsed, str(documents[0][2])))
     for doc_id, collection, path, active in documents:
         title = document_title(parsed, str(path))
-        first_title = first_title or title
         connection.execute(
             "UPDATE documents SET title = ?, body_length = ?, embed_state = 'pending', "
             "embed_attempts = 0, embed_error = NULL WHERE id = ?",
             (title, len(parsed.body), doc_id),
         )
         connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        drop_passages(connection, int(doc_id))
         if active:
             item = Prepared(
                 file=FileEntry(path=str(path), absolute="", size=0, mtime_ns=0),
@@ -172,7 +175,6 @@ def _rewrite_body(connection: Connection, engine: Redactor, body_hash: str, text
                 tags=None,
             )
             _index_text(connection, int(doc_id), str(collection), item)
-    _insert_fragments(connection, body_hash, parsed, first_title)
 
 
 def _column(

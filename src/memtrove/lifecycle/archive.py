@@ -26,6 +26,7 @@ from datetime import datetime
 
 from memtrove.db.connection import Connection, OperationalError, write_transaction
 from memtrove.db.fts_totals import repair_fts_totals
+from memtrove.db.passages import drop_passages, write_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.markdown import parse_markdown
 from memtrove.results.lifecycle import ArchivedDocument, PurgeReport, RestoreReport
@@ -79,6 +80,7 @@ def archive_documents(
                 if not changed or text is None:
                     continue
                 connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+                drop_passages(connection, doc_id)
                 connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
                 connection.execute(
                     "INSERT INTO archived_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
@@ -86,7 +88,7 @@ def archive_documents(
                 )
                 archived += 1
     if archived:
-        repair_fts_totals(connection, ("documents_fts",))
+        repair_fts_totals(connection, ("documents_fts", "passages_fts"))
     return archived
 
 
@@ -228,9 +230,12 @@ def restore_documents(connection: Connection, ids: Sequence[int]) -> RestoreRepo
                     "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
                     (doc_id, *text),
                 )
+                drop_passages(connection, doc_id)
+                body = connection.execute("SELECT hash FROM documents WHERE id = ?", (doc_id,))
+                write_passages(connection, doc_id, str(body.fetchone()[0]))
                 restored.append(str(row[0]))
     if restored:
-        repair_fts_totals(connection, ("documents_fts", "archived_fts"))
+        repair_fts_totals(connection, ("documents_fts", "archived_fts", "passages_fts"))
     return RestoreReport(restored=len(restored), documents=restored)
 
 

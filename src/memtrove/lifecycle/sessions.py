@@ -39,6 +39,7 @@ __all__ = [
     "co_activation_count",
     "co_activation_pairs",
     "end_session",
+    "last_injected",
     "latest_handoffs",
     "log_context_usage",
     "log_curation",
@@ -128,6 +129,23 @@ def recent_queries(
         (session_id, CONTEXT_SURFACING, cutoff, limit),
     ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def last_injected(
+    connection: Connection, session_id: str, within_seconds: int, limit: int, now: datetime
+) -> list[int]:
+    """The first ``limit`` documents the session's latest context-surfacing turn of the last
+    ``within_seconds`` injected (a turn that reached retrieval), in the order shown."""
+    if limit <= 0:
+        return []
+    cutoff = to_iso(now - timedelta(seconds=max(0, within_seconds)))
+    rows = connection.execute(
+        "SELECT doc_id FROM recall_events WHERE usage_id = (SELECT id FROM context_usage "
+        "WHERE session_id = ? AND hook_name = ? AND timestamp >= ? AND query_text IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1) ORDER BY id LIMIT ?",
+        (session_id, CONTEXT_SURFACING, cutoff, limit),
+    ).fetchall()
+    return [int(row[0]) for row in rows]
 
 
 def log_context_usage(

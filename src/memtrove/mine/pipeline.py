@@ -76,7 +76,7 @@ def mine_folder(
         # deleted full-text rows (retired exchanges, rewritten ones) leave FTS5's BM25
         # totals inflated: recount them
         with lock:
-            settle_fts_totals(connection, ("documents_fts",))
+            settle_fts_totals(connection, ("documents_fts", "passages_fts"))
     return MineReport(
         collection=collection,
         source=str(root),

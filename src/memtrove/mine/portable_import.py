@@ -25,6 +25,7 @@ from typing import IO, Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import write_totals_record
+from memtrove.db.passages import write_passages
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
 from memtrove.files import Refused, open_regular
 from memtrove.index.markdown import parse_markdown
@@ -373,6 +374,7 @@ class Importer:
                 segment_cjk(body),
             ),
         )
+        write_passages(self.connection, int(values["id"]), str(values["hash"]), text)
 
 
 def import_lines(

@@ -20,6 +20,7 @@ from collections.abc import Hashable, Sequence
 from typing import NamedTuple, TypeVar
 
 from memtrove.db.connection import Connection, OperationalError
+from memtrove.db.passages import search_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.retrieval.filters import Filters, filter_sql
 from memtrove.retrieval.stemming import porter_stemmer
@@ -36,6 +37,7 @@ __all__ = [
     "normalize_bm25",
     "parse_query",
     "search_fts",
+    "search_passage_fts",
     "select_terms",
 ]
 
@@ -216,7 +218,9 @@ def document_frequencies(
     return _document_count(connection), {word: frequency[stem] for word, stem in stems.items()}
 
 
-def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
+def select_terms(
+    connection: Connection, parsed: ParsedQuery, common: float = COMMON_FRACTION
+) -> ParsedQuery:
     """Keep a long query's most telling terms, by document frequency.
 
     Terms found in more than half the documents score nothing under FTS5's BM25 (their IDF
@@ -244,7 +248,7 @@ def select_terms(connection: Connection, parsed: ParsedQuery) -> ParsedQuery:
         if count == 0:
             continue
         ranked.append((count / max(total, 1), position, term))
-    useful = [entry for entry in ranked if entry[0] <= COMMON_FRACTION]
+    useful = [entry for entry in ranked if entry[0] <= common]
     if not useful:
         useful = sorted(ranked)[:3]  # only common words: search the least common ones
     kept = sorted(sorted(useful)[:MAX_SELECTED_TERMS], key=lambda entry: entry[1])
@@ -294,3 +298,31 @@ def search_fts(
             raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
         raise
     return [FtsHit(int(row[0]), float(row[1]), normalize_bm25(float(row[1]))) for row in rows]
+
+
+def search_passage_fts(
+    connection: Connection,
+    query: str | ParsedQuery,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+) -> list[tuple[int, float, int]]:
+    """Documents by their best passage (:mod:`memtrove.db.passages`): ``(doc id, |bm25|,
+    passage number)``, best first. Empty for a query with phrases or exclusions, which
+    hold for a whole document and not for one of its passages, and for a vault whose
+    passage index is empty."""
+    parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
+    if limit <= 0 or parsed.empty or parsed.phrases or parsed.excluded:
+        return []
+    # A word in most documents is still rare among their sections ("pod" in a collection of
+    # Kubernetes records): kept, it tells passages apart.
+    match = build_match(select_terms(connection, parsed, common=1.0))
+    if match is None:
+        return []
+    conditions, params = filter_sql("d", filters or Filters())
+    try:
+        return search_passages(connection, match, limit, conditions, params)
+    except OperationalError as error:
+        if "fts5" in str(error).lower() or "syntax" in str(error).lower():
+            raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
+        raise

@@ -21,13 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from memtrove.db.connection import Connection
+from memtrove.retrieval.filters import Filters
+from memtrove.retrieval.fts import parse_query, search_fts, search_passage_fts
 
 __all__ = [
     "CONTEXT_SOURCES",
     "FUSION_ALPHA",
     "HYBRID_DEPTH",
     "NEIGHBOUR_WEIGHTS",
+    "blend_passages",
     "conversation_neighbours",
+    "keyword_channel",
     "propagate",
     "score_fusion",
 ]
@@ -40,6 +44,37 @@ HYBRID_DEPTH = 50
 CONTEXT_SOURCES = 50
 NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.5, 0.3)
 CONVERSATION_TYPE = "conversation"
+
+
+def blend_passages(
+    documents: Sequence[tuple[int, float]], passages: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """Keyword scores of documents (raw ``|bm25|`` in and out), best first: a document's
+    own BM25, or its best passage's when that is higher on the same scale (the best passage
+    scores like the best document). A long record whose one section answers then ranks
+    like a short note that does; documents without passages keep their BM25 exactly."""
+    doc_top = max((score for _, score in documents), default=0.0)
+    passage_top = max((score for _, score in passages), default=0.0)
+    if passage_top <= 0 or doc_top <= 0:
+        return list(documents) if doc_top > 0 or not passages else list(passages)
+    blended = dict(documents)
+    for doc, score in passages:
+        blended[doc] = max(blended.get(doc, 0.0), score / passage_top * doc_top)
+    return sorted(blended.items(), key=lambda item: (-item[1], item[0]))
+
+
+def keyword_channel(
+    connection: Connection, query: str, limit: int, filters: Filters
+) -> list[tuple[int, float]]:
+    """(doc id, raw keyword score) best first: whole-document BM25 blended with each
+    document's best passage (:func:`blend_passages`)."""
+    parsed = parse_query(query)
+    documents = [
+        (hit.doc_id, abs(hit.bm25))
+        for hit in search_fts(connection, parsed, limit=limit, filters=filters)
+    ]
+    passages = search_passage_fts(connection, parsed, limit=limit, filters=filters)
+    return blend_passages(documents, [(doc, score) for doc, score, _ in passages])[:limit]
 
 
 def score_fusion(

@@ -255,18 +255,32 @@ class Retriever:
 
     # -- hybrid --------------------------------------------------------------------------------
 
-    def hybrid(self, query: str, limit: int, filters: Filters, *, vectors: bool = True) -> Ranking:
+    def hybrid(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        *,
+        vectors: bool = True,
+        passages: bool = False,
+    ) -> Ranking:
         """BM25 and vectors fused by score, plus conversation context (see retrieval.hybrid).
 
         Without vectors (none stored, or ``vectors=False``) it is BM25 with conversation
-        context, and ``skipped`` says why.
+        context, and ``skipped`` says why. ``passages``: the keyword channel blends each
+        document's best passage in (``retrieval.hybrid.keyword_channel``).
         """
         from memtrove.retrieval.fusion import normalize_max
         from memtrove.retrieval.hybrid import HYBRID_DEPTH
 
         ranking = Ranking(stages=["bm25"])
         depth = max(limit, HYBRID_DEPTH)
-        lexical = self.bm25(query, depth, filters, raw=True)
+        if passages:
+            from memtrove.retrieval.hybrid import keyword_channel
+
+            lexical = keyword_channel(self._connection, query, depth, filters)
+        else:
+            lexical = self.bm25(query, depth, filters, raw=True)
         if not vectors:
             ranking.skipped["vector"] = "not asked for"
         fused = self._score_fused(query, depth, filters, ranking, lexical=lexical, vectors=vectors)

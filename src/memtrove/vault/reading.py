@@ -159,6 +159,7 @@ class Reading(VaultState):
         min_score: float = 0.0,
         vectors: bool = True,
         snippets: bool = True,
+        passages: bool = False,
         include_internal: bool = True,
         kept_internal: Sequence[str] = (),
         hidden_parts: Sequence[str] = (),
@@ -169,6 +170,8 @@ class Reading(VaultState):
         ``vectors=False`` keeps to BM25 (with conversation context), loading no model: the
         hooks' keyword leg. ``SearchResults.scale`` says how strong the best hit is;
         ``snippets=False`` leaves snippets empty (the hooks render their own passages);
+        ``passages=True`` scores keywords by each document's best passage as well (the
+        hooks' discovery: a long record is found by the section that answers);
         ``kept_internal``: ``collection/path`` prefixes of internal documents kept when
         ``include_internal`` is False."""
         query, limit, filters = self._check(
@@ -179,7 +182,11 @@ class Reading(VaultState):
 
         def fetch(depth: int) -> Ranking:
             ranking = self._retriever.hybrid(
-                query, max(depth, CANDIDATE_LIMIT) if plan else depth, filters, vectors=vectors
+                query,
+                max(depth, CANDIDATE_LIMIT) if plan else depth,
+                filters,
+                vectors=vectors,
+                passages=passages,
             )
             if plan is not None:
                 ranking = self._retriever.recency_ranking(ranking.hits, depth, ranking, plan)

@@ -98,6 +98,19 @@ class Tracking(VaultState):
                 self._clock(),
             )
 
+    def last_injected(
+        self, session_id: str, *, within_seconds: int = 600, limit: int = 2
+    ) -> builtins.list[int]:
+        """Ids of the first documents the session's latest context-surfacing turn injected."""
+        with self._lock:
+            return sessions.last_injected(
+                self._connection,
+                session_id,
+                check_count("within_seconds", within_seconds),
+                min(check_count("limit", limit), MAX_LIMIT),
+                self._clock(),
+            )
+
     def log_context_usage(
         self,
         session_id: str,

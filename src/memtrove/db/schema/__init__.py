@@ -1,11 +1,15 @@
 """The vault's schema, one module per migration, applied in this order.
 
 Never edit a migration once it has shipped: add a new one. Each module defines ``NAME`` and
-``STATEMENTS`` (run in one transaction with the record of the migration).
+``STATEMENTS`` (SQL statements, or functions of the connection, run in one transaction with
+the record of the migration).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from memtrove.db.connection import Connection
 from memtrove.db.schema import (
     m001_core,
     m002_fragments,
@@ -26,11 +30,16 @@ from memtrove.db.schema import (
     m017_vault_state,
     m018_import_runs,
     m019_session_project,
+    m020_passages,
 )
 
-__all__ = ["MIGRATIONS"]
+__all__ = ["MIGRATIONS", "Step"]
 
-MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+# An SQL statement, or a function of the connection for work SQL cannot do (filling a new
+# index from stored text); either runs inside the migration's transaction.
+Step = str | Callable[[Connection], None]
+
+MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m001_core.NAME, m001_core.STATEMENTS),
     (m002_fragments.NAME, m002_fragments.STATEMENTS),
     (m003_fts_vocab.NAME, m003_fts_vocab.STATEMENTS),
@@ -50,4 +59,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m017_vault_state.NAME, m017_vault_state.STATEMENTS),
     (m018_import_runs.NAME, m018_import_runs.STATEMENTS),
     (m019_session_project.NAME, m019_session_project.STATEMENTS),
+    (m020_passages.NAME, m020_passages.STATEMENTS),
 )
