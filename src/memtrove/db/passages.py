@@ -82,12 +82,12 @@ def drop_passages(connection: Connection, doc_id: int) -> None:
 def rebuild_passages(connection: Connection) -> int:
     """Index the passages of every document in ``documents_fts`` (an empty passage
     index: a vault written before it existed); returns how many documents."""
+    # ids first, each body read on its own: a large vault's text is never held at once
     rows = connection.execute(
-        "SELECT d.id, d.hash, c.doc FROM documents_fts f JOIN documents d ON d.id = f.rowid "
-        "JOIN content c ON c.hash = d.hash"
+        "SELECT d.id, d.hash FROM documents_fts f JOIN documents d ON d.id = f.rowid"
     ).fetchall()
-    for doc_id, body_hash, text in rows:
-        write_passages(connection, int(doc_id), str(body_hash), str(text))
+    for doc_id, body_hash in rows:
+        write_passages(connection, int(doc_id), str(body_hash))
     return len(rows)
 
 

@@ -285,6 +285,14 @@ def type_order(plan: RecencyPlan | None) -> Callable[[Document], int]:
     return group
 
 
+def _within_groups(
+    scored: list[tuple[Document, float]], group: Callable[[Document], int] | None
+) -> list[tuple[Document, float]]:
+    """``scored`` best first within each ``group`` (one group when None)."""
+    order = group or (lambda _: 0)
+    return sorted(scored, key=lambda item: (order(item[0]), -item[1]))
+
+
 def continuity(
     ranked: list[tuple[Document, float]],
     previous: Sequence[int],
@@ -303,9 +311,7 @@ def continuity(
         (document, score + CONTINUITY * best if document.doc_id in wanted else score)
         for document, score in ranked
     ]
-    order = group or (lambda _: 0)
-    lifted.sort(key=lambda item: (order(item[0]), -item[1]))
-    return lifted
+    return _within_groups(lifted, group)
 
 
 def spread_activation(
@@ -339,9 +345,7 @@ def spread_activation(
         )
         bonus = min(SPREAD_CAP, SPREAD_STEP * partners) * best
         boosted.append((document, min(1.0, score + bonus)))
-    order = group or (lambda _: 0)
-    boosted.sort(key=lambda item: (order(item[0]), -item[1]))
-    return boosted
+    return _within_groups(boosted, group)
 
 
 def _pairs(vault: Vault, ranked: list[tuple[Document, float]]) -> dict[tuple[int, int], int]:

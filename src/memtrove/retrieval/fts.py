@@ -16,7 +16,8 @@ Score: ``|bm25| / (1 + |bm25|)``, in [0, 1).
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple, TypeVar
 
 from memtrove.db.connection import Connection, OperationalError
@@ -255,6 +256,17 @@ def select_terms(
     return parsed._replace(terms=tuple(term for _, _, term in kept))
 
 
+@contextmanager
+def _searching(query: str | ParsedQuery) -> Iterator[None]:
+    """FTS5 refusing a MATCH expression becomes InvalidQueryError naming the query."""
+    try:
+        yield
+    except OperationalError as error:
+        if "fts5" in str(error).lower() or "syntax" in str(error).lower():
+            raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
+        raise
+
+
 def search_fts(
     connection: Connection,
     query: str | ParsedQuery,
@@ -291,12 +303,8 @@ def search_fts(
             "AND rank MATCH ? ORDER BY rank LIMIT ?"
         )
     params.append(int(limit))
-    try:
+    with _searching(query):
         rows = connection.execute(sql, params).fetchall()
-    except OperationalError as error:
-        if "fts5" in str(error).lower() or "syntax" in str(error).lower():
-            raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
-        raise
     return [FtsHit(int(row[0]), float(row[1]), normalize_bm25(float(row[1]))) for row in rows]
 
 
@@ -320,9 +328,6 @@ def search_passage_fts(
     if match is None:
         return []
     conditions, params = filter_sql("d", filters or Filters())
-    try:
-        return search_passages(connection, match, limit, conditions, params)
-    except OperationalError as error:
-        if "fts5" in str(error).lower() or "syntax" in str(error).lower():
-            raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
-        raise
+    with _searching(query):
+        hits = search_passages(connection, match, limit, conditions, params)
+    return hits

@@ -55,8 +55,10 @@ def blend_passages(
     like a short note that does; documents without passages keep their BM25 exactly."""
     doc_top = max((score for _, score in documents), default=0.0)
     passage_top = max((score for _, score in passages), default=0.0)
-    if passage_top <= 0 or doc_top <= 0:
-        return list(documents) if doc_top > 0 or not passages else list(passages)
+    if passage_top <= 0:
+        return list(documents)
+    if doc_top <= 0:
+        return list(passages)
     blended = dict(documents)
     for doc, score in passages:
         blended[doc] = max(blended.get(doc, 0.0), score / passage_top * doc_top)
