@@ -365,3 +365,23 @@ def test_a_vault_without_vectors_leaves_captures_to_embed(
     vault.capture_observations(SESSION, read_turns(transcripts[0]))
     synced = rows(vault, "SELECT COUNT(*) FROM documents WHERE embed_state = 'synced'")
     assert synced == [(0,)] and rows(vault, "SELECT COUNT(*) FROM embedding_space") == [(0,)]
+
+
+def test_a_captured_decision_and_rule_are_found_once(
+    smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
+) -> None:
+    model_server.set_chat_reply(replying(OBSERVED))
+    smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    types = dict(rows(smart, "SELECT title, content_type FROM documents"))
+    # the decision's and the rule's observations are their records; the problem is not
+    assert types["Use Redis with a bigger connection pool"] == "decision"  # its session doc
+    records = rows(smart, "SELECT path FROM documents WHERE content_type = 'record'")
+    assert len(records) == 2
+    for query in ("Redis connection pool size", "cache timeouts over 500 ms"):
+        found = [f"{r.collection}/{r.path}" for r in smart.search(query, limit=10)]
+        assert len(found) == 1 and "/observations/" not in found[0], found
+    # asked for by collection or by type, the records are there
+    named = smart.search("Redis connection pool", limit=10, collections=["_memtrove"])
+    assert any(r.path.startswith("agent/observations/") for r in named)
+    typed = smart.search("Redis connection pool", limit=10, content_types=["record"])
+    assert [r.path.startswith("agent/observations/") for r in typed] == [True]

@@ -16,6 +16,7 @@ from memtrove.db.schema import MIGRATIONS
 from memtrove.lifecycle.archive import archive_documents
 from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import search_passage_fts
+from memtrove.retrieval.hybrid import PASSAGE_DOC_SHARE, blend_passages
 from tests.conftest import write
 
 FILLER = (
@@ -93,7 +94,7 @@ def test_a_long_record_leads_by_the_section_that_answers(vault: Vault, notes: Pa
 def test_filters_run_inside_the_passage_query(vault: Vault, notes: Path) -> None:
     _corpus(notes)
     other = notes.parent / "other"
-    write(other, "resize.md", "# Resize\n\n## Intro\n\n" + FILLER * 4 + "\n\n" + RESIZE)
+    write(other, "resize.md", "# Resize\n\n## Intro\n\n" + FILLER * 30 + "\n\n" + RESIZE)
     vault.add_collection(notes, name="notes")
     vault.add_collection(other, name="other")
     vault.update()
@@ -108,16 +109,18 @@ def test_filters_run_inside_the_passage_query(vault: Vault, notes: Path) -> None
 
 
 def test_passages_follow_edits_removals_forgetting_and_archiving(vault: Vault, notes: Path) -> None:
-    pad = FILLER * 4
+    pad = FILLER * 14  # two sections of these make a long document
     write(notes, "a.md", f"# A\n\n## One\n\nzeppelin hangar {pad}\n\n## Two\n\nquartz {pad}\n")
     write(notes, "b.md", f"# B\n\n## One\n\nquartz lantern {pad}\n\n## Two\n\n{pad}\n")
     write(notes, "tiny.md", "# Tiny\n\nquartz lantern, one piece\n")
+    write(notes, "short.md", "# Short\n\n## One\n\nquartz lantern\n\n## Two\n\nquartz again\n")
     vault.add_collection(notes, name="notes")
     vault.update()
     a = vault.get("notes/a.md").doc_id
     b = vault.get("notes/b.md").doc_id
     assert _passage_rows(vault, a) >= 2 and _passage_rows(vault, b) >= 2
     assert _passage_rows(vault, vault.get("notes/tiny.md").doc_id) == 0  # its own passage
+    assert _passage_rows(vault, vault.get("notes/short.md").doc_id) == 0  # scored whole
     assert _found(vault, "zeppelin") == [a]
 
     write(notes, "a.md", f"# A\n\n## One\n\nmarmalade orchard {pad}\n\n## Two\n\n{pad}\n")
@@ -129,7 +132,7 @@ def test_passages_follow_edits_removals_forgetting_and_archiving(vault: Vault, n
     assert _passage_rows(vault, a) == 0 and _found(vault, "marmalade") == []
 
     vault.forget("notes/b.md")
-    assert _passage_rows(vault, b) == 0 and _found(vault, "lantern") == []  # tiny has none
+    assert _passage_rows(vault, b) == 0 and _found(vault, "lantern") == []  # short ones: none
 
     write(notes, "c.md", f"# C\n\n## One\n\nyellow submarine {pad}\n\n## Two\n\n{pad}\n")
     vault.update()
@@ -151,8 +154,10 @@ def test_an_older_vault_gets_its_passages_when_it_opens(tmp_path: Path, notes: P
     connection = open_connection(path)
     with write_transaction(connection):  # back to the schema before the passage index
         connection.execute("DROP TABLE passages_fts")
-        connection.execute("DELETE FROM schema_migrations WHERE name = 'm020_passages'")
-    assert migrate(connection, MIGRATIONS[: before + 1]) == ["m020_passages"]
+        connection.execute(
+            "DELETE FROM schema_migrations WHERE name IN ('m020_passages', 'm021_long_passages')"
+        )
+    assert migrate(connection, MIGRATIONS[: before + 2]) == ["m020_passages", "m021_long_passages"]
     hits = search_passage_fts(connection, "restarting the container", limit=3)
     assert hits and hits[0][0] == doc
     connection.close()
@@ -169,3 +174,39 @@ def test_a_failing_step_rolls_its_migration_back(tmp_path: Path) -> None:
         migrate(connection, steps)
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
     assert "half_done" not in tables
+
+
+def test_an_older_vault_drops_the_passages_of_short_documents(tmp_path: Path, notes: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    write(notes, "long.md", _long_record())
+    write(notes, "short.md", "# Short\n\n## One\n\nquartz lantern\n\n## Two\n\nmarmalade\n")
+    with Vault.open(path, config_dir=tmp_path / "cfg") as vault:
+        vault.add_collection(notes, name="notes")
+        vault.update()
+        long_doc = vault.get("notes/long.md").doc_id
+        short = vault.get("notes/short.md").doc_id
+    connection = open_connection(path)
+    with write_transaction(connection):  # as m020 indexed it: every sectioned document
+        base = short * STRIDE
+        connection.executemany(
+            "INSERT INTO passages_fts (rowid, body) VALUES (?, ?)",
+            [(base, "quartz lantern"), (base + 1, "marmalade")],
+        )
+        connection.execute("DELETE FROM schema_migrations WHERE name = 'm021_long_passages'")
+    assert [doc for doc, _, _ in search_passage_fts(connection, "marmalade", limit=3)] == [short]
+    assert migrate(connection, MIGRATIONS) == ["m021_long_passages"]
+    assert search_passage_fts(connection, "marmalade", limit=3) == []
+    hits = search_passage_fts(connection, "restarting the container", limit=3)
+    assert hits and hits[0][0] == long_doc
+    connection.close()
+
+
+def test_a_long_document_scores_its_best_passage_and_a_share_of_itself() -> None:
+    documents = [(1, 10.0), (2, 6.0), (3, 2.0)]
+    # 3 is a long record whose best passage is the best passage of all; 2 has a weak one
+    blended = dict(blend_passages(documents, [(3, 8.0), (2, 2.0)]))
+    assert blended[1] == 10.0  # no passages: its own BM25
+    assert blended[3] == pytest.approx((1.0 + PASSAGE_DOC_SHARE * 0.2) * 10.0)
+    assert blended[2] == 6.0  # its own score is higher than its passage's
+    assert blend_passages(documents, []) == documents
+    assert blend_passages([], [(4, 3.0)]) == [(4, 3.0)]

@@ -55,7 +55,8 @@ def test_a_replayed_session_is_captured_and_surfaced_next_time(
     surfacing_vault: Path,  # noqa: F811
     hook_env: dict[str, str],  # noqa: F811
 ) -> None:
-    env = process_env(hook_env)
+    # deep injects every result the threshold passes: two used, at least one unused
+    env = process_env(hook_env) | {"MEMTROVE_PROFILE": "deep"}
     transcript = tmp_path / "projects" / "demo" / f"{SESSION}.jsonl"
     transcript.parent.mkdir(parents=True)
     shutil.copyfile(RECORDED, transcript)  # the recorded session, then one more turn of ours

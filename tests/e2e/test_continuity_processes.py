@@ -47,7 +47,10 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
                 "invoices and made CreateInvoice look it up first.",
                 edit=str(billing / "invoices/create.py"),
             ),
-            user("Good. Don't retry CreateInvoice without the key."),
+            user(
+                "Good. We decided to keep the idempotency key for 24 hours. "
+                "Never retry CreateInvoice without the key."
+            ),
             assistant(f"Agreed. Still to do: {STEP}; I left a TODO in the test file."),
         ],
     )
@@ -98,6 +101,15 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
     shown = timeline.content[0].text
     assert "Sessions in this window:" in shown and f"{FIRST[:8]}" in shown, shown
     assert "(handoff: _memtrove/agent/handoffs/" in shown
+
+    # the user's decision and rule from session 1: each found, once
+    asked = [
+        ("memory_retrieve", {"query": "how long do we keep the idempotency key?"}),
+        ("memory_retrieve", {"query": "can CreateInvoice be retried without the key?"}),
+    ]
+    for answer, words in zip(_mcp(env, asked), ("24 hours", "Never retry"), strict=True):
+        holding = [r for r in answer.structured_content["results"] if words in json.dumps(r)]
+        assert len(holding) == 1, answer.content[0].text
 
     other = _start(ELSEWHERE, website, env)
     assert "<vault-session>" not in other and "<memtrove-memory>" in other

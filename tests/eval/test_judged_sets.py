@@ -90,11 +90,12 @@ def test_go_proposals_agent_paths_rank_at_least_as_well(go: Vault) -> None:
     assert scores["hybrid"]["R@10"] >= scores["bm25"]["R@10"] - 0.01
     for metric in ("nDCG@10", "R@10"):
         assert scores["query"][metric] >= scores["hybrid"][metric] - 0.005, metric
-    for method in AGENT_PATHS:
-        # The keyword-only hook differs from search on one question (go-09: the gold moves
-        # from 4th to 5th behind a near-tie), -.001.
-        assert scores[method]["nDCG@10"] >= scores["bm25"]["nDCG@10"] - 0.005, method
-        assert scores[method]["hit@3"] >= scores["bm25"]["hit@3"], method
+    assert scores["query"]["nDCG@10"] >= scores["bm25"]["nDCG@10"]
+    assert scores["query"]["hit@3"] >= scores["bm25"]["hit@3"]
+    # The hook injects only what leads (profiles.LEAD_RATIO), so lists judged at ten are
+    # not its measure: the right record among the first three it gives, and first, is.
+    assert scores["surfacing"]["hit@3"] >= scores["query"]["hit@3"]
+    assert scores["surfacing"]["MRR"] >= scores["query"]["MRR"]
 
 
 @pytest.mark.slow

@@ -30,8 +30,13 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from memtrove.capture.observations import clean_line, heuristic_observations
-from memtrove.capture.store import MEMORY_COLLECTION, frontmatter, short_session
+from memtrove.capture.observations import clean_line, heuristic_observations, is_avoidance
+from memtrove.capture.store import (
+    DECISIONS_FOLDER,
+    MEMORY_COLLECTION,
+    frontmatter,
+    short_session,
+)
 from memtrove.capture.turns import Turn
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.text import parse_iso_datetime, to_iso
@@ -159,16 +164,30 @@ def parse_summary(answer: str) -> Summary | None:
     return summary if any(summary) else None
 
 
+def _without(prompt: str, captured: set[str]) -> str:
+    """``prompt`` less its sentences in ``captured`` (all of it when it holds none)."""
+    sentences = _sentences(prompt)
+    if not captured.intersection(sentences):
+        return prompt
+    return " ".join(sentence for sentence in sentences if sentence not in captured)
+
+
 def heuristic_summary(turns: Sequence[Turn]) -> Summary:
     """The summary by wording (see the module docstring)."""
+    observed = heuristic_observations(turns)
+    # what the decisions and antipatterns documents hold is linked, not repeated
+    captured = {o.narrative for o in observed if o.type == "decision" or is_avoidance(o)}
     prompts = [
-        turn.prompt for turn in turns if turn.prompt and not turn.prompt.startswith(_RESUMED)
+        _without(turn.prompt, captured)
+        for turn in turns
+        if turn.prompt and not turn.prompt.startswith(_RESUMED)
     ]
+    prompts = [prompt for prompt in prompts if prompt]
     asked = prompts[:1] + prompts[-3:] if len(prompts) > 4 else prompts
     done: list[str] = []
     for turn in turns:
         done += [s for s in _sentences(turn.reply) if _DONE.search(s)]
-    decided = [o.narrative for o in heuristic_observations(turns) if o.type == "decision"]
+    decided = [o.narrative for o in observed if o.type == "decision"]
     questions: list[str] = []
     steps: list[str] = []
     for turn in turns[-3:]:
@@ -211,7 +230,15 @@ def render_handoff(
     authored_at: str,
     source: str,
     redact: Callable[[str], str],
+    decisions: tuple[str, int] | None = None,
 ) -> str:
+    """The handoff document. ``decisions`` (the path of the session's decisions document
+    and how many it holds) replaces the decided items by a link to it: a decision is
+    stored once."""
+    if decisions is not None:
+        where, count = decisions
+        noun = "decision" if count == 1 else "decisions"
+        summary = summary._replace(decided=(f"{count} {noun} recorded in `{where}`",))
     asked = summary.request[0] if summary.request else f"session {short_session(session_id)}"
     title = redact(f"Handoff: {clean_line(asked, 90)}")
     head = frontmatter(
@@ -233,6 +260,20 @@ def render_handoff(
         if key == "decided" and files:
             lines += ["## Files changed", "", *(f"- {redact(path)}" for path in files), ""]
     return "\n".join(lines)
+
+
+def _session_decisions(connection: Connection, session_id: str) -> tuple[str, int] | None:
+    """The session's decisions document (newest) and how many decisions it holds."""
+    row = connection.execute(
+        "SELECT d.path, c.doc FROM documents d JOIN content c ON c.hash = d.hash "
+        "WHERE d.collection = ? AND d.path LIKE ? AND d.active = 1 "
+        "ORDER BY d.modified_at DESC LIMIT 1",
+        (MEMORY_COLLECTION, f"{DECISIONS_FOLDER}/%-{short_session(session_id)}.md"),
+    ).fetchone()
+    if row is None:
+        return None
+    count = sum(1 for line in str(row[1]).splitlines() if line.startswith("## "))
+    return f"{MEMORY_COLLECTION}/{row[0]}", count
 
 
 def write_handoff(
@@ -280,7 +321,15 @@ def write_handoff(
         if row and row[0] and str(row[0]).startswith(f"{MEMORY_COLLECTION}/{HANDOFFS_FOLDER}/"):
             path = str(row[0]).removeprefix(f"{MEMORY_COLLECTION}/")
         authored = parse_iso_datetime(turns[-1].at) if turns else None
-        text = render_handoff(summary, files, session_id, authored or stamp, source, redact)
+        text = render_handoff(
+            summary,
+            files,
+            session_id,
+            authored or stamp,
+            source,
+            redact,
+            _session_decisions(connection, session_id),
+        )
         doc_id = write_internal(connection, MEMORY_COLLECTION, path, text, "handoff", stamp)
         line = redact(one_line(summary))
         end_session(

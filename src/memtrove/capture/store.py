@@ -9,7 +9,9 @@ Paths and merge policies (per observation type, as the inventory names them):
 - decisions: ``dedup_check`` as observations, and also ``agent/decisions/<YYYY-MM-DD>-<sid8>.md``,
   ``merge_recent`` (7 d): one document per session (dated by its first decision; a new one
   after 7 days), to which later decisions of the session are added as ``## <title>``
-  sections (a decision already there by title is not repeated);
+  sections (a decision already there by title is not repeated); the observation of a
+  decision or rule is then written as a ``record`` (content type), which searches leave
+  out unless asked: its text is found once, in the session's document;
 - antipatterns (an observation saying what to avoid, see
   :func:`~memtrove.capture.observations.is_avoidance`): ``agent/antipatterns/<YYYY-MM-DD>-<sid8>.md``,
   ``merge_recent`` as decisions;
@@ -35,6 +37,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import DocumentNotFoundError
 from memtrove.index.documents import SUMMARY_COLUMNS, get_document, summary_of
 from memtrove.results import DocumentSummary
+from memtrove.retrieval.filters import RECORD_TYPE
 from memtrove.text import to_iso
 
 __all__ = [
@@ -284,9 +287,10 @@ def write_capture(
                 skipped += 1
                 continue
         text = render_observation(observation, session_id, authored, redact)
-        doc_id = write_internal(
-            connection, MEMORY_COLLECTION, path, text, OBSERVATION_CONTENT_TYPE, stamp
-        )
+        # a decision's or rule's text is searched in its session document: this is its record
+        merged = observation.type == "decision" or is_avoidance(observation)
+        content_type = RECORD_TYPE if merged else OBSERVATION_CONTENT_TYPE
+        doc_id = write_internal(connection, MEMORY_COLLECTION, path, text, content_type, stamp)
         written.append((doc_id, observation))
     kept = [observation for _, observation in written]
     decisions = [o for o in kept if o.type == "decision"]

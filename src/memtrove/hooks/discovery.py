@@ -1,7 +1,8 @@
 """The discovery legs of ``context-surfacing``: which documents are candidates at all.
 
-- Keywords: ``Vault.hybrid(vectors=False)`` over the retrieval query (the multi-turn
-  combined query; see lookback), twice the profile's ``max_results`` deep: BM25 with
+- Keywords: ``Vault.hybrid(vectors=False, passages=True)`` over the retrieval query (the
+  multi-turn combined query; see lookback), twice the profile's ``max_results`` deep: BM25,
+  a long document scored by its best section as well (:mod:`memtrove.db.passages`), with
   conversation context (a dialogue turn next to a strong hit shares in its score), so
   filters and composite scoring have room to work.
 - Vectors: the full ``Vault.hybrid`` (BM25 and vectors fused by score, then context), in a
@@ -239,12 +240,14 @@ def discover(
             "vectors",
             _on_own_connection(
                 vault,
-                lambda own: own.hybrid(query, limit=depth, snippets=False, **unseen),
+                lambda own: own.hybrid(query, limit=depth, snippets=False, passages=True, **unseen),
             ),
         )
     vector_deadline = time.monotonic() + profile.vector_timeout_ms / 1000
     # The keyword leg runs while the vector leg loads its model and index.
-    keyword = vault.hybrid(query, limit=depth, vectors=False, snippets=False, **unseen)
+    keyword = vault.hybrid(
+        query, limit=depth, vectors=False, snippets=False, passages=True, **unseen
+    )
     ranking = keyword
     if vector_leg is not None:
         fused, why = vector_leg.wait(vector_deadline)
@@ -255,7 +258,9 @@ def discover(
     found.add(ranking)
     if thread:
         found.add(
-            vault.hybrid(thread, limit=depth, vectors=False, snippets=False, **unseen),
+            vault.hybrid(
+                thread, limit=depth, vectors=False, snippets=False, passages=True, **unseen
+            ),
             weight=LOOKBACK_SHARE,
         )
     for reference in file_references(prompt):

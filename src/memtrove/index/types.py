@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["CONFIDENCE_BASELINE", "CONTENT_TYPES"]
+__all__ = ["CAPTURE_TYPES", "CONFIDENCE_BASELINE", "CONTENT_TYPES"]
 
 CONTENT_TYPES: tuple[str, ...] = (
     "decision",
@@ -25,6 +25,10 @@ CONTENT_TYPES: tuple[str, ...] = (
     "milestone",
     "problem",
 )
+
+# Types only the session capture writes (never read from a file's frontmatter): an
+# observation, and the record behind a decision or rule its session document holds.
+CAPTURE_TYPES: tuple[str, ...] = ("observation", "record")
 
 CONFIDENCE_BASELINE: Mapping[str, float] = {
     "decision": 0.85,

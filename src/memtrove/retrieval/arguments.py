@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from memtrove.errors import InvalidQueryError
-from memtrove.index.types import CONTENT_TYPES
+from memtrove.index.types import CAPTURE_TYPES, CONTENT_TYPES
 from memtrove.text import parse_iso_datetime
 
 __all__ = ["MAX_LIMIT", "check_content_types", "check_count", "check_date", "check_limit"]
@@ -29,11 +29,10 @@ def check_count(name: str, value: int) -> int:
 def check_content_types(content_types: Sequence[str] | None) -> list[str] | None:
     if not content_types:
         return None
-    unknown = [name for name in content_types if name not in CONTENT_TYPES]
+    known = (*CONTENT_TYPES, *CAPTURE_TYPES)
+    unknown = [name for name in content_types if name not in known]
     if unknown:
-        raise InvalidQueryError(
-            f"unknown content type {unknown[0]!r}; known: {', '.join(CONTENT_TYPES)}"
-        )
+        raise InvalidQueryError(f"unknown content type {unknown[0]!r}; known: {', '.join(known)}")
     return list(content_types)
 
 

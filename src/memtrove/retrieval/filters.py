@@ -8,6 +8,9 @@ write, the emptier a post-filtered answer would get. ``kept_internal`` names
 hooks surface of the session capture). ``hidden_parts`` (text found anywhere in
 ``collection/path``) and ``hidden_collections`` leave out what a caller would otherwise drop
 after the search (the hooks' ``_PRIVATE/``, ``experiments/`` and ``surface: false``).
+Records (content type ``record``: the observation behind a captured decision or rule,
+whose text the session's decisions or antipatterns document holds) are left out unless
+``show_records`` is set or asked for by type: a decision is found once.
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-__all__ = ["INTERNAL_PREFIX", "Filters", "filter_sql", "internal_filters", "is_internal"]
+__all__ = [
+    "INTERNAL_PREFIX",
+    "RECORD_TYPE",
+    "Filters",
+    "filter_sql",
+    "internal_filters",
+    "is_internal",
+]
 
 INTERNAL_PREFIX = "_"
+RECORD_TYPE = "record"
 
 
 def is_internal(collection: str) -> bool:
@@ -36,6 +47,7 @@ class Filters(NamedTuple):
     kept_internal: tuple[str, ...] = ()
     hidden_parts: tuple[str, ...] = ()
     hidden_collections: tuple[str, ...] = ()
+    show_records: bool = False
 
     def where(self, alias: str = "d") -> tuple[list[str], list[object]]:
         """These filters as SQL conditions over ``documents`` (aliased ``alias``)."""
@@ -62,7 +74,9 @@ def internal_filters(collections: Sequence[str] | None, include_internal: bool) 
     ``include_internal`` is set or an internal collection is named in ``collections``."""
     named = list(collections) if collections else None
     asked = any(is_internal(name) for name in named or ())
-    return Filters(collections=named, exclude_internal=not (include_internal or asked))
+    return Filters(
+        collections=named, exclude_internal=not (include_internal or asked), show_records=asked
+    )
 
 
 def filter_sql(alias: str, filters: Filters) -> tuple[list[str], list[object]]:
@@ -80,6 +94,9 @@ def filter_sql(alias: str, filters: Filters) -> tuple[list[str], list[object]]:
     if content_types:
         where.append(f"{column}content_type IN ({','.join('?' * len(content_types))})")
         params.extend(content_types)
+    elif not filters.show_records:
+        where.append(f"{column}content_type <> ?")
+        params.append(RECORD_TYPE)
     if since:
         where.append(f"COALESCE({column}authored_at, {column}modified_at) >= ?")
         params.append(since)

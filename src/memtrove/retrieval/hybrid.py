@@ -44,15 +44,22 @@ HYBRID_DEPTH = 50
 CONTEXT_SOURCES = 50
 NEIGHBOUR_WEIGHTS: tuple[float, ...] = (0.5, 0.3)
 CONVERSATION_TYPE = "conversation"
+# A long document's own BM25 share added to its best passage's (blend_passages). With 0.3
+# the judged working sessions' right document reached the keyword top 3 for 48 of 65
+# prompts against 46 with the best passage alone and 41 without passages; Go proposals'
+# hit@3 through the hook .864 against .841.
+PASSAGE_DOC_SHARE = 0.3
 
 
 def blend_passages(
     documents: Sequence[tuple[int, float]], passages: Sequence[tuple[int, float]]
 ) -> list[tuple[int, float]]:
-    """Keyword scores of documents (raw ``|bm25|`` in and out), best first: a document's
-    own BM25, or its best passage's when that is higher on the same scale (the best passage
-    scores like the best document). A long record whose one section answers then ranks
-    like a short note that does; documents without passages keep their BM25 exactly."""
+    """Keyword scores of documents (raw ``|bm25|`` in and out), best first. A document with
+    passages (a long one) scores its best passage's share of the best passage, plus
+    ``PASSAGE_DOC_SHARE`` of its own share of the best document, on the best document's
+    scale; a document without passages keeps its BM25 exactly. A long record whose one
+    section answers then ranks with the short note that does, and of two such records the
+    one that also matches as a whole leads."""
     doc_top = max((score for _, score in documents), default=0.0)
     passage_top = max((score for _, score in passages), default=0.0)
     if passage_top <= 0:
@@ -60,8 +67,10 @@ def blend_passages(
     if doc_top <= 0:
         return list(passages)
     blended = dict(documents)
+    own = dict(documents)
     for doc, score in passages:
-        blended[doc] = max(blended.get(doc, 0.0), score / passage_top * doc_top)
+        lifted = (score / passage_top + PASSAGE_DOC_SHARE * own.get(doc, 0.0) / doc_top) * doc_top
+        blended[doc] = max(blended.get(doc, 0.0), lifted)
     return sorted(blended.items(), key=lambda item: (-item[1], item[0]))
 
 

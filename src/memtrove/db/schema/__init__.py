@@ -31,6 +31,7 @@ from memtrove.db.schema import (
     m018_import_runs,
     m019_session_project,
     m020_passages,
+    m021_long_passages,
 )
 
 __all__ = ["MIGRATIONS", "Step"]
@@ -60,4 +61,5 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m018_import_runs.NAME, m018_import_runs.STATEMENTS),
     (m019_session_project.NAME, m019_session_project.STATEMENTS),
     (m020_passages.NAME, m020_passages.STATEMENTS),
+    (m021_long_passages.NAME, m021_long_passages.STATEMENTS),
 )
