@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memtrove"
 
-INTERFACES = {"cli", "mcp", "api", "hooks", "eval", "__main__"}
+INTERFACES = {"cli", "mcp", "api", "console", "hooks", "eval", "__main__"}
 FACADE = {"vault", "__init__"}
 DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine", "capture"}
 STORAGE = {"db", "models"}

@@ -54,6 +54,7 @@ def create_app(
     allowed_hosts: Sequence[str] = (),
     max_body_bytes: int = MAX_BODY_BYTES,
     queue_folder: Path | None = None,
+    console: bool = True,
 ) -> FastAPI:
     """The REST API over ``vault``.
 
@@ -61,7 +62,8 @@ def create_app(
     token. ``allowed_hosts``: the names (or addresses) requests may give in their Host
     header besides ``localhost``, ``127.0.0.1`` and ``[::1]``: the address the server
     listens on, and the names it is reached by (``ValueError`` for one that is not a host
-    name). ``max_body_bytes``: larger request bodies get a 413.
+    name). ``max_body_bytes``: larger request bodies get a 413. ``console``: the web
+    console at ``/`` (see :mod:`memtrove.console`).
     """
     hosts = [check_host_name(name) for name in allowed_hosts if name.strip()]
     app = FastAPI(
@@ -80,6 +82,10 @@ def create_app(
     security = [Security(HTTPBearer(auto_error=False))] if token else []
     for router in ROUTERS:
         app.include_router(router, dependencies=security)
+    if console:
+        from memtrove.console import console_router  # templates load only when served
+
+        app.include_router(console_router(vault, token or None))
     install_error_handlers(app, server_paths(vault, queue))
     app.add_middleware(
         RequestGuard, token=token or None, max_body_bytes=max_body_bytes, allowed_hosts=hosts

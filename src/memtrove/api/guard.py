@@ -9,7 +9,9 @@ resolves to 127.0.0.1 a moment later) even read the answers. So, in this order::
                     the port of the page that sent it)
     Origin          absent, or this server's own origin, else 403; Sec-Fetch-Site, when a
                     browser sends it, same-origin or none (typed by the user), else 403
-    token           with one configured, a bearer token on every route but the docs, else 401
+    token           with one configured, a bearer token on every route but the docs, else 401;
+                    the console's pages take it from the cookie its login page sets
+                    (HttpOnly, SameSite=Strict), and send a browser without it to that page
     Content-Type    application/json on every POST, PUT, PATCH and DELETE, else 415 (an HTML
                     form or a CORS "simple" request cannot send it without a preflight,
                     and no preflight is ever answered: the app sends no CORS headers)
@@ -28,26 +30,34 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memtrove.text import error_line
 
 __all__ = [
+    "LOGIN_PATH",
     "LOOPBACK_HOSTS",
     "OPEN_PATHS",
+    "OPEN_PREFIXES",
+    "TOKEN_COOKIE",
     "RequestGuard",
     "check_host_name",
     "error_response",
     "host_of",
     "is_json",
     "is_same_origin",
+    "token_cookie",
 ]
 
 # The OpenAPI schema and its viewers hold no vault data; a browser cannot send a bearer token
 # to load them, so they need no token (the Host and Origin checks still apply).
-OPEN_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+OPEN_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/ui/login"})
+# The console's bundled scripts and styles hold no vault data either.
+OPEN_PREFIXES = ("/ui/static/",)
+TOKEN_COOKIE = "memtrove_token"
+LOGIN_PATH = "/ui/login"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # What a browser's Sec-Fetch-Site may say: the page is this server's, or the user typed it.
@@ -67,6 +77,7 @@ _CHECKED = {
         "authorization",
         "content-type",
         "content-length",
+        "cookie",
     )
 }
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
@@ -200,7 +211,7 @@ class RequestGuard:
             logger.exception("internal error in %s %s", scope.get("method"), scope.get("path"))
             await error_response(500, "internal error")(scope, receive, send)
 
-    def _refusal(self, scope: Scope) -> JSONResponse | None:
+    def _refusal(self, scope: Scope) -> JSONResponse | RedirectResponse | None:
         """The answer to a request that may not go further, or None."""
         headers = _checked_headers(scope)
         hosts = headers.get("host", [])
@@ -213,11 +224,16 @@ class RequestGuard:
         sites = headers.get("sec-fetch-site", [])
         if any(site.strip().lower() not in _OWN_FETCH_SITES for site in sites):
             return error_response(403, _FOREIGN_ORIGIN)
+        path = scope["path"]
         if (
             self._digest is not None
-            and scope["path"] not in OPEN_PATHS
+            and path not in OPEN_PATHS
+            and not path.startswith(OPEN_PREFIXES)
             and not self._authorized(headers.get("authorization", [""])[0])
+            and not self._cookie(headers.get("cookie", []))
         ):
+            if scope["method"] == "GET" and (path == "/" or path.startswith("/ui/")):
+                return RedirectResponse(LOGIN_PATH, status_code=303)
             return error_response(401, _UNAUTHORIZED, {"WWW-Authenticate": "Bearer"})
         if scope["method"] in UNSAFE_METHODS:
             types = headers.get("content-type", [])
@@ -233,6 +249,18 @@ class RequestGuard:
         if scheme.lower() != "bearer" or self._digest is None:
             return False
         return hmac.compare_digest(_digest(credentials.strip()), self._digest)
+
+    def _cookie(self, headers: list[str]) -> bool:
+        """Whether a Cookie header carries the token's SHA-256 (hex), as the console's
+        login sets it."""
+        for header in headers:
+            for part in header.split(";"):
+                name, _, value = part.strip().partition("=")
+                if name == TOKEN_COOKIE and self._digest is not None:
+                    expected = self._digest.hex().encode()
+                    if hmac.compare_digest(value.strip().encode("ascii", "replace"), expected):
+                        return True
+        return False
 
     def _too_large(self) -> str:
         return f"request body over the {self.max_body_bytes:,}-byte limit"
@@ -258,6 +286,11 @@ def _checked_headers(scope: Scope) -> dict[str, list[str]]:
         if key is not None:
             found.setdefault(key, []).append(value.decode("latin-1"))
     return found
+
+
+def token_cookie(token: str) -> str:
+    """The value of :data:`TOKEN_COOKIE` for ``token``."""
+    return _digest(token).hex()
 
 
 def _digest(token: str) -> bytes:

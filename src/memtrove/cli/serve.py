@@ -35,6 +35,21 @@ _WILDCARDS = ("0.0.0.0", "::", "")
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
+    app.command("ui")(ui)
+
+
+def ui(
+    ctx: typer.Context,
+    port: int = typer.Option(
+        DEFAULT_PORT, "--port", min=0, max=65535, help="Port (0 picks a free one)."
+    ),
+    no_browser: bool = typer.Option(
+        False, "--no-browser", help="Print the console's address without opening it."
+    ),
+) -> None:
+    """Serve on loopback and open the web console in the browser (``serve`` answers it too,
+    at /). Stops when interrupted."""
+    _serve(ctx, DEFAULT_HOST, port, [], open_browser=not no_browser)
 
 
 def serve(
@@ -53,12 +68,19 @@ def serve(
         "MEMTROVE_ALLOWED_HOSTS).",
     ),
 ) -> None:
-    """Serve the REST API (OpenAPI docs at /docs) until interrupted.
+    """Serve the REST API (OpenAPI docs at /docs) and the web console (at /) until
+    interrupted.
 
     Requests must name the server in their Host header as localhost, 127.0.0.1, [::1], the
     --host address or an allowed host; other sites' pages are refused. Set
     MEMTROVE_API_TOKEN to require `Authorization: Bearer <token>` on every request.
     """
+    _serve(ctx, host, port, allow_host, open_browser=False)
+
+
+def _serve(
+    ctx: typer.Context, host: str, port: int, allow_host: list[str], *, open_browser: bool
+) -> None:
     token = os.environ.get("MEMTROVE_API_TOKEN", "").strip() or None
     if token is None and not is_loopback(host):
         raise fail(
@@ -92,6 +114,10 @@ def serve(
         if host.strip().strip("[]") in _WILDCARDS and not allowed:
             note += "; other machines are answered only under --allow-host names"
         print(f"memtrove: serving {url} (docs at {url}/docs{note})", file=sys.stderr, flush=True)
+        console = f"{url}/ui/login" if token else f"{url}/"
+        print(f"memtrove: console at {console}", file=sys.stderr, flush=True)
+        if open_browser:
+            _open_soon(console)
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
@@ -105,6 +131,19 @@ def serve(
         finally:
             if published is not None:
                 withdraw(published)
+
+
+def _open_soon(url: str) -> None:
+    """Open ``url`` in the user's browser from a thread (the socket already listens, so
+    the browser's request waits for the server); a machine without one prints a note."""
+    import threading
+    import webbrowser
+
+    def run() -> None:
+        if not webbrowser.open(url):
+            print(f"memtrove: no browser to open; visit {url}", file=sys.stderr, flush=True)
+
+    threading.Thread(target=run, name="open-console", daemon=True).start()
 
 
 def _publish(listener: socket.socket, vault_path: Path, token_required: bool) -> str | None:

@@ -272,6 +272,17 @@ def summary_of(row: Sequence[Any]) -> DocumentSummary:
     )
 
 
+def summaries_by_id(connection: Connection, ids: Sequence[int]) -> dict[int, DocumentSummary]:
+    """Summaries of the given document ids, active or not (one query)."""
+    if not ids:
+        return {}
+    placeholders = ",".join("?" * len(ids))
+    rows = connection.execute(
+        f"SELECT id, {SUMMARY_COLUMNS} FROM documents WHERE id IN ({placeholders})", list(ids)
+    )
+    return {int(row[0]): summary_of(row[1:]) for row in rows}
+
+
 def document_rows(connection: Connection, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """Display fields and stored text of the given document ids (one query)."""
     if not ids:

@@ -30,6 +30,7 @@ from memtrove.db.connection import Connection, OperationalError, is_locked_error
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
 from memtrove.lifecycle.recall import diversity_score, spacing_score
 from memtrove.results import SessionRecord
+from memtrove.results.lifecycle import InjectedEntry, PromptRecord
 from memtrove.text import to_iso
 
 __all__ = [
@@ -488,3 +489,41 @@ def latest_handoffs(
         Handoff(str(session_id), str(path), str(summary), _file_list(files), str(ended))
         for session_id, path, summary, files, ended in rows
     ]
+
+
+def session_prompts(connection: Connection, session_id: str, limit: int) -> list[PromptRecord]:
+    """The session's context-surfacing runs, oldest first (at most ``limit``, the newest
+    ones): each prompt, its tokens and the documents it was given, in the order injected."""
+    import json
+
+    rows = connection.execute(
+        "SELECT id, timestamp, turn_index, COALESCE(query_text, ''), estimated_tokens, "
+        "injected_paths FROM context_usage WHERE session_id = ? AND hook_name = ? "
+        "ORDER BY id DESC LIMIT ?",
+        (session_id, CONTEXT_SURFACING, limit),
+    ).fetchall()
+    ids = [int(row[0]) for row in rows]
+    events: dict[tuple[int, str], tuple[float, bool | None]] = {}
+    if ids:
+        marks = ",".join("?" * len(ids))
+        for usage, path, score, referenced, checked in connection.execute(
+            "SELECT e.usage_id, d.collection || '/' || d.path, e.search_score, "
+            "e.was_referenced, e.checked_at FROM recall_events e "
+            f"JOIN documents d ON d.id = e.doc_id WHERE e.usage_id IN ({marks})",
+            ids,
+        ):
+            judged = None if checked is None else bool(referenced)
+            events[(int(usage), str(path))] = (float(score), judged)
+    prompts: list[PromptRecord] = []
+    for usage, stamp, turn, text, tokens, paths in reversed(rows):
+        try:
+            listed = [str(path) for path in json.loads(paths or "[]")]
+        except (ValueError, TypeError):  # a row another tool wrote: shown without entries
+            listed = []
+        entries = tuple(
+            InjectedEntry(path, *events.get((int(usage), path), (0.0, None))) for path in listed
+        )
+        prompts.append(
+            PromptRecord(int(usage), str(stamp), int(turn), str(text), int(tokens), entries)
+        )
+    return prompts

@@ -7,7 +7,9 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "ArchivedDocument",
+    "InjectedEntry",
     "LifecycleCandidate",
+    "PromptRecord",
     "PurgeReport",
     "RecallCandidate",
     "RestoreReport",
@@ -125,3 +127,29 @@ class RecallCandidate(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
+
+
+class InjectedEntry(NamedTuple):
+    """One document a prompt was given: its path then, its score, whether the reply used it
+    (None until feedback-loop has judged the turn)."""
+
+    path: str
+    score: float
+    referenced: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+class PromptRecord(NamedTuple):
+    """One context-surfacing run of a session: the prompt, what it injected, at what cost."""
+
+    usage_id: int
+    timestamp: str
+    turn_index: int
+    query_text: str
+    estimated_tokens: int
+    injected: tuple[InjectedEntry, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self._asdict(), "injected": [entry.to_dict() for entry in self.injected]}

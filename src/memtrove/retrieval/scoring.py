@@ -68,8 +68,10 @@ __all__ = [
     "half_life_stretch",
     "has_continuation_intent",
     "has_recency_intent",
+    "length_factor",
     "length_penalty",
     "modifier",
+    "quality_factor",
     "quality_multiplier",
     "recency_score",
     "time_reference",
@@ -359,18 +361,18 @@ def modifier(
     share = weights.recency + weights.confidence
     trust = (weights.recency * recency + weights.confidence * confidence) / share if share else 0.5
     factor = 1.0 + (1.0 - weights.search) * TRUST_SPREAD * (trust - 0.5)
-    factor *= _quality_factor(item.quality_score) * _length_factor(item.body_length)
+    factor *= quality_factor(item.quality_score) * length_factor(item.body_length)
     factor *= 1.0 + (co_activation_boost(co_activation) - 1.0) * CO_ACTIVATION_SHARE
     factor *= 1.0 + frequency_boost(item.revision_count, item.duplicate_count) * FREQUENCY_SHARE
     return _bounded(factor, 1.0 - MODIFIER_BOUND, 1.0 + MODIFIER_BOUND)
 
 
-def _quality_factor(quality_score: float | None) -> float:
+def quality_factor(quality_score: float | None) -> float:
     """``1 + 0.1 · (quality - 0.5)``: structure counts for ±5 %."""
     return 1.0 + QUALITY_SPREAD * (_unit(quality_score, 0.5) - 0.5)
 
 
-def _length_factor(body_length: int) -> float:
+def length_factor(body_length: int) -> float:
     """The length penalty's [0.3, 1] range mapped onto [1 - LENGTH_SHARE, 1]."""
     penalty = length_penalty(body_length)
     return 1.0 - LENGTH_SHARE * (1.0 - penalty) / (1.0 - LENGTH_PENALTY_FLOOR)
@@ -400,7 +402,7 @@ def composite_score(
         base = (
             weights.search * relevance + weights.recency * recency + weights.confidence * confidence
         )
-        score = base * _quality_factor(item.quality_score) * _length_factor(item.body_length)
+        score = base * quality_factor(item.quality_score) * length_factor(item.body_length)
         score = scale * min(1.0, score)
     if item.superseded:
         score *= SUPERSEDED_FACTOR

@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.graph.build import GraphBuildReport
     from memtrove.graph.relations import Relation
     from memtrove.graph.triples import Fact
+    from memtrove.results import DocumentSummary
 
 __all__ = ["GraphAccess"]
 
@@ -35,6 +36,25 @@ class GraphAccess(VaultState):
         target_id = self.get(target).doc_id
         with self._lock:
             upsert_relation(self._connection, source_id, target_id, relation_type, weight, metadata)
+
+    def neighbourhood(
+        self, ref: str, relation_types: Sequence[str] | None = None
+    ) -> tuple[dict[int, DocumentSummary], list[Relation]]:
+        """Document ``ref``'s edges (of ``relation_types``, all when None), strongest first,
+        and a summary of every document they touch, by doc id (``ref`` included)."""
+        from memtrove.graph.relations import relations_of
+        from memtrove.index.documents import summaries_by_id
+
+        doc_id = self.get(ref).doc_id
+        wanted = set(relation_types) if relation_types is not None else None
+        with self._lock:
+            edges = [
+                edge
+                for edge in relations_of(self._connection, doc_id)
+                if wanted is None or edge.relation_type in wanted
+            ]
+            ids = {doc_id} | {edge.source_id for edge in edges} | {edge.target_id for edge in edges}
+            return summaries_by_id(self._connection, sorted(ids)), edges
 
     def relations_among(self, doc_ids: Sequence[int], limit: int = 10) -> list[Relation]:
         """Edges whose two ends are both among ``doc_ids``, strongest first."""

@@ -429,14 +429,15 @@ class Reading(VaultState):
             hits = [(doc, 1.0 / (rank + 1)) for rank, doc in enumerate(ids)]
             return self._present("", Ranking(hits=hits, stages=["recent"]), 0.0)
 
-    def get(self, ref: str) -> Document:
-        """A document by ``#docid``, bare docid, or ``collection/path``.
+    def get(self, ref: str, *, include_inactive: bool = False) -> Document:
+        """A document by ``#docid``, bare docid, or ``collection/path`` (a forgotten or
+        archived one too with ``include_inactive``).
 
         A docid reference may be a prefix of one document's docid or content hash; one that
         names several raises :class:`AmbiguousReferenceError`, listing them.
         """
         with self._lock:
-            return get_document(self._connection, ref)
+            return get_document(self._connection, ref, include_inactive=include_inactive)
 
     def list(self, limit: int = 10, collection: str | None = None) -> list[DocumentSummary]:
         """The most recently modified active documents."""

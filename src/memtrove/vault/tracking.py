@@ -14,6 +14,7 @@ from memtrove.results import (
     SessionRecord,
     TargetMatch,
 )
+from memtrove.results.lifecycle import PromptRecord
 from memtrove.retrieval.arguments import (
     MAX_LIMIT,
     check_count,
@@ -160,6 +161,13 @@ class Tracking(VaultState):
         """How often each pair of ``doc_ids`` was injected together (keys ``(low, high)``)."""
         with self._lock:
             return sessions.co_activation_pairs(self._connection, doc_ids)
+
+    def session_prompts(self, session_id: str, limit: int = 200) -> builtins.list[PromptRecord]:
+        """The prompts context-surfacing answered in session ``session_id``, oldest first
+        (the newest ``limit``), each with what it injected and whether the reply used it."""
+        limit = check_limit(limit, ceiling=1000)
+        with self._lock:
+            return sessions.session_prompts(self._connection, session_id, limit)
 
     def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
         """Recent sessions, the most recently active first."""

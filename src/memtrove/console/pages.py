@@ -1,0 +1,215 @@
+"""The console's pages (``GET``, HTML) and the JSON the graph page reads.
+
+    /                       search: one box, the method, filters, each score explained
+    /ui/doc?ref=            a document: safe rendered text, metadata, relations, evolution
+    /ui/sessions            sessions, newest first, with what they were given
+    /ui/sessions/{id}       the injection audit: each prompt, what it got, what was used
+    /ui/explain.json        the legs and signals of a search page's results (on demand)
+    /ui/graph?ref=          the graph explorer (the page; its data from /ui/graph.json)
+    /ui/health              status and doctor
+
+Pages read the vault through its public methods only (no SQL here). An unknown document
+or a bad filter is a page with the one-line error and its status, never a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from memtrove.console.app import SECURITY_HEADERS, Console
+from memtrove.console.explain import explain
+from memtrove.console.safe import render_markdown
+from memtrove.errors import InvalidQueryError, MemtroveError
+from memtrove.index.types import CAPTURE_TYPES, CONTENT_TYPES
+from memtrove.text import error_line
+from memtrove.vault import Vault
+
+__all__ = ["EDGE_TYPES", "METHODS", "page_router"]
+
+METHODS = ("search", "query", "intent")
+EDGE_TYPES = (
+    "semantic", "causal", "temporal", "entity", "reference", "supporting", "contradicts",
+    "usage",
+)  # fmt: skip
+RESULTS = 20
+SESSIONS = 100
+
+Text = Annotated[str, Query(max_length=2000)]
+
+
+def _names(value: str) -> list[str] | None:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    return names or None
+
+
+def _search(vault: Vault, q: str, method: str, collection: str, kind: str) -> dict[str, Any]:
+    if method not in METHODS:
+        raise InvalidQueryError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    collections, types = _names(collection), _names(kind)
+    if method == "search":
+        results = vault.search(q, RESULTS, collections, types)
+    elif method == "query":
+        results = vault.query(q, RESULTS, collections=collections, content_types=types)
+    else:
+        results = vault.intent_search(q, RESULTS, collections=collections)
+    return {"results": results, "how": results.how()}
+
+
+def _json_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
+
+
+def page_router(vault: Vault, console: Console) -> APIRouter:
+    """The page routes over ``vault``."""
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/", response_class=HTMLResponse)
+    def search_page(
+        request: Request,
+        q: Text = "",
+        method: Annotated[str, Query(max_length=20)] = "search",
+        collection: Text = "",
+        type: Text = "",
+    ) -> HTMLResponse:
+        context: dict[str, Any] = {
+            "q": q,
+            "method": method,
+            "methods": METHODS,
+            "collection": collection,
+            "kind": type,
+            "collections": [c.name for c in vault.collections()],
+            "types": (*CONTENT_TYPES, *CAPTURE_TYPES),
+            "error": None,
+            "results": None,
+        }
+        if q.strip():
+            try:
+                context.update(_search(vault, q, method, collection, type))
+            except MemtroveError as error:
+                context["error"] = error_line(str(error))
+        return console.page(request, "search.html", "search", **context)
+
+    @router.get("/ui/explain.json")
+    def explain_data(
+        q: Text,
+        ids: Text,
+        method: Annotated[str, Query(max_length=20)] = "search",
+        collection: Text = "",
+        type: Text = "",
+    ) -> JSONResponse:
+        try:
+            doc_ids = [int(part) for part in ids.split(",") if part.strip()][:RESULTS]
+            explained = explain(vault, q, doc_ids, method, _names(collection), _names(type))
+        except ValueError:
+            return _json_error(400, "ids must be document ids separated by commas")
+        except MemtroveError as error:
+            return _json_error(error.status, error_line(str(error)))
+        data = {
+            str(doc): {
+                "legs": [leg.__dict__ for leg in explanation.legs],
+                "signals": explanation.signals,
+            }
+            for doc, explanation in explained.items()
+        }
+        return JSONResponse(data, headers=SECURITY_HEADERS)
+
+    @router.get("/ui/doc", response_class=HTMLResponse)
+    def document_page(request: Request, ref: Text) -> HTMLResponse:
+        try:
+            document = vault.get(ref, include_inactive=True)
+            nodes, edges = vault.neighbourhood(ref) if document.active else ({}, [])
+            evolution = vault.memory_evolution(ref) if document.active else None
+        except MemtroveError as error:
+            return console.error_page(request, error, "search")
+        body, cut = render_markdown(document.body)
+        return console.page(
+            request,
+            "document.html",
+            "search",
+            document=document,
+            ref=f"#{document.docid}",
+            body=body,
+            cut=cut,
+            nodes=nodes,
+            edges=edges,
+            evolution=evolution,
+            types=CONTENT_TYPES,
+        )
+
+    @router.get("/ui/sessions", response_class=HTMLResponse)
+    def sessions_page(request: Request) -> HTMLResponse:
+        return console.page(
+            request, "sessions.html", "sessions", sessions=vault.session_log(SESSIONS)
+        )
+
+    @router.get("/ui/sessions/{session_id}", response_class=HTMLResponse)
+    def session_page(request: Request, session_id: str) -> HTMLResponse:
+        prompts = vault.session_prompts(session_id[:200])
+        entries = [entry for prompt in prompts for entry in prompt.injected]
+        judged = [entry for entry in entries if entry.referenced is not None]
+        used = sum(1 for entry in judged if entry.referenced)
+        return console.page(
+            request,
+            "session.html",
+            "sessions",
+            session_id=session_id,
+            prompts=prompts,
+            tokens=sum(prompt.estimated_tokens for prompt in prompts),
+            injected=len(entries),
+            judged=len(judged),
+            used=used,
+        )
+
+    @router.get("/ui/graph", response_class=HTMLResponse)
+    def graph_page(request: Request, ref: Text = "") -> HTMLResponse:
+        start = None
+        if ref:
+            try:
+                start = vault.get(ref)
+            except MemtroveError as error:
+                return console.error_page(request, error, "graph")
+        return console.page(
+            request, "graph.html", "graph", start=start, ref=ref, edge_types=EDGE_TYPES
+        )
+
+    @router.get("/ui/graph.json")
+    def graph_data(ref: Text, types: Text = "") -> JSONResponse:
+        wanted = _names(types)
+        try:
+            nodes, edges = vault.neighbourhood(ref, wanted)
+        except MemtroveError as error:
+            return _json_error(error.status, error_line(str(error)))
+        ids = {doc_id: f"#{summary.docid}" for doc_id, summary in nodes.items()}
+        data = {
+            "nodes": [
+                {
+                    "id": ids[doc_id],
+                    "title": summary.title,
+                    "path": f"{summary.collection}/{summary.path}",
+                    "type": summary.content_type,
+                }
+                for doc_id, summary in nodes.items()
+            ],
+            "edges": [
+                {
+                    "source": ids[edge.source_id],
+                    "target": ids[edge.target_id],
+                    "type": edge.relation_type,
+                    "weight": round(edge.weight, 4),
+                }
+                for edge in edges
+                if edge.source_id in ids and edge.target_id in ids
+            ],
+        }
+        return JSONResponse(data, headers=SECURITY_HEADERS)
+
+    @router.get("/ui/health", response_class=HTMLResponse)
+    def health_page(request: Request) -> HTMLResponse:
+        status = vault.status()
+        report = vault.doctor(timeout=2.0)
+        return console.page(request, "health.html", "health", status=status, report=report)
+
+    return router

@@ -1,0 +1,118 @@
+// memtrove console: the change buttons (pin, snooze, forget) and their answers.
+// Every change is a same-origin JSON POST carrying the page's CSRF token.
+"use strict";
+
+(function () {
+  const token = document.querySelector('meta[name="csrf-token"]').content;
+
+  function toast(text, failed) {
+    const box = document.getElementById("toast");
+    box.textContent = text;
+    box.className = failed ? "shown failed" : "shown";
+  }
+
+  async function act(button) {
+    const holder = button.closest("[data-ref]");
+    const ref = button.dataset.ref || (holder && holder.dataset.ref);
+    if (!ref) return;
+    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+    const body = { ref: ref };
+    if (button.dataset.days) body.days = Number(button.dataset.days);
+    button.disabled = true;
+    try {
+      const answer = await fetch("/ui/actions/" + encodeURIComponent(button.dataset.action), {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+      });
+      const data = await answer.json();
+      if (!answer.ok) {
+        toast(data.error || "failed", true);
+        return;
+      }
+      toast(button.dataset.action + ": done", false);
+      if (holder && holder.classList.contains("document")) window.location.reload();
+    } catch (error) {
+      toast("the server did not answer: " + error, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  const login = document.getElementById("login");
+  if (login) {
+    login.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      const answer = await fetch("/ui/login", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ token: document.getElementById("token").value }),
+        credentials: "same-origin",
+      });
+      if (answer.ok) window.location.href = "/";
+      else document.getElementById("login-error").textContent = "Wrong token.";
+    });
+  }
+
+  // "Why this score": the legs and signals of every result, fetched when one is opened.
+  const results = document.querySelector("ol.results[data-q]");
+  let explained = null;
+
+  function cell(row, text, tag, span) {
+    const node = document.createElement(tag || "td");
+    node.textContent = text;
+    if (span) node.colSpan = span;
+    row.appendChild(node);
+  }
+
+  function fill(details, why) {
+    const legs = details.querySelector("table.legs");
+    const rerank = legs.querySelector("tr.leg");
+    for (const leg of why.legs) {
+      const row = document.createElement("tr");
+      row.className = "leg";
+      cell(row, leg.name, "th");
+      row.firstChild.scope = "row";
+      if (leg.score === null) cell(row, leg.note, "td", 2);
+      else { cell(row, leg.score.toFixed(4)); cell(row, String(leg.rank)); }
+      rerank.parentNode.insertBefore(row, rerank);
+    }
+    const signals = details.querySelector("table.signals");
+    for (const [name, value] of why.signals) {
+      const row = document.createElement("tr");
+      cell(row, name, "th");
+      row.firstChild.scope = "row";
+      cell(row, value);
+      signals.appendChild(row);
+    }
+    details.dataset.filled = "true";
+  }
+
+  async function explainAll() {
+    if (explained) return explained;
+    const all = Array.from(results.querySelectorAll("details.explain"));
+    const query = new URLSearchParams({
+      q: results.dataset.q, method: results.dataset.method, collection: results.dataset.collection,
+      type: results.dataset.type, ids: all.map((d) => d.dataset.doc).join(","),
+    });
+    const answer = await fetch("/ui/explain.json?" + query.toString(), { credentials: "same-origin" });
+    explained = answer.ok ? await answer.json() : {};
+    for (const details of all) {
+      const why = explained[details.dataset.doc];
+      if (why) fill(details, why);
+    }
+    return explained;
+  }
+
+  if (results) {
+    results.addEventListener("toggle", (event) => {
+      if (event.target.matches("details.explain") && event.target.open) explainAll();
+    }, true);
+  }
+
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("button[data-action]");
+    if (button) act(button);
+  });
+})();
