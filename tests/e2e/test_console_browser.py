@@ -161,8 +161,15 @@ def test_the_audit_lists_what_the_hook_injected(
             "SELECT injected_paths, estimated_tokens FROM context_usage WHERE session_id = ?",
             (SESSION,),
         ).fetchall()
+        (prompt,) = vault.session_prompts(SESSION)
     assert len(rows) == 1
     injected = json.loads(rows[0][0])
+    # the trail: what was injected, in order, then what was weighed and left out, and why
+    trail = [c.path for c in prompt.considered if c.status == "injected"]
+    assert trail == injected and all(c.chars in (80, 150, 300) for c in prompt.considered[:1])
+    left = [c for c in prompt.considered if c.status == "left out"]
+    reasons = {"not admitted", "threshold", "depth", "lead cut", "budget or guard"}
+    assert left and {c.reason for c in left} <= reasons
     assert injected and f"demo/{POSTMORTEM}" in injected
     page.goto(server.url + "/ui/sessions")
     page.click(f"a[href='/ui/sessions/{SESSION}']")
@@ -170,6 +177,11 @@ def test_the_audit_lists_what_the_hook_injected(
     assert page.locator("blockquote.query").inner_text() == QUESTION
     assert page.locator("a.injected-path").all_inner_texts() == injected
     assert page.locator(".totals .tokens").inner_text() == str(rows[0][1])
+    page.click("details.left-out summary")
+    assert page.locator("tr.left").count() == len(left)
+    assert "lead ratio" in page.locator("details.left-out").inner_text() or all(
+        c.reason != "lead cut" for c in left
+    )
     shoot(page, "audit", tmp_path)
 
 

@@ -58,6 +58,7 @@ NAVIGATION = (
     ("search", "/", "Search"),
     ("sessions", "/ui/sessions", "Sessions"),
     ("graph", "/ui/graph", "Graph"),
+    ("memory", "/ui/memory", "Memory"),
     ("health", "/ui/health", "Health"),
 )
 

@@ -35,6 +35,15 @@ EDGE_TYPES = (
     "usage",
 )  # fmt: skip
 RESULTS = 20
+# Why context-surfacing left a considered document out (see memtrove.hooks.audit).
+LEFT_OUT = {
+    "not admitted": "not admitted: snoozed, private, noise, a collection set surface: false, "
+    "or refused by the injection guard",
+    "threshold": "below the profile's share of the best score",
+    "depth": "past the profile's number of results, a near-duplicate, or a lone hub",
+    "lead cut": "under the lead ratio (0.8) of the best",
+    "budget or guard": "did not fit the token budget, or its passage was refused",
+}
 SESSIONS = 100
 
 Text = Annotated[str, Query(max_length=2000)]
@@ -161,6 +170,8 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
             injected=len(entries),
             judged=len(judged),
             used=used,
+            trails={p.usage_id: {c.path: c for c in p.considered} for p in prompts},
+            reasons=LEFT_OUT,
         )
 
     @router.get("/ui/graph", response_class=HTMLResponse)

@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from memtrove.errors import DocumentNotFoundError, MemtroveError
+from memtrove.hooks.audit import Trail
 from memtrove.hooks.discovery import Candidate, discover
 from memtrove.hooks.events import HookEvent, HookResult
 from memtrove.hooks.gates import gate_prompt
@@ -54,11 +55,13 @@ from memtrove.hooks.render import (
     Link,
     Rendered,
     asks_why,
+    checked_copies,
     render_context,
     routing_hint,
 )
 from memtrove.hooks.settings import HookSettings
 from memtrove.results import Document
+from memtrove.results.lifecycle import Considered
 from memtrove.retrieval.fts import parse_query
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
@@ -403,7 +406,12 @@ def _surface_prompt(
     turn = _quietly(lambda: vault.turn_index(session, HOOK_NAME), 0, log) if session else 0
     result = HookResult()
 
-    def usage(query_text: str | None, injected: list[tuple[int, float]], tokens: int) -> None:
+    def usage(
+        query_text: str | None,
+        injected: list[tuple[int, float]],
+        tokens: int,
+        considered: Sequence[Considered] = (),
+    ) -> None:
         if session:
             result.after.append(
                 lambda: vault.log_context_usage(
@@ -413,6 +421,7 @@ def _surface_prompt(
                     estimated_tokens=tokens,
                     turn_index=turn,
                     query_text=query_text,
+                    considered=considered,
                 )
             )
 
@@ -454,7 +463,7 @@ def _surface_prompt(
     reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
     budget = max(0, (settings.profile.token_budget * 4 - reserved_chars) // 4)
     try:
-        rendered, ranked = _surface(
+        rendered, ranked, trail = _surface(
             vault, query, thread, prompt, settings, started, log, budget, previous
         )
     except Exception as error:
@@ -463,7 +472,8 @@ def _surface_prompt(
         usage(prompt, [], 0)
         return result
     ids = {f"{d.collection}/{d.path}": (d.doc_id, s) for d, s in ranked}
-    usage(prompt, [ids[entry.key] for entry in rendered.shown], rendered.tokens)
+    shown = [entry.key for entry in rendered.shown]
+    usage(prompt, [ids[key] for key in shown], rendered.tokens, trail.shown(shown))
     result.surfaced = [entry.key for entry in rendered.shown]
     result.copies = {entry.key: entry.also_at for entry in rendered.shown if entry.also_at}
     result.tokens = rendered.tokens
@@ -515,11 +525,12 @@ def _surface(
     log: HookLog,
     budget_tokens: int,
     previous: Sequence[int] = (),
-) -> tuple[Rendered, list[tuple[Document, float]]]:
+) -> tuple[Rendered, list[tuple[Document, float]], Trail]:
     """Steps 5-8: discover with ``query`` (and the lookback ``thread``), filter, score
     (lifting what the previous turn injected first: ``previous``) and render with the raw
-    ``prompt``."""
+    ``prompt``; the :class:`Trail` says what each candidate became."""
     found = discover(vault, query, prompt, settings, started, thread=thread)
+    trail = Trail(found.candidates)
     for note in found.notes:
         log.info(note)
     profile = settings.profile
@@ -527,11 +538,14 @@ def _surface(
     ranked = continuity(
         _rank(vault, found.candidates, prompt, datetime.now(UTC)), previous, type_order(plan)
     )
+    trail.admitted(ranked)
     ranked = apply_adaptive_threshold(ranked, profile)
+    trail.kept(ranked, "threshold")
     ranked = spread_activation(
         ranked, _quietly(lambda: _pairs(vault, ranked), {}, log), type_order(plan)
     )
     ranked = without_lone_boilerplate(diversify(ranked))[: profile.max_results]
+    trail.kept(ranked, "depth")
     if plan is None:  # a recency plan puts its lead types first, whatever their scores
         # measured from the best note that may stand alone: a hub never sets the bar
         ranked = without_lone_boilerplate(
@@ -542,6 +556,7 @@ def _surface(
                 leads=lambda d: not is_boilerplate(d),
             )
         )
+        trail.kept(ranked, "lead cut")
     documents = [document for document, _ in ranked]
     rendered = render_context(
         [
@@ -551,7 +566,7 @@ def _surface(
                 d.content_type,
                 s,
                 d.body,
-                _copies(found.candidates.get(f"{d.collection}/{d.path}")),
+                checked_copies(found.also_at(f"{d.collection}/{d.path}")),
             )
             for d, s in ranked
         ],
@@ -567,15 +582,7 @@ def _surface(
         else [],
         facts_tokens=profile.facts_tokens,
     )
-    return rendered, ranked
-
-
-def _copies(candidate: Candidate | None) -> tuple[str, ...]:
-    """The other paths of an injected document's identical copies, each one checked by the
-    injection filter like the path it stands beside."""
-    if candidate is None:
-        return ()
-    return tuple(path for path in candidate.result.also_at if sanitize(path))
+    return rendered, ranked, trail
 
 
 def _quietly(read: Callable[[], T], default: T, log: HookLog) -> T:

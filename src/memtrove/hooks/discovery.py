@@ -98,6 +98,11 @@ class Discovery:
     notes: list[str] = field(default_factory=list)
     scale: float = 0.0
 
+    def also_at(self, key: str) -> tuple[str, ...]:
+        """The paths of candidate ``key``'s identical copies (none for an unknown key)."""
+        candidate = self.candidates.get(key)
+        return tuple(candidate.result.also_at) if candidate is not None else ()
+
     def add(self, results: SearchResults, channel: str = "fused", weight: float = 1.0) -> None:
         """Add one leg's results; a document several legs find keeps each channel's best.
 

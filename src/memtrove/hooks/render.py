@@ -54,6 +54,7 @@ __all__ = [
     "Link",
     "Rendered",
     "asks_why",
+    "checked_copies",
     "extract_snippet",
     "render_context",
     "routing_hint",
@@ -143,6 +144,12 @@ class Rendered:
     text: str
     shown: list[Entry]
     tokens: int
+
+
+def checked_copies(paths: Sequence[str]) -> tuple[str, ...]:
+    """The other paths of an injected document's identical copies, each checked by the
+    injection filter like the path it stands beside."""
+    return tuple(path for path in paths if sanitize(path))
 
 
 def routing_hint(prompt: str) -> str | None:

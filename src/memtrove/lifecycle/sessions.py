@@ -30,7 +30,7 @@ from memtrove.db.connection import Connection, OperationalError, is_locked_error
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
 from memtrove.lifecycle.recall import diversity_score, spacing_score
 from memtrove.results import SessionRecord
-from memtrove.results.lifecycle import InjectedEntry, PromptRecord
+from memtrove.results.lifecycle import Considered, InjectedEntry, PromptRecord
 from memtrove.text import to_iso
 
 __all__ = [
@@ -159,6 +159,7 @@ def log_context_usage(
     turn: int,
     query_text: str | None,
     now: datetime,
+    considered: Sequence[Considered] = (),
 ) -> int:
     """Record one hook run and everything it injected, in one write transaction.
 
@@ -198,6 +199,12 @@ def log_context_usage(
             ),
         )
         usage_id = int(cursor.lastrowid or 0)
+        if considered:  # the injection audit: what it weighed, and why
+            connection.executemany(
+                "INSERT INTO injection_audit (usage_id, position, path, doc_id, score, status, "
+                "reason, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(usage_id, n, *row) for n, row in enumerate(considered)],
+            )
         new_documents = len(scores) - _already_injected(connection, session_id, list(scores))
         connection.executemany(
             "INSERT INTO recall_events (doc_id, query_hash, search_score, session_id, usage_id, "
@@ -514,6 +521,17 @@ def session_prompts(connection: Connection, session_id: str, limit: int) -> list
         ):
             judged = None if checked is None else bool(referenced)
             events[(int(usage), str(path))] = (float(score), judged)
+    trails: dict[int, list[Considered]] = {usage: [] for usage in ids}
+    if ids:
+        for usage, *row in connection.execute(
+            "SELECT usage_id, path, COALESCE(doc_id, 0), score, status, reason, chars "
+            f"FROM injection_audit WHERE usage_id IN ({marks}) ORDER BY usage_id, position",
+            ids,
+        ):
+            trails[int(usage)].append(
+                Considered(str(row[0]), int(row[1]), float(row[2]), str(row[3]), str(row[4]),
+                           int(row[5]))
+            )  # fmt: skip
     prompts: list[PromptRecord] = []
     for usage, stamp, turn, text, tokens, paths in reversed(rows):
         try:
@@ -524,6 +542,14 @@ def session_prompts(connection: Connection, session_id: str, limit: int) -> list
             InjectedEntry(path, *events.get((int(usage), path), (0.0, None))) for path in listed
         )
         prompts.append(
-            PromptRecord(int(usage), str(stamp), int(turn), str(text), int(tokens), entries)
+            PromptRecord(
+                int(usage),
+                str(stamp),
+                int(turn),
+                str(text),
+                int(tokens),
+                entries,
+                tuple(trails.get(int(usage), ())),
+            )
         )
     return prompts

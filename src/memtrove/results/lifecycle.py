@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "ArchivedDocument",
+    "Considered",
     "InjectedEntry",
     "LifecycleCandidate",
     "PromptRecord",
@@ -141,8 +142,24 @@ class InjectedEntry(NamedTuple):
         return self._asdict()
 
 
+class Considered(NamedTuple):
+    """A document one prompt considered: ``status`` ``injected`` (with the passage length
+    it got, ``chars``) or ``left out`` (with the ``reason``)."""
+
+    path: str
+    doc_id: int
+    score: float
+    status: str
+    reason: str
+    chars: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
 class PromptRecord(NamedTuple):
-    """One context-surfacing run of a session: the prompt, what it injected, at what cost."""
+    """One context-surfacing run of a session: the prompt, what it injected, at what cost,
+    and (``considered``) every document it weighed, injected or not, and why."""
 
     usage_id: int
     timestamp: str
@@ -150,6 +167,11 @@ class PromptRecord(NamedTuple):
     query_text: str
     estimated_tokens: int
     injected: tuple[InjectedEntry, ...]
+    considered: tuple[Considered, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self._asdict(), "injected": [entry.to_dict() for entry in self.injected]}
+        return {
+            **self._asdict(),
+            "injected": [entry.to_dict() for entry in self.injected],
+            "considered": [entry.to_dict() for entry in self.considered],
+        }

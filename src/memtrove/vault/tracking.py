@@ -14,7 +14,7 @@ from memtrove.results import (
     SessionRecord,
     TargetMatch,
 )
-from memtrove.results.lifecycle import PromptRecord
+from memtrove.results.lifecycle import Considered, PromptRecord
 from memtrove.retrieval.arguments import (
     MAX_LIMIT,
     check_count,
@@ -121,9 +121,11 @@ class Tracking(VaultState):
         estimated_tokens: int = 0,
         turn_index: int = 0,
         query_text: str | None = None,
+        considered: Sequence[Considered] = (),
     ) -> int:
         """Log one hook run (context_usage, recall events and stats, co-activations, session
-        log) in one write transaction; ``injected`` holds (doc id, score). Returns its id.
+        log, and the injection audit of what it ``considered``) in one write transaction;
+        ``injected`` holds (doc id, score). Returns its id.
 
         A locked vault is waited for: the write is retried for 30 s (on top of the busy
         timeout) before VaultBusyError. An unknown doc id raises DocumentNotFoundError.
@@ -140,6 +142,7 @@ class Tracking(VaultState):
                 turn=check_count("turn_index", turn_index),
                 query_text=query_text,
                 now=self._clock(),
+                considered=considered,
             )
 
     def co_activation_count(self, doc_id: int) -> int:

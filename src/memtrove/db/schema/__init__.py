@@ -32,6 +32,7 @@ from memtrove.db.schema import (
     m019_session_project,
     m020_passages,
     m021_long_passages,
+    m022_injection_audit,
 )
 
 __all__ = ["MIGRATIONS", "Step"]
@@ -62,4 +63,5 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m019_session_project.NAME, m019_session_project.STATEMENTS),
     (m020_passages.NAME, m020_passages.STATEMENTS),
     (m021_long_passages.NAME, m021_long_passages.STATEMENTS),
+    (m022_injection_audit.NAME, m022_injection_audit.STATEMENTS),
 )

@@ -1,0 +1,108 @@
+"""The console's Memory page in-process: entries by store and branch, duplicates, hygiene,
+lifecycle candidates, consolidated observations and import runs, each section on its own."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from memtrove import Vault
+from memtrove.console.app import CSP
+from memtrove.errors import InvalidQueryError, PortableFormatError
+from memtrove.lifecycle.maintenance import LaneSettings
+from tests.lifecycle.consolidation_helpers import observe
+
+PATTERN = "we keep the release notes in the wiki"
+
+
+def _section(page: str, heading: str) -> str:
+    """The page's text from ``heading`` to the next heading of any level."""
+    start = page.index(heading)
+    following = re.search(r"<h[1-3]", page[start + len(heading) :])
+    return page[start : start + len(heading) + following.start()] if following else page[start:]
+
+
+def _store(page: str, name: str) -> str:
+    """The page's part about store ``name``."""
+    start = page.index(f"Store <code>{name}</code>")
+    return page[start : page.index("</section>", start)]
+
+
+def test_the_page_shows_entries_upkeep_observations_and_imports(
+    client: TestClient, demo: Vault, tmp_path: Path
+) -> None:
+    demo.remember("deploy rule", "Deploy on Wednesdays after the standup.", store="global")
+    demo.remember("deploy rule", "Deploy on Thursdays.", store="global", overwrite=True)
+    demo.remember("deploy rules", "Deploy on Thursdays, after the standup.", store="global")
+    demo.remember("feature flags", "Flags live in flags.yaml.", branch="feature-x")
+    observe(demo, "a1", [PATTERN])
+    observe(demo, "a2", [PATTERN])
+    demo.consolidate(lanes=LaneSettings(merge_normal=0.5, merge_strict=0.5), use_llm=False)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not an export\n", encoding="utf-8")
+    with pytest.raises(PortableFormatError):
+        demo.import_from(broken)
+
+    page = client.get("/ui/memory")
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == CSP
+    assert 'aria-current="page">Memory</a>' in page.text
+    project = _store(page.text, demo.resolve_store())
+    assert "Branch <code>feature-x</code>" in project and "feature flags" in project
+    shared = _store(page.text, "global")
+    entries = _section(shared, "<h3>Entries</h3>")
+    assert "Every branch" in entries and "Deploy on Thursdays." in entries
+    assert re.search(r"deploy rule</a></th>\s*<td>[^<]*</td><td>2</td>", entries)  # 2 versions
+    duplicates = _section(shared, "<h3>Duplicate clusters</h3>")
+    assert "deploy rule" in duplicates and "deploy rules" in duplicates
+    hygiene = _section(shared, "<h3>Hygiene</h3>")
+    assert "near-duplicate pair(s) in store global await review" in hygiene
+    assert PATTERN in _section(page.text, "<h2>Consolidated observations</h2>")
+    imports = _section(page.text, "<h2>Import runs</h2>")
+    assert "failed" in imports and "broken.jsonl" in imports
+
+
+def test_an_empty_store_answers_with_none_yet(client: TestClient) -> None:
+    page = client.get("/ui/memory?store=nothing-here")
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"] == CSP
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "Store <code>nothing-here</code>" in page.text
+    assert "Store <code>global</code>" not in page.text  # only the store asked for
+    for heading in ("<h3>Entries</h3>", "<h3>Duplicate clusters</h3>",
+                    "<h2>Consolidated observations</h2>", "<h2>Import runs</h2>"):  # fmt: skip
+        assert "None yet." in _section(page.text, heading), heading
+    assert "Healthy: no signals." in page.text
+    assert client.get("/ui/memory").status_code == 200
+    assert client.get("/ui/memory?store=" + "x" * 201).status_code == 422
+
+
+def test_stored_text_is_escaped(client: TestClient, demo: Vault) -> None:
+    hostile = "<script>alert(1)</script>"
+    demo.remember(hostile, hostile, store="global", branch='"><img src=x onerror=alert(1)>')
+    page = client.get("/ui/memory")
+    assert page.status_code == 200
+    assert "<script>alert" not in page.text and "<img" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page.text
+
+
+def test_a_failing_section_shows_its_error_and_the_rest_renders(
+    client: TestClient, demo: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo.remember("deploy rule", "Deploy on Wednesdays.", store="global")
+
+    def refuse(*arguments: object, **options: object) -> None:
+        raise InvalidQueryError("duplicates are out of order today\nsecond line")
+
+    monkeypatch.setattr(demo, "find_duplicates", refuse)
+    monkeypatch.setattr(demo, "import_runs", refuse)
+    page = client.get("/ui/memory")
+    assert page.status_code == 200
+    duplicates = _section(page.text, "<h3>Duplicate clusters</h3>")
+    assert 'class="error">duplicates are out of order today second line</p>' in duplicates
+    assert "duplicates are out of order" in _section(page.text, "<h2>Import runs</h2>")
+    assert "deploy rule" in page.text  # the entries still show
