@@ -1,7 +1,6 @@
 """The console's pages (``GET``, HTML) and the JSON the graph page reads.
 
     /                       search: one box, the method, filters, each score explained
-    /ui/doc?ref=            a document: safe rendered text, metadata, relations, evolution
     /ui/sessions            sessions, newest first, with what they were given
     /ui/sessions/{id}       the injection audit: each prompt, what it got, what was used
     /ui/explain.json        the legs and signals of a search page's results (on demand)
@@ -21,7 +20,6 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from memtrove.console.app import SECURITY_HEADERS, Console
 from memtrove.console.explain import explain
-from memtrove.console.safe import render_markdown
 from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.index.types import CAPTURE_TYPES, CONTENT_TYPES
 from memtrove.text import error_line
@@ -124,29 +122,6 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
             for doc, explanation in explained.items()
         }
         return JSONResponse(data, headers=SECURITY_HEADERS)
-
-    @router.get("/ui/doc", response_class=HTMLResponse)
-    def document_page(request: Request, ref: Text) -> HTMLResponse:
-        try:
-            document = vault.get(ref, include_inactive=True)
-            nodes, edges = vault.neighbourhood(ref) if document.active else ({}, [])
-            evolution = vault.memory_evolution(ref) if document.active else None
-        except MemtroveError as error:
-            return console.error_page(request, error, "search")
-        body, cut = render_markdown(document.body)
-        return console.page(
-            request,
-            "document.html",
-            "search",
-            document=document,
-            ref=f"#{document.docid}",
-            body=body,
-            cut=cut,
-            nodes=nodes,
-            edges=edges,
-            evolution=evolution,
-            types=CONTENT_TYPES,
-        )
 
     @router.get("/ui/sessions", response_class=HTMLResponse)
     def sessions_page(request: Request) -> HTMLResponse:
