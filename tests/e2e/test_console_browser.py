@@ -300,3 +300,20 @@ def test_ui_serves_and_opens_the_console(tmp_path: Path, home: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_the_graph_starts_from_an_entity_and_expands_another(
+    page: Any, server: Server, home: Path, tmp_path: Path
+) -> None:
+    with open_vault(home) as vault:
+        vault.add_triple("Lanternfish", "uses", "Redis", valid_from="2025-01-01")
+        vault.add_triple("Redis", "depends_on", "Sentinel")
+    page.goto(f"{server.url}/ui/graph?entity=Lanternfish")
+    page.wait_for_selector("#graph[data-ready=true]")
+    assert page.evaluate("window.memtroveGraph.nodes().length") == 2
+    assert "Redis" in page.locator("table.facts").inner_text()
+    page.locator("#graph-nodes li", has_text="Redis").locator("button").click()
+    page.wait_for_selector("#graph[data-loads='2']")
+    labels = page.evaluate("window.memtroveGraph.nodes().map(n => n.data('label'))")
+    assert sorted(labels) == ["Lanternfish", "Redis", "Sentinel"]
+    shoot(page, "graph-entity", tmp_path)

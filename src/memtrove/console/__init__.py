@@ -14,6 +14,7 @@ from fastapi import APIRouter
 from memtrove.console.actions import action_router
 from memtrove.console.app import Console, asset_router
 from memtrove.console.document import document_router
+from memtrove.console.graph import graph_router
 from memtrove.console.login import login_router
 from memtrove.console.pages import page_router
 from memtrove.console.upkeep import upkeep_router
@@ -30,6 +31,7 @@ def console_router(vault: Vault, token: str | None = None) -> APIRouter:
     router.include_router(asset_router())
     router.include_router(login_router(console, token))
     router.include_router(page_router(vault, console))
+    router.include_router(graph_router(vault, console))
     router.include_router(document_router(vault, console))
     router.include_router(upkeep_router(vault, console))
     router.include_router(action_router(vault, console))

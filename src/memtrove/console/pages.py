@@ -4,7 +4,6 @@
     /ui/sessions            sessions, newest first, with what they were given
     /ui/sessions/{id}       the injection audit: each prompt, what it got, what was used
     /ui/explain.json        the legs and signals of a search page's results (on demand)
-    /ui/graph?ref=          the graph explorer (the page; its data from /ui/graph.json)
     /ui/health              status and doctor
 
 Pages read the vault through its public methods only (no SQL here). An unknown document
@@ -25,13 +24,9 @@ from memtrove.index.types import CAPTURE_TYPES, CONTENT_TYPES
 from memtrove.text import error_line
 from memtrove.vault import Vault
 
-__all__ = ["EDGE_TYPES", "METHODS", "page_router"]
+__all__ = ["METHODS", "page_router"]
 
 METHODS = ("search", "query", "intent")
-EDGE_TYPES = (
-    "semantic", "causal", "temporal", "entity", "reference", "supporting", "contradicts",
-    "usage",
-)  # fmt: skip
 RESULTS = 20
 # Why context-surfacing left a considered document out (see memtrove.hooks.audit).
 LEFT_OUT = {
@@ -148,49 +143,6 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
             trails={p.usage_id: {c.path: c for c in p.considered} for p in prompts},
             reasons=LEFT_OUT,
         )
-
-    @router.get("/ui/graph", response_class=HTMLResponse)
-    def graph_page(request: Request, ref: Text = "") -> HTMLResponse:
-        start = None
-        if ref:
-            try:
-                start = vault.get(ref)
-            except MemtroveError as error:
-                return console.error_page(request, error, "graph")
-        return console.page(
-            request, "graph.html", "graph", start=start, ref=ref, edge_types=EDGE_TYPES
-        )
-
-    @router.get("/ui/graph.json")
-    def graph_data(ref: Text, types: Text = "") -> JSONResponse:
-        wanted = _names(types)
-        try:
-            nodes, edges = vault.neighbourhood(ref, wanted)
-        except MemtroveError as error:
-            return _json_error(error.status, error_line(str(error)))
-        ids = {doc_id: f"#{summary.docid}" for doc_id, summary in nodes.items()}
-        data = {
-            "nodes": [
-                {
-                    "id": ids[doc_id],
-                    "title": summary.title,
-                    "path": f"{summary.collection}/{summary.path}",
-                    "type": summary.content_type,
-                }
-                for doc_id, summary in nodes.items()
-            ],
-            "edges": [
-                {
-                    "source": ids[edge.source_id],
-                    "target": ids[edge.target_id],
-                    "type": edge.relation_type,
-                    "weight": round(edge.weight, 4),
-                }
-                for edge in edges
-                if edge.source_id in ids and edge.target_id in ids
-            ],
-        }
-        return JSONResponse(data, headers=SECURITY_HEADERS)
 
     @router.get("/ui/health", response_class=HTMLResponse)
     def health_page(request: Request) -> HTMLResponse:
