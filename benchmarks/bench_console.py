@@ -87,6 +87,10 @@ def page_times(size: int, runs: int) -> dict[str, dict[str, float]]:
             "session audit": f"/ui/sessions/{session}",
             "graph page": f"/ui/graph?ref=%23{ref[1:]}",
             "graph.json": f"/ui/graph.json?ref=%23{ref[1:]}",
+            "memory": "/ui/memory",
+            "memory, policy dry run": "/ui/memory?sweep=1",
+            "health": "/ui/health",
+            "health, doctor": "/ui/health?doctor=1",
         }
         client = TestClient(create_app(vault), base_url="http://127.0.0.1:7438")
         for name, url in pages.items():

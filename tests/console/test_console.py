@@ -141,3 +141,18 @@ def test_scores_are_explained_on_demand(client: TestClient, demo: Vault) -> None
     assert dict(first["signals"])["type"] == found[0].content_type
     assert client.get("/ui/explain.json?q=x&ids=1,two").status_code == 400
     assert client.get("/ui/explain.json?q=x&ids=").json() == {}
+
+
+def test_search_filters_as_the_cli_has_them(client: TestClient, demo: Vault) -> None:
+    every = client.get("/?q=refresh+token").text
+    assert every.count('class="result"') > 1
+    typed = client.get("/?q=refresh+token&type=decision").text
+    assert 0 < typed.count('class="result"') < every.count('class="result"')
+    assert 'class="type">decision<' in typed and 'class="type">problem<' not in typed
+    strict = client.get("/?q=refresh+token&min_score=0.99").text
+    assert 'class="result"' not in strict and "No results." in strict
+    later = client.get("/?q=refresh+token&since=2999-01-01").text
+    assert "No results." in later
+    for bad in ("min_score=2", "min_score=x", "since=yesterday", "method=intent&type=decision"):
+        page = client.get(f"/?q=refresh+token&{bad}")
+        assert page.status_code == 200 and 'class="error"' in page.text, bad

@@ -106,3 +106,14 @@ def test_a_failing_section_shows_its_error_and_the_rest_renders(
     assert 'class="error">duplicates are out of order today second line</p>' in duplicates
     assert "duplicates are out of order" in _section(page.text, "<h2>Import runs</h2>")
     assert "deploy rule" in page.text  # the entries still show
+
+
+def test_the_policy_dry_run_and_the_doctor_run_when_asked(client: TestClient) -> None:
+    page = client.get("/ui/memory").text
+    assert "Run a dry run of the policy" in page and "A dry run of the policy (" not in page
+    dry = client.get("/ui/memory?sweep=1").text
+    assert "A dry run of the policy (" in dry and "candidate" in dry
+    health = client.get("/ui/health").text
+    assert "Run every doctor check" in health and 'class="doctor"' not in health
+    checked = client.get("/ui/health?doctor=1").text
+    assert 'class="doctor"' in checked and "check-ok" in checked

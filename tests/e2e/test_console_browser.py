@@ -317,3 +317,38 @@ def test_the_graph_starts_from_an_entity_and_expands_another(
     labels = page.evaluate("window.memtroveGraph.nodes().map(n => n.data('label'))")
     assert sorted(labels) == ["Lanternfish", "Redis", "Sentinel"]
     shoot(page, "graph-entity", tmp_path)
+
+
+def test_every_page_loads_without_a_console_error(
+    page: Any, server: Server, home: Path, tmp_path: Path
+) -> None:
+    """A Content-Security-Policy violation or a script error shows here as a console error."""
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    with open_vault(home) as vault:
+        ref = vault.get(f"demo/{POSTMORTEM}").docid
+    pages = {
+        "search": f"/?q={QUESTION}&method=query",
+        "document": f"/ui/doc?ref=%23{ref}",
+        "sessions": "/ui/sessions",
+        "audit": f"/ui/sessions/{SESSION}",
+        "graph": f"/ui/graph?ref=%23{ref}",
+        "memory": "/ui/memory?sweep=1",
+        "health": "/ui/health?doctor=1",
+        "login": "/ui/login",
+    }
+    for name, url in pages.items():
+        answer = page.goto(server.url + url)
+        assert answer is not None and answer.status == 200, name
+        assert page.locator("h1").count() == 1, name
+        if name == "search":
+            page.locator("details.explain summary").first.click()
+            page.locator("details.explain[data-filled=true]").first.wait_for()
+        if name == "graph":
+            page.wait_for_selector("#graph[data-ready=true]")
+        if name in ("memory", "health"):
+            shoot(page, name, tmp_path)
+    assert errors == [], errors

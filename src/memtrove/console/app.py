@@ -35,8 +35,12 @@ __all__ = [
     "Console",
 ]
 
+# The bundled Cytoscape.js inserts one fixed <style> element (".__________cytoscape_container
+# { position: relative; }"): allowed by its hash, nothing else inline.
+CYTOSCAPE_STYLE = "'sha256-pgvDUBa4IjFA2yuSJ2cqcyxmNYJMborsd0ORcRv9vw8='"
 CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    f"default-src 'none'; script-src 'self'; style-src 'self' {CYTOSCAPE_STYLE}; "
+    "img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )

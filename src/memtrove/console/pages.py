@@ -30,8 +30,13 @@ METHODS = ("search", "query", "intent")
 RESULTS = 20
 # Why context-surfacing left a considered document out (see memtrove.hooks.audit).
 LEFT_OUT = {
-    "not admitted": "not admitted: snoozed, private, noise, a collection set surface: false, "
-    "or refused by the injection guard",
+    "private": "private: _PRIVATE/, experiments/ or internal bookkeeping",
+    "surface: false": "its collection is set surface: false",
+    "gone": "removed since it was found",
+    "snoozed": "snoozed",
+    "noise": "too short to help, or an agent's 'I don't recall'",
+    "injection guard": "refused by the injection guard",
+    "not admitted": "not admitted",
     "threshold": "below the profile's share of the best score",
     "depth": "past the profile's number of results, a near-duplicate, or a lone hub",
     "lead cut": "under the lead ratio (0.8) of the best",
@@ -47,16 +52,29 @@ def _names(value: str) -> list[str] | None:
     return names or None
 
 
-def _search(vault: Vault, q: str, method: str, collection: str, kind: str) -> dict[str, Any]:
+def _search(vault: Vault, q: str, method: str, filters: dict[str, str]) -> dict[str, Any]:
     if method not in METHODS:
         raise InvalidQueryError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    collections, types = _names(collection), _names(kind)
+    collections, types = _names(filters["collection"]), _names(filters["type"])
+    try:
+        min_score = float(filters["min_score"] or 0)
+    except ValueError:
+        raise InvalidQueryError("the minimum score must be a number from 0 to 1") from None
+    if not 0 <= min_score <= 1:
+        raise InvalidQueryError("the minimum score must be a number from 0 to 1")
+    dates: dict[str, Any] = {
+        "since": filters["since"] or None,
+        "until": filters["until"] or None,
+        "min_score": min_score,
+    }
     if method == "search":
-        results = vault.search(q, RESULTS, collections, types)
+        results = vault.search(q, RESULTS, collections, types, **dates)
     elif method == "query":
-        results = vault.query(q, RESULTS, collections=collections, content_types=types)
-    else:
-        results = vault.intent_search(q, RESULTS, collections=collections)
+        results = vault.query(q, RESULTS, collections=collections, content_types=types, **dates)
+    else:  # intent_search takes no dates or types: they would be silently ignored
+        if types or dates["since"] or dates["until"]:
+            raise InvalidQueryError("intent search filters by collection and score only")
+        results = vault.intent_search(q, RESULTS, collections=collections, min_score=min_score)
     return {"results": results, "how": results.how()}
 
 
@@ -75,11 +93,22 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
         method: Annotated[str, Query(max_length=20)] = "search",
         collection: Text = "",
         type: Text = "",
+        since: Annotated[str, Query(max_length=40)] = "",
+        until: Annotated[str, Query(max_length=40)] = "",
+        min_score: Annotated[str, Query(max_length=20)] = "",
     ) -> HTMLResponse:
+        filters = {
+            "collection": collection,
+            "type": type,
+            "since": since,
+            "until": until,
+            "min_score": min_score,
+        }
         context: dict[str, Any] = {
             "q": q,
             "method": method,
             "methods": METHODS,
+            "filters": filters,
             "collection": collection,
             "kind": type,
             "collections": [c.name for c in vault.collections()],
@@ -89,7 +118,7 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
         }
         if q.strip():
             try:
-                context.update(_search(vault, q, method, collection, type))
+                context.update(_search(vault, q, method, filters))
             except MemtroveError as error:
                 context["error"] = error_line(str(error))
         return console.page(request, "search.html", "search", **context)
@@ -145,9 +174,9 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
         )
 
     @router.get("/ui/health", response_class=HTMLResponse)
-    def health_page(request: Request) -> HTMLResponse:
-        status = vault.status()
-        report = vault.doctor(timeout=2.0)
-        return console.page(request, "health.html", "health", status=status, report=report)
+    def health_page(request: Request, doctor: bool = False) -> HTMLResponse:
+        # doctor reads the whole vault (and probes model services): only when asked for
+        report = vault.doctor(timeout=2.0) if doctor else None
+        return console.page(request, "health.html", "health", status=vault.status(), report=report)
 
     return router

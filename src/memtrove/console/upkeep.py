@@ -4,8 +4,9 @@
                             clusters, hygiene signals, what the lifecycle policy would
                             archive and why, consolidated observations, import runs
 
-Read-only: nothing here changes the vault, except that the lifecycle dry run recomputes the
-recall statistics first, as ``memtrove lifecycle sweep`` does. Pages read the vault through
+Read-only: nothing here changes the vault. What the lifecycle policy would archive is a
+dry run that recomputes the recall statistics first, as ``memtrove lifecycle sweep`` does,
+so it runs only when asked for (``?sweep=1``, the page's button). Pages read the vault through
 its public methods only (no SQL here). Each section is read on its own: a MemtroveError in
 one shows that section's one-line error and the rest of the page still renders. Every list
 is cut at :data:`ROWS` rows, so a big vault stays quick to show.
@@ -149,7 +150,7 @@ def upkeep_router(vault: Vault, console: Console) -> APIRouter:
 
     @router.get("/ui/memory", response_class=HTMLResponse)
     def memory_page(
-        request: Request, store: Annotated[str, Query(max_length=200)] = ""
+        request: Request, store: Annotated[str, Query(max_length=200)] = "", sweep: bool = False
     ) -> HTMLResponse:
         try:  # the store asked for, else the project store and the shared one
             names = (
@@ -159,15 +160,16 @@ def upkeep_router(vault: Vault, console: Console) -> APIRouter:
             )
         except MemtroveError as error:
             return console.error_page(request, error, "memory")
-        sweep = _read(lambda: vault.lifecycle_sweep(apply=False))
+        # the dry run recomputes the recall statistics first: only when asked for
+        dry_run = _read(lambda: vault.lifecycle_sweep(apply=False)) if sweep else None
         return console.page(
             request,
             "memory.html",
             "memory",
             store=store,
             stores=[_store(vault, name) for name in dict.fromkeys(names)],
-            sweep=sweep,
-            archive=_capped(lambda: sweep.value.documents if sweep.value else []),
+            sweep=dry_run,
+            archive=_capped(lambda: dry_run.value.documents if dry_run and dry_run.value else []),
             status=_read(vault.lifecycle_status),
             observations=_capped(lambda: _observations(vault)),
             imports=_capped(lambda: vault.import_runs(ROWS)),

@@ -4,7 +4,8 @@ injected: the trail behind the console's injection audit.
 A :class:`Trail` is told the candidates, then each step's survivors; a document leaves the
 trail with the reason of the first step that dropped it:
 
-    not admitted        snoozed, private, noise, unsurfaced, or refused by the injection guard
+    (admission)         private, surface: false, gone, snoozed, noise or injection guard
+                        (see :mod:`memtrove.hooks.admission`)
     threshold           below the profile's share of the best score (or the activation floor)
     depth               past the profile's results, a near-duplicate, or a lone hub
     lead cut            under the lead ratio of the best
@@ -16,7 +17,7 @@ Injected documents keep their passage length (the tier). The hook stores the tra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from memtrove.hooks.render import snippet_chars
 from memtrove.results import Document
@@ -36,11 +37,16 @@ class Trail:
         self._doc: dict[str, tuple[int, float]] = {}
         self._reason: dict[str, str] = {}
 
-    def admitted(self, ranked: Sequence[tuple[Document, float]]) -> None:
-        """The candidates that passed the filters, with their scores; the rest were not."""
+    def admitted(
+        self, ranked: Sequence[tuple[Document, float]], refused: Mapping[str, str]
+    ) -> None:
+        """The candidates that passed the filters, with their scores; ``refused`` says why
+        the others did not."""
         for document, score in ranked:
             self._doc[f"{document.collection}/{document.path}"] = (document.doc_id, score)
-        self._drop((key for key in self._order if key not in self._doc), "not admitted")
+        for key in self._order:
+            if key not in self._doc:
+                self._reason.setdefault(key, refused.get(key, "not admitted"))
 
     def kept(self, ranked: Sequence[tuple[Document, float]], reason: str) -> None:
         """After a step: every admitted document not in ``ranked`` was dropped for ``reason``."""

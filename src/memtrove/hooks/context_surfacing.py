@@ -42,7 +42,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from memtrove.errors import DocumentNotFoundError, MemtroveError
+from memtrove.errors import MemtroveError
+from memtrove.hooks.admission import FILTERED_PATHS, SURFACED_INTERNAL, admit, is_noise
 from memtrove.hooks.audit import Trail
 from memtrove.hooks.discovery import Candidate, discover
 from memtrove.hooks.events import HookEvent, HookResult
@@ -66,7 +67,7 @@ from memtrove.retrieval.fts import parse_query
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
 from memtrove.retrieval.snippets import Highlighter
-from memtrove.security.guard import find_injection, sanitize
+from memtrove.security.guard import sanitize
 from memtrove.vault import Vault
 
 __all__ = [
@@ -87,14 +88,6 @@ T = TypeVar("T")
 
 HOOK_NAME = "context-surfacing"
 EVENT_NAME = "UserPromptSubmit"
-FILTERED_PATHS = ("_PRIVATE/", "experiments/", "_memtrove/")
-# What the session capture distilled is surfaced like any note; the rest of ``_memtrove``
-# (raw observations, handoffs, memory-store entries) is not
-SURFACED_INTERNAL = (
-    "_memtrove/agent/decisions/",
-    "_memtrove/agent/antipatterns/",
-    "_memtrove/agent/deductions/",
-)
 PROCEDURAL_SLOT = 3  # 0-based: the fourth place
 # Exempt from the lead cut: a dialogue turn answers with the turns around it (the evidence
 # of a question about a conversation spans several), and it is short.
@@ -128,23 +121,11 @@ _BOILERPLATE = re.compile(
     r"|authors|owners|codeowners",
     re.I,
 )
-_DENIALS = re.compile(
-    r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
-    r"|i don'?t recall|i don'?t remember|no (?:relevant )?memories found"
-    r"|i don'?t have access to",
-    re.I,
-)
 _PROCEDURAL = re.compile(
     r"\b(?:runbook|how-?to|playbook|procedure|checklist|guide|setup|install(?:ation)?|steps"
     r"|workflow|recipe)\b",
     re.I,
 )
-
-
-def is_noise(body: str) -> bool:
-    """A body too short to help (under 10 characters) or an agent's "I don't recall"."""
-    text = body.strip()
-    return len(text) < 10 or _DENIALS.search(text[:2000]) is not None
 
 
 def is_procedural(document: Document) -> bool:
@@ -209,46 +190,16 @@ def vault_fact_lines(vault: Vault, prompt: str) -> list[str]:
     return lines
 
 
-def _snoozed(document: Document, now: datetime) -> bool:
-    if not document.snoozed_until:
-        return False
-    try:
-        until = datetime.fromisoformat(document.snoozed_until.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return (until if until.tzinfo else until.replace(tzinfo=UTC)) > now
-
-
-def _admit(
-    vault: Vault, key: str, now: datetime, unsurfaced: frozenset[str] = frozenset()
-) -> Document | None:
-    """The candidate's document when it may be injected, else None (steps 6's filters);
-    ``unsurfaced`` names the collections configured with ``surface: false``."""
-    distilled = key.startswith(SURFACED_INTERNAL)
-    if any(
-        marker in key for marker in FILTERED_PATHS if not (distilled and marker == "_memtrove/")
-    ):
-        return None
-    if key.partition("/")[0] in unsurfaced:
-        return None
-    try:
-        document = vault.get(key)
-    except DocumentNotFoundError:
-        return None
-    if _snoozed(document, now) or is_noise(document.body):
-        return None
-    if sanitize(document.title) is None or sanitize(key) is None:
-        return None
-    if find_injection(document.body) is not None:
-        return None
-    return document
-
-
 def _rank(
-    vault: Vault, candidates: dict[str, Candidate], prompt: str, now: datetime
+    vault: Vault,
+    candidates: dict[str, Candidate],
+    prompt: str,
+    now: datetime,
+    refused: dict[str, str] | None = None,
 ) -> list[tuple[Document, float]]:
     """Admitted candidates by composite score (the raw prompt's plan for questions about
-    time), best first; candidates already scored by a time-aware search keep that score."""
+    time), best first; candidates already scored by a time-aware search keep that score.
+    Why each other candidate was refused goes into ``refused``."""
     plan = recency_plan(prompt)
     try:
         unsurfaced = vault.unsurfaced_collections()
@@ -256,8 +207,10 @@ def _rank(
         unsurfaced = frozenset()
     admitted: list[tuple[Document, Candidate]] = []
     for key, candidate in candidates.items():
-        document = _admit(vault, key, now, unsurfaced)
-        if document is not None:
+        document = admit(vault, key, now, unsurfaced)
+        if isinstance(document, str):
+            (refused if refused is not None else {})[key] = document
+        else:
             admitted.append((document, candidate))
     fresh = [(d.doc_id, c.relevance) for d, c in admitted if not c.prescored]
     inputs = {item.key: item for item in vault.scoring_inputs(fresh)} if fresh else {}
@@ -530,15 +483,17 @@ def _surface(
     (lifting what the previous turn injected first: ``previous``) and render with the raw
     ``prompt``; the :class:`Trail` says what each candidate became."""
     found = discover(vault, query, prompt, settings, started, thread=thread)
-    trail = Trail(found.candidates)
+    trail, refused = Trail(found.candidates), dict[str, str]()
     for note in found.notes:
         log.info(note)
     profile = settings.profile
     plan = recency_plan(prompt)
     ranked = continuity(
-        _rank(vault, found.candidates, prompt, datetime.now(UTC)), previous, type_order(plan)
+        _rank(vault, found.candidates, prompt, datetime.now(UTC), refused),
+        previous,
+        type_order(plan),
     )
-    trail.admitted(ranked)
+    trail.admitted(ranked, refused)
     ranked = apply_adaptive_threshold(ranked, profile)
     trail.kept(ranked, "threshold")
     ranked = spread_activation(
