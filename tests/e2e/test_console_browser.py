@@ -278,28 +278,19 @@ def test_ui_serves_and_opens_the_console(tmp_path: Path, home: Path) -> None:
     opener.write_text(f'#!/bin/sh\necho "$1" > {opened}\n', encoding="utf-8")
     opener.chmod(0o755)
     env = {**base_env(home), "BROWSER": str(opener)}
-    log = tmp_path / "ui.log"
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "memtrove", "ui", "--port", "0"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
+    running = start(env, "--port", "0", log=tmp_path / "ui.log", command="ui")
     try:
-        for _ in range(600):
+        for _ in range(600):  # the browser is started from a thread once the URL is out
             if opened.is_file() and opened.read_text().strip():
                 break
-            assert process.poll() is None, log.read_text()
             time.sleep(0.1)
         url = opened.read_text().strip()
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
-        assert f"console at {url}" in log.read_text()
+        assert url == running.url + "/"
+        assert f"console at {url}" in running.log.read_text()
         page = httpx.get(url, timeout=30)
         assert page.status_code == 200 and "<title>Search · memtrove</title>" in page.text
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        running.stop()
 
 
 def test_the_graph_starts_from_an_entity_and_expands_another(

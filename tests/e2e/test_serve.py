@@ -56,11 +56,12 @@ def base_env(home: Path) -> dict[str, str]:
     }
 
 
-def start(env: dict[str, str], *args: str, log: Path) -> Server:
-    """Start ``memtrove serve ARGS`` and wait for the URL line on stderr."""
+def start(env: dict[str, str], *args: str, log: Path, command: str = "serve") -> Server:
+    """Start ``memtrove serve ARGS`` (or ``command``: ``ui`` serves too) and wait for the
+    URL line on stderr."""
     with log.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memtrove", "serve", *args],
+            [sys.executable, "-m", "memtrove", command, *args],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
