@@ -7,6 +7,9 @@ on top of the guard's checks (Host, Origin, JSON only). Actions:
     snooze              out of context surfacing for ``days`` (1-3650, default 30)
     unsnooze
     forget              out of every search (the text stays in the vault)
+    restore             a forgotten or archived document back in search
+    confidence          set by hand: ``{"ref": ..., "confidence": 0.8}`` (0 to 1)
+    type                set by hand: ``{"ref": ..., "type": "decision"}`` (a content type)
 
 The answer is ``{"ok": true, "document": {...}}`` or ``{"error": "<one line>"}`` with the
 failure's status.
@@ -28,7 +31,7 @@ from memtrove.vault import Vault
 
 __all__ = ["ACTIONS", "action_router"]
 
-ACTIONS = ("pin", "unpin", "snooze", "unsnooze", "forget")
+ACTIONS = ("pin", "unpin", "snooze", "unsnooze", "forget", "restore", "confidence", "type")
 MAX_SNOOZE_DAYS = 3650
 
 
@@ -43,6 +46,13 @@ def _days(body: dict[str, Any]) -> int:
     return days
 
 
+def _value(body: dict[str, Any], name: str) -> Any:
+    """The body's ``name`` as sent (the vault checks it)."""
+    if name not in body:
+        raise InvalidQueryError(f'the body must carry the new value: {{"ref": ..., "{name}": ...}}')
+    return body[name]
+
+
 def _apply(vault: Vault, action: str, ref: str, body: dict[str, Any]) -> Document:
     if action in ("pin", "unpin"):
         return vault.pin(ref, unpin=action == "unpin")
@@ -51,6 +61,12 @@ def _apply(vault: Vault, action: str, ref: str, body: dict[str, Any]) -> Documen
         return vault.snooze(ref, until.strftime("%Y-%m-%dT%H:%M:%SZ"))
     if action == "unsnooze":
         return vault.snooze(ref, None)
+    if action == "restore":
+        return vault.restore(ref)
+    if action == "confidence":
+        return vault.set_confidence(ref, _value(body, "confidence"))
+    if action == "type":
+        return vault.set_type(ref, _value(body, "type"))
     return vault.forget(ref)
 
 

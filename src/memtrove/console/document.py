@@ -1,12 +1,15 @@
 """The console's document page (``GET /ui/doc?ref=``, HTML): the text rendered as safe
-markdown (:mod:`memtrove.console.safe`), its metadata, relations in and out and the A-MEM
-note's evolution; a forgotten or archived document is shown too, marked inactive. The
-changes it offers are :mod:`memtrove.console.actions`.
+markdown (:mod:`memtrove.console.safe`), its metadata, relations in and out, the entities it
+names with their current facts, the A-MEM note's evolution, and its recall history (each
+injection, its session, and whether the reply used it). A folder's document links to its
+file. A forgotten or archived document is shown too, marked inactive, with a restore
+button. The changes it offers are :mod:`memtrove.console.actions`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
@@ -15,11 +18,40 @@ from memtrove.console.app import Console
 from memtrove.console.safe import render_markdown
 from memtrove.errors import MemtroveError
 from memtrove.index.types import CONTENT_TYPES
+from memtrove.results import Document
 from memtrove.vault import Vault
 
-__all__ = ["document_router"]
+if TYPE_CHECKING:
+    from memtrove.graph.entity_resolution import Entity
+    from memtrove.graph.triples import KnowledgeFact
+
+__all__ = ["RECALL_ROWS", "document_router"]
 
 Text = Annotated[str, Query(max_length=2000)]
+RECALL_ROWS = 50  # injections listed, newest first
+
+
+def _entities(vault: Vault, ref: str) -> list[tuple[Entity, list[KnowledgeFact]]]:
+    """The entities the document names, each with its current facts."""
+    return [
+        (entity, [fact for fact in vault.kg_query(entity.entity_id).facts if fact.current])
+        for entity in vault.document_entities(ref)
+    ]
+
+
+def _file_link(vault: Vault, document: Document) -> str | None:
+    """A ``file://`` link to a folder document's file; None for an internal collection or
+    a collection no longer configured."""
+    if document.collection.startswith("_"):
+        return None
+    try:
+        folders = {collection.name: collection.path for collection in vault.collections()}
+    except MemtroveError:  # an unreadable config.yaml: the page goes without the link
+        return None
+    folder = folders.get(document.collection)
+    if folder is None:
+        return None
+    return (Path(folder).expanduser().absolute() / document.path).as_uri()
 
 
 def document_router(vault: Vault, console: Console) -> APIRouter:
@@ -30,8 +62,11 @@ def document_router(vault: Vault, console: Console) -> APIRouter:
     def document_page(request: Request, ref: Text) -> HTMLResponse:
         try:
             document = vault.get(ref, include_inactive=True)
-            nodes, edges = vault.neighbourhood(ref) if document.active else ({}, [])
-            evolution = vault.memory_evolution(ref) if document.active else None
+            here = f"#{document.docid}"
+            nodes, edges = vault.neighbourhood(here) if document.active else ({}, [])
+            evolution = vault.memory_evolution(here) if document.active else None
+            entities = _entities(vault, here) if document.active else None
+            recalls = vault.recall_history(here, RECALL_ROWS)
         except MemtroveError as error:
             return console.error_page(request, error, "search")
         body, cut = render_markdown(document.body)
@@ -40,12 +75,15 @@ def document_router(vault: Vault, console: Console) -> APIRouter:
             "document.html",
             "search",
             document=document,
-            ref=f"#{document.docid}",
+            ref=here,
             body=body,
             cut=cut,
             nodes=nodes,
             edges=edges,
             evolution=evolution,
+            entities=entities,
+            recalls=recalls,
+            file_link=_file_link(vault, document),
             types=CONTENT_TYPES,
         )
 

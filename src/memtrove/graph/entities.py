@@ -12,6 +12,8 @@ from whichever extractor answered, never half of them.
 The heuristic, measured on hand-labelled proposals (``benchmarks/bench_entities.py``),
 finds code identifiers in backticks, known tools and services, ``@handles``, authors on
 ``Author:`` lines, and capitalised multiword names.
+
+:func:`document_entities` reads back what was recorded for a document.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from memtrove.errors import ModelError
 
 if TYPE_CHECKING:
     from memtrove.db.connection import Connection
-    from memtrove.graph.entity_resolution import Resolver
+    from memtrove.graph.entity_resolution import Entity, Resolver
     from memtrove.models.protocols import LLM
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "EntityExtraction",
     "ExtractedEntity",
+    "document_entities",
     "extract_entities",
     "filter_entities",
     "heuristic_entities",
@@ -491,3 +494,17 @@ def extract_entities(
     if link:  # a bulk run links once every document's mentions are in (see enrich_entities)
         link_shared_entities(connection, doc_id, [identifier for identifier, _, _ in resolved])
     return EntityExtraction(doc_id, source, resolved, rejected, error)
+
+
+def document_entities(connection: Connection, doc_id: int, limit: int = 100) -> list[Entity]:
+    """The entities recorded as named in document ``doc_id`` (``entity_mentions``), by
+    name."""
+    from memtrove.graph.entity_resolution import Entity
+
+    rows = connection.execute(
+        "SELECT n.entity_id, n.entity_type, n.name, n.mention_count FROM entity_mentions m "
+        "JOIN entity_nodes n ON n.entity_id = m.entity_id WHERE m.doc_id = ? "
+        "ORDER BY LOWER(n.name), n.entity_id LIMIT ?",
+        (doc_id, limit),
+    ).fetchall()
+    return [Entity(str(row[0]), str(row[1]), str(row[2]), int(row[3])) for row in rows]

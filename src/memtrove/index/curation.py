@@ -1,4 +1,5 @@
-"""Curation: a user's hand on what surfaces. Pin, snooze and forget documents.
+"""Curation: a user's hand on what surfaces. Pin, snooze, forget and restore documents, and
+set their confidence and type.
 
 - **pin** adds +0.3 to a document's composite score (capped at 1.0) wherever composite
   scoring runs;
@@ -6,9 +7,15 @@
   searchable (hooks filter on ``snoozed_until > now``);
 - **forget** deactivates a document: it leaves every search, its text stays in the vault, and
   ``documents.forgotten_hash`` remembers the body that was forgotten, so ``update`` leaves it
-  inactive until its file's content changes (see :mod:`memtrove.index.indexer`).
+  inactive until its file's content changes (see :mod:`memtrove.index.indexer`);
+- **restore** undoes a forget: the document is active again, its full-text row, passages
+  and links written back as the indexer writes them for a reactivated document (an
+  archived document goes back through :func:`memtrove.lifecycle.archive.restore_documents`);
+- **confidence** and **type** are set by hand; the next edit of the file classifies it
+  again (the indexer then resets the confidence when the type changes).
 
-Each change is one short write transaction that resolves the reference inside it. A
+Each change is one short write transaction that resolves the reference inside it (a
+restore resolves it first, then writes only if the document is still forgotten). A
 reference may name an inactive document (forgetting twice is harmless); an active document
 wins when both answer to a docid.
 """
@@ -17,14 +24,26 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.fts_totals import settle_fts_totals
+from memtrove.db.passages import drop_passages, write_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import get_document
+from memtrove.index.types import CONTENT_TYPES
 from memtrove.results import Document
-from memtrove.text import parse_iso_datetime, to_iso
+from memtrove.text import parse_iso_datetime, segment_cjk, to_iso
 
-__all__ = ["forget_document", "parse_snooze_until", "pin_document", "snooze_document"]
+__all__ = [
+    "forget_document",
+    "parse_snooze_until",
+    "pin_document",
+    "restore_document",
+    "set_confidence",
+    "set_content_type",
+    "snooze_document",
+]
 
 _BARE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -97,3 +116,106 @@ def forget_document(connection: Connection, reference: str) -> Document:
     if was_archived:
         repair_fts_totals(connection, ("archived_fts",))
     return document._replace(active=False)
+
+
+def restore_document(connection: Connection, reference: str) -> Document:
+    """Make a forgotten (or archived) document active again; an active one is returned as
+    is. Its body is the one it had: its full-text row and passages are written back and,
+    for a folder's document, its links stored and resolved, as :mod:`memtrove.index.indexer`
+    does when a file brings a document back. ``update`` then keeps it active while its file
+    is there.
+
+    A document that is inactive for another reason (its file left the collection, or an
+    agent memory was replaced) is refused with :class:`InvalidQueryError`: its file, not a
+    restore, brings it back."""
+    from memtrove.lifecycle.archive import restore_documents
+
+    document = get_document(connection, reference, include_inactive=True)
+    if document.active:
+        return document
+    archived, forgotten = connection.execute(
+        "SELECT archived_at IS NOT NULL, forgotten_hash IS NOT NULL FROM documents WHERE id = ?",
+        (document.doc_id,),
+    ).fetchone()
+    if archived:
+        restore_documents(connection, [document.doc_id])
+    elif not forgotten:
+        raise InvalidQueryError(
+            f"{document.collection}/{document.path} was not forgotten: it is inactive because "
+            "its file left the collection (or it was replaced); put the file back and update"
+        )
+    else:
+        with write_transaction(connection):
+            restored = connection.execute(
+                "UPDATE documents SET active = 1, forgotten_hash = NULL "
+                "WHERE id = ? AND active = 0 AND forgotten_hash IS NOT NULL",
+                (document.doc_id,),
+            ).rowcount
+            if restored:
+                _index_again(connection, document.doc_id)
+        settle_fts_totals(connection, ("documents_fts", "passages_fts"))
+    return get_document(connection, f"#{document.docid}", include_inactive=True)
+
+
+def _index_again(connection: Connection, doc_id: int) -> None:
+    """Write a reactivated document's full-text row, passages and links (inside the
+    caller's transaction), as the indexer does for a file that brings a document back."""
+    from memtrove.graph.links import (
+        WrittenDocument,
+        extract_links,
+        links_stored,
+        resolve_links,
+        write_links,
+    )
+    from memtrove.index.markdown import parse_markdown
+
+    collection, path, title, body_hash, text = connection.execute(
+        "SELECT d.collection, d.path, d.title, d.hash, c.doc FROM documents d "
+        "JOIN content c ON c.hash = d.hash WHERE d.id = ?",
+        (doc_id,),
+    ).fetchone()
+    body = parse_markdown(str(text)).body
+    connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    connection.execute(
+        "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+        (doc_id, f"{collection}/{path}", segment_cjk(str(title)), segment_cjk(body)),
+    )
+    drop_passages(connection, doc_id)
+    write_passages(connection, doc_id, str(body_hash), str(text))
+    # Only folder documents have links: the indexer stores them, internal writes do not.
+    if not str(collection).startswith("_") and links_stored(connection):
+        links = tuple(extract_links(body, str(path)))
+        write_links(connection, [WrittenDocument(doc_id, str(path), links)])
+        resolve_links(connection, str(collection), {doc_id})
+
+
+def set_confidence(connection: Connection, reference: str, confidence: Any) -> Document:
+    """Set a document's confidence (a number from 0 to 1); InvalidQueryError otherwise."""
+    # The range test refuses NaN and infinities too (every comparison with NaN is false).
+    if (
+        not isinstance(confidence, int | float)
+        or isinstance(confidence, bool)
+        or not 0.0 <= confidence <= 1.0
+    ):
+        raise InvalidQueryError(f"confidence must be a number from 0 to 1, got {confidence!r:.40}")
+    with write_transaction(connection):
+        document = get_document(connection, reference, include_inactive=True)
+        connection.execute(
+            "UPDATE documents SET confidence = ? WHERE id = ?", (float(confidence), document.doc_id)
+        )
+    return document._replace(confidence=float(confidence))
+
+
+def set_content_type(connection: Connection, reference: str, content_type: Any) -> Document:
+    """Set a document's type (one of :data:`~memtrove.index.types.CONTENT_TYPES`); its
+    confidence is left as it is. InvalidQueryError for any other type."""
+    if not isinstance(content_type, str) or content_type not in CONTENT_TYPES:
+        raise InvalidQueryError(
+            f"type must be one of {', '.join(CONTENT_TYPES)}, got {content_type!r:.40}"
+        )
+    with write_transaction(connection):
+        document = get_document(connection, reference, include_inactive=True)
+        connection.execute(
+            "UPDATE documents SET content_type = ? WHERE id = ?", (content_type, document.doc_id)
+        )
+    return document._replace(content_type=content_type)

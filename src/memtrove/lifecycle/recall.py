@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.results.lifecycle import RecallCandidate
@@ -37,8 +38,11 @@ __all__ = [
     "PIN_MIN_RECALLS",
     "SNOOZE_MIN_NEGATIVES",
     "SNOOZE_MIN_SESSIONS",
+    "RecallEvent",
+    "RecallHistory",
     "diversity_score",
     "pin_candidates",
+    "recall_history",
     "recompute_recall_stats",
     "snooze_candidates",
     "spacing_score",
@@ -169,3 +173,56 @@ def snooze_candidates(
         (SNOOZE_MIN_NEGATIVES, to_iso(now), SNOOZE_MIN_SESSIONS),
         limit,
     )
+
+
+class RecallEvent(NamedTuple):
+    """One injection of a document: into which session, when, at what score, for which
+    prompt, and whether the reply used it (None until feedback-loop gave a verdict)."""
+
+    session_id: str
+    surfaced_at: str
+    turn_index: int
+    score: float
+    query_text: str
+    referenced: bool | None
+
+
+class RecallHistory(NamedTuple):
+    """How often a document was injected, into how many sessions, how often it was used,
+    and its latest injections, newest first."""
+
+    injected: int
+    sessions: int
+    referenced: int
+    events: list[RecallEvent]
+
+
+def recall_history(connection: Connection, doc_id: int, limit: int) -> RecallHistory:
+    """Document ``doc_id``'s recall events: the counts over all of them, and the newest
+    ``limit`` with the prompt that surfaced each."""
+    count, sessions, used = connection.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT session_id), COALESCE(SUM(was_referenced = 1), 0) "
+        "FROM recall_events WHERE doc_id = ?",
+        (doc_id,),
+    ).fetchone()
+    rows = connection.execute(
+        "SELECT e.session_id, e.surfaced_at, e.turn_index, e.search_score, "
+        "COALESCE(u.query_text, ''), e.was_referenced, e.checked_at FROM recall_events e "
+        "LEFT JOIN context_usage u ON u.id = e.usage_id WHERE e.doc_id = ? "
+        "ORDER BY e.surfaced_at DESC, e.id DESC LIMIT ?",
+        (doc_id, limit),
+    ).fetchall()
+    events = [
+        RecallEvent(
+            str(session),
+            str(stamp),
+            int(turn),
+            float(score),
+            str(query),
+            # Used when marked so (an imported event may carry no check); unused only when
+            # judged: an unchecked event, or one checked without a verdict, says nothing.
+            True if referenced == 1 else (False if checked and referenced == 0 else None),
+        )
+        for session, stamp, turn, score, query, referenced, checked in rows
+    ]
+    return RecallHistory(int(count), int(sessions), int(used), events)

@@ -10,6 +10,7 @@ from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.graph.entities import EntityExtraction
+    from memtrove.graph.entity_resolution import Entity
     from memtrove.graph.triples import KnowledgeResult
     from memtrove.models.protocols import LLM
 
@@ -36,6 +37,17 @@ class KnowledgeAccess(VaultState):
             return extract_entities(
                 self._connection, document.doc_id, document.title, document.body, llm
             )
+
+    def document_entities(self, ref: str, limit: int = 100) -> list[Entity]:
+        """The entities document ``ref`` names (as extraction recorded them), by name;
+        ``kg_query(entity.entity_id)`` gives the facts about each."""
+        from memtrove.graph.entities import document_entities
+        from memtrove.retrieval.arguments import check_limit
+
+        limit = check_limit(limit, ceiling=1000)
+        doc_id = self.get(ref).doc_id
+        with self._lock:
+            return document_entities(self._connection, doc_id, limit)
 
     def enrich_entities(
         self,

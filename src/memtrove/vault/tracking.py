@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 from memtrove.errors import MemtroveError
 from memtrove.index import curation
+from memtrove.index.documents import get_document
 from memtrove.lifecycle import sessions
+from memtrove.lifecycle.recall import RecallHistory, recall_history
 from memtrove.results import (
     Document,
     SessionRecord,
@@ -58,6 +60,27 @@ class Tracking(VaultState):
             document = curation.forget_document(self._connection, ref)
             self._note_curation("memory_forget")
             return document
+
+    def restore(self, ref: str) -> Document:
+        """Undo :meth:`forget` (or an archive): the document is active and searchable again
+        with the body it had, and :meth:`update` keeps it while its file is there. An
+        active document is returned as is; one inactive because its file left the
+        collection is refused with InvalidQueryError."""
+        with self._lock:
+            return curation.restore_document(self._connection, ref)
+
+    def set_confidence(self, ref: str, confidence: float) -> Document:
+        """Set a document's confidence by hand (0 to 1; anything else: InvalidQueryError).
+        The next edit of its file classifies it again."""
+        with self._lock:
+            return curation.set_confidence(self._connection, ref, confidence)
+
+    def set_type(self, ref: str, content_type: str) -> Document:
+        """Set a document's type by hand (one of ``memtrove.index.types.CONTENT_TYPES``;
+        anything else: InvalidQueryError), its confidence left as it is. The next edit of
+        its file classifies it again."""
+        with self._lock:
+            return curation.set_content_type(self._connection, ref, content_type)
 
     def find_target(self, query: str) -> TargetMatch:
         """The document ``query`` most likely names: exact ref or path, else BM25, title
@@ -171,6 +194,15 @@ class Tracking(VaultState):
         limit = check_limit(limit, ceiling=1000)
         with self._lock:
             return sessions.session_prompts(self._connection, session_id, limit)
+
+    def recall_history(self, ref: str, limit: int = 50) -> RecallHistory:
+        """How often document ``ref`` (a forgotten or archived one too) was injected, into
+        how many sessions and how often the reply used it, with its newest ``limit``
+        injections: session, moment, score, prompt, verdict (None: not judged)."""
+        limit = check_limit(limit, ceiling=1000)
+        with self._lock:
+            doc_id = get_document(self._connection, ref, include_inactive=True).doc_id
+            return recall_history(self._connection, doc_id, limit)
 
     def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
         """Recent sessions, the most recently active first."""

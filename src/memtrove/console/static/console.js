@@ -1,4 +1,5 @@
-// memtrove console: the change buttons (pin, snooze, forget) and their answers.
+// memtrove console: the change buttons (pin, snooze, forget, restore, confidence, type)
+// and their answers.
 // Every change is a same-origin JSON POST carrying the page's CSRF token.
 "use strict";
 
@@ -18,6 +19,10 @@
     if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
     const body = { ref: ref };
     if (button.dataset.days) body.days = Number(button.dataset.days);
+    // confidence, type: the value of the control the button names, under the action's name
+    // (a number field's number; an empty one is NaN, sent as null and refused).
+    const input = button.dataset.input && document.getElementById(button.dataset.input);
+    if (input) body[button.dataset.action] = input.type === "number" ? input.valueAsNumber : input.value;
     button.disabled = true;
     try {
       const answer = await fetch("/ui/actions/" + encodeURIComponent(button.dataset.action), {
