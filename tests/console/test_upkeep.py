@@ -117,3 +117,24 @@ def test_the_policy_dry_run_and_the_doctor_run_when_asked(client: TestClient) ->
     assert "Run every doctor check" in health and 'class="doctor"' not in health
     checked = client.get("/ui/health?doctor=1").text
     assert 'class="doctor"' in checked and "check-ok" in checked
+
+
+def test_a_duplicate_pair_gets_its_verdict_from_the_page(client: TestClient, demo: Vault) -> None:
+    demo.remember("deploy rule", "Deploy on Thursdays, after the standup.", store="global")
+    demo.remember("deploy rules", "Deploy on Thursdays, after the standup!", store="global")
+    page = client.get("/ui/memory?store=global").text
+    assert 'data-action="verdict"' in page and 'data-other="deploy rules"' in page
+    found = re.search(r'name="csrf-token" content="([^"]+)"', page)
+    assert found
+    headers = {"Content-Type": "application/json", "X-CSRF-Token": found.group(1)}
+    body = {"ref": "deploy rule", "other": "deploy rules", "store": "global"}
+    refused = client.post("/ui/actions/verdict", json={**body, "verdict": "same"}, headers=headers)
+    assert refused.status_code == 400 and "status must be one of" in refused.json()["error"]
+    missing = client.post("/ui/actions/verdict", json={"ref": "deploy rule"}, headers=headers)
+    assert missing.status_code == 400
+    done = client.post(
+        "/ui/actions/verdict", json={**body, "verdict": "supplement"}, headers=headers
+    )
+    assert done.status_code == 200 and done.json()["ok"] is True
+    assert not demo.find_duplicates("global").clusters  # judged: no longer listed
+    assert 'data-action="verdict"' not in client.get("/ui/memory?store=global").text

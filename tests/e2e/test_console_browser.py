@@ -343,3 +343,20 @@ def test_every_page_loads_without_a_console_error(
         if name in ("memory", "health"):
             shoot(page, name, tmp_path)
     assert errors == [], errors
+
+
+def test_a_duplicate_pair_is_judged_from_the_memory_page(
+    page: Any, server: Server, home: Path
+) -> None:
+    with open_vault(home) as vault:
+        vault.remember("release rule", "Release on Tuesdays after the demo.", store="global")
+        vault.remember("release rules", "Release on Tuesdays after the demo!", store="global")
+        assert vault.find_duplicates("global").clusters
+    page.goto(f"{server.url}/ui/memory?store=global")
+    row = page.locator("tr.pair", has_text="release rules")
+    row.locator("select").select_option("duplicate")
+    row.locator("button[data-action=verdict]").click()
+    page.wait_for_selector("#toast.shown")
+    assert "done" in page.locator("#toast").inner_text()
+    with open_vault(home) as vault:
+        assert not vault.find_duplicates("global").clusters

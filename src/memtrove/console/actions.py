@@ -31,7 +31,9 @@ from memtrove.vault import Vault
 
 __all__ = ["ACTIONS", "action_router"]
 
-ACTIONS = ("pin", "unpin", "snooze", "unsnooze", "forget", "restore", "confidence", "type")
+ACTIONS = (
+    "pin", "unpin", "snooze", "unsnooze", "forget", "restore", "confidence", "type", "verdict",
+)  # fmt: skip
 MAX_SNOOZE_DAYS = 3650
 
 
@@ -51,6 +53,13 @@ def _value(body: dict[str, Any], name: str) -> Any:
     if name not in body:
         raise InvalidQueryError(f'the body must carry the new value: {{"ref": ..., "{name}": ...}}')
     return body[name]
+
+
+def _text(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str) or not value.strip() or len(value) > 2000:
+        raise InvalidQueryError(f"{name} must be a non-empty text")
+    return value
 
 
 def _apply(vault: Vault, action: str, ref: str, body: dict[str, Any]) -> Document:
@@ -89,6 +98,11 @@ def action_router(vault: Vault, console: Console) -> APIRouter:
         if not isinstance(ref, str) or not ref.strip() or len(ref) > 2000:
             return _answer(400, {"error": 'the body must name the document: {"ref": "#docid"}'})
         try:
+            if action == "verdict":  # a memory-store pair: ref and other are entry labels
+                pair = vault.dedup_mark_checked(
+                    ref, _text(body, "other"), _text(body, "verdict"), _text(body, "store")
+                )
+                return _answer(200, {"ok": True, "pair": list(pair)})
             document = _apply(vault, action, ref, body)
         except MemtroveError as error:
             return _answer(error.status, {"error": error_line(str(error))})

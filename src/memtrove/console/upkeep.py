@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse
 
 from memtrove.console.app import Console
 from memtrove.errors import MemtroveError
+from memtrove.memory.dedup import VERDICTS
 from memtrove.memory.slugs import GLOBAL_STORE
 from memtrove.text import error_line
 from memtrove.vault import Vault
@@ -174,6 +175,7 @@ def upkeep_router(vault: Vault, console: Console) -> APIRouter:
             observations=_capped(lambda: _observations(vault)),
             imports=_capped(lambda: vault.import_runs(ROWS)),
             rows=ROWS,
+            verdicts=VERDICTS,
         )
 
     return router

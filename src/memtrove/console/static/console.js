@@ -23,6 +23,8 @@
     // (a number field's number; an empty one is NaN, sent as null and refused).
     const input = button.dataset.input && document.getElementById(button.dataset.input);
     if (input) body[button.dataset.action] = input.type === "number" ? input.valueAsNumber : input.value;
+    if (button.dataset.other) body.other = button.dataset.other; // a duplicate pair's verdict
+    if (button.dataset.store) body.store = button.dataset.store;
     button.disabled = true;
     try {
       const answer = await fetch("/ui/actions/" + encodeURIComponent(button.dataset.action), {
