@@ -177,6 +177,11 @@ def test_the_audit_lists_what_the_hook_injected(
     assert page.locator("blockquote.query").inner_text() == QUESTION
     assert page.locator("a.injected-path").all_inner_texts() == injected
     assert page.locator(".totals .tokens").inner_text() == str(rows[0][1])
+    first = page.locator("tr.entry").first
+    first.locator("details.explain summary").click()
+    first.locator("details.explain[data-filled=true]").wait_for()
+    assert first.locator("tr.leg th").all_inner_texts() == ["BM25", "vector"]
+    assert "recency" in first.locator("table.signals").inner_text()
     page.click("details.left-out summary")
     assert page.locator("tr.left").count() == len(left)
     assert "lead ratio" in page.locator("details.left-out").inner_text() or all(

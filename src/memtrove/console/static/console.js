@@ -62,9 +62,9 @@
     });
   }
 
-  // "Why this score": the legs and signals of every result, fetched when one is opened.
-  const results = document.querySelector("ol.results[data-q]");
-  let explained = null;
+  // "Why this score": the legs and signals of every result of a list (a search page, or
+  // one prompt of a session's audit), fetched once, when one of them is first opened.
+  const explained = new WeakSet();
 
   function cell(row, text, tag, span) {
     const node = document.createElement(tag || "td");
@@ -75,7 +75,7 @@
 
   function fill(details, why) {
     const legs = details.querySelector("table.legs");
-    const rerank = legs.querySelector("tr.leg");
+    const anchor = legs.querySelector("tr.leg");
     for (const leg of why.legs) {
       const row = document.createElement("tr");
       row.className = "leg";
@@ -83,7 +83,8 @@
       row.firstChild.scope = "row";
       if (leg.score === null) cell(row, leg.note, "td", 2);
       else { cell(row, leg.score.toFixed(4)); cell(row, String(leg.rank)); }
-      rerank.parentNode.insertBefore(row, rerank);
+      if (anchor) anchor.parentNode.insertBefore(row, anchor);
+      else legs.appendChild(row);
     }
     const signals = details.querySelector("table.signals");
     for (const [name, value] of why.signals) {
@@ -96,27 +97,29 @@
     details.dataset.filled = "true";
   }
 
-  async function explainAll() {
-    if (explained) return explained;
-    const all = Array.from(results.querySelectorAll("details.explain"));
+  async function explainAll(box) {
+    if (explained.has(box)) return;
+    explained.add(box);
+    const all = Array.from(box.querySelectorAll("details.explain"));
     const query = new URLSearchParams({
-      q: results.dataset.q, method: results.dataset.method, collection: results.dataset.collection,
-      type: results.dataset.type, ids: all.map((d) => d.dataset.doc).join(","),
+      q: box.dataset.q, method: box.dataset.method || "search",
+      collection: box.dataset.collection || "", type: box.dataset.type || "",
+      ids: all.map((d) => d.dataset.doc).join(","),
     });
     const answer = await fetch("/ui/explain.json?" + query.toString(), { credentials: "same-origin" });
-    explained = answer.ok ? await answer.json() : {};
+    const data = answer.ok ? await answer.json() : {};
     for (const details of all) {
-      const why = explained[details.dataset.doc];
+      const why = data[details.dataset.doc];
       if (why) fill(details, why);
     }
-    return explained;
   }
 
-  if (results) {
-    results.addEventListener("toggle", (event) => {
-      if (event.target.matches("details.explain") && event.target.open) explainAll();
-    }, true);
-  }
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!details.matches || !details.matches("details.explain") || !details.open) return;
+    const box = details.closest("[data-q]");
+    if (box) explainAll(box);
+  }, true);
 
   document.addEventListener("click", function (event) {
     const button = event.target.closest("button[data-action]");
