@@ -2,4 +2,16 @@
 
 from __future__ import annotations
 
-from tests.api.conftest import client, demo, docid, local_client  # noqa: F401  (fixtures)
+import re
+
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import JSON, client, demo, docid, local_client  # noqa: F401  (fixtures)
+
+
+def change_headers(console: TestClient) -> dict[str, str]:
+    """What a console change sends: JSON, and the CSRF token a page of ``console`` carries."""
+    page = console.get("/ui/sessions").text
+    found = re.search(r'name="csrf-token" content="([^"]+)"', page)
+    assert found
+    return {**JSON, "X-CSRF-Token": found.group(1)}

@@ -14,13 +14,7 @@ from memtrove.api import create_app
 from memtrove.console.app import CSP
 from memtrove.console.safe import MAX_RENDERED_CHARS, render_markdown
 from tests.api.conftest import JSON, JWT_NOTE, TOKEN, local_client
-
-
-def _token(client: TestClient) -> str:
-    page = client.get("/ui/sessions").text
-    found = re.search(r'name="csrf-token" content="([^"]+)"', page)
-    assert found
-    return found.group(1)
+from tests.console.conftest import change_headers
 
 
 def test_every_page_answers_with_the_security_headers(client: TestClient, docid: str) -> None:
@@ -55,7 +49,7 @@ def test_actions_need_the_csrf_token(client: TestClient, demo: Vault) -> None:
     wrong = {**JSON, "X-CSRF-Token": "x" * 43}
     assert client.post("/ui/actions/pin", json={"ref": JWT_NOTE}, headers=wrong).status_code == 403
     assert not demo.get(JWT_NOTE).pinned
-    token = {**JSON, "X-CSRF-Token": _token(client)}
+    token = change_headers(client)
     done = client.post("/ui/actions/pin", json={"ref": JWT_NOTE}, headers=token)
     assert done.status_code == 200 and done.json()["document"]["pinned"] is True
     assert demo.get(JWT_NOTE).pinned

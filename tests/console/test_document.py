@@ -3,23 +3,16 @@ the restore, confidence and type actions, on a real vault of the example notes."
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 
 from memtrove import Vault
 from memtrove.console.document import RECALL_ROWS
-from tests.api.conftest import JSON, JWT_NOTE
+from tests.api.conftest import JWT_NOTE
+from tests.console.conftest import change_headers
 
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
-
-
-def _headers(client: TestClient) -> dict[str, str]:
-    page = client.get("/ui/sessions").text
-    found = re.search(r'name="csrf-token" content="([^"]+)"', page)
-    assert found
-    return {**JSON, "X-CSRF-Token": found.group(1)}
 
 
 def _section(page: str, heading: str) -> str:
@@ -86,7 +79,7 @@ def test_the_recall_history_is_capped(client: TestClient, demo: Vault, docid: st
 def test_restore_brings_a_forgotten_document_back(
     client: TestClient, demo: Vault, docid: str
 ) -> None:
-    headers = _headers(client)
+    headers = change_headers(client)
     assert 'data-action="restore"' not in client.get(f"/ui/doc?ref=%23{docid}").text
     assert client.post("/ui/actions/forget", json={"ref": JWT_NOTE}, headers=headers).is_success
     assert JWT_NOTE.removeprefix("demo/") not in [r.path for r in demo.search("refresh token")]
@@ -101,7 +94,7 @@ def test_restore_brings_a_forgotten_document_back(
 
 
 def test_confidence_and_type_edits_persist(client: TestClient, demo: Vault, docid: str) -> None:
-    headers = _headers(client)
+    headers = change_headers(client)
     page = client.get(f"/ui/doc?ref=%23{docid}").text
     assert 'data-action="confidence" data-input="confidence-input"' in page
     assert 'data-action="type" data-input="type-input"' in page

@@ -13,6 +13,7 @@ from memtrove import Vault
 from memtrove.console.app import CSP
 from memtrove.errors import InvalidQueryError, PortableFormatError
 from memtrove.lifecycle.maintenance import LaneSettings
+from tests.console.conftest import change_headers
 from tests.lifecycle.consolidation_helpers import observe
 
 PATTERN = "we keep the release notes in the wiki"
@@ -124,9 +125,7 @@ def test_a_duplicate_pair_gets_its_verdict_from_the_page(client: TestClient, dem
     demo.remember("deploy rules", "Deploy on Thursdays, after the standup!", store="global")
     page = client.get("/ui/memory?store=global").text
     assert 'data-action="verdict"' in page and 'data-other="deploy rules"' in page
-    found = re.search(r'name="csrf-token" content="([^"]+)"', page)
-    assert found
-    headers = {"Content-Type": "application/json", "X-CSRF-Token": found.group(1)}
+    headers = change_headers(client)
     body = {"ref": "deploy rule", "other": "deploy rules", "store": "global"}
     refused = client.post("/ui/actions/verdict", json={**body, "verdict": "same"}, headers=headers)
     assert refused.status_code == 400 and "status must be one of" in refused.json()["error"]

@@ -38,8 +38,7 @@ def vault_status(
     # IN (a primary-key search per distinct body) reads 10k notes' fragments in 60 % of the
     # time the join over DISTINCT hashes took
     fragments = connection.execute(
-        "SELECT COUNT(*) FROM fragments WHERE hash IN "
-        "(SELECT hash FROM documents WHERE active = 1)"
+        "SELECT COUNT(*) FROM fragments WHERE hash IN (SELECT hash FROM documents WHERE active = 1)"
     ).fetchone()[0]
     size = sum(
         candidate.stat().st_size for candidate in (path, Path(f"{path}-wal")) if candidate.exists()
