@@ -3,8 +3,8 @@
 ``memtrove hook NAME`` skips the CLI entirely: a hook runs on every prompt, so its process
 must not pay for importing Typer and Rich (see :mod:`memtrove.hooks.runner`). A bare
 ``memtrove mcp`` (stdio) skips it too, so the MCP handshake answers sooner. The read commands
-(``search``, ``vsearch``, ``query``, ``get``, ``status``) run without Typer and Rich when
-their command line is one :mod:`memtrove.cli.lean` fully understands.
+(``search``, ``vsearch``, ``query``, ``get``, ``status``) and ``update`` run without Typer
+and Rich when their command line is one :mod:`memtrove.cli.lean` fully understands.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_LEAN_COMMANDS = frozenset(("search", "vsearch", "query", "get", "status"))
+_LEAN_COMMANDS = frozenset(("search", "vsearch", "query", "get", "status", "update"))
 
 
 def main() -> None:

@@ -209,7 +209,12 @@ def test_errors_are_the_same_lines(env: dict[str, str], tmp_path: Path) -> None:
 def test_the_lean_path_loads_neither_typer_nor_rich(env: dict[str, str]) -> None:
     """Only Rich's table of emoji names may load (to tell ``:smile:`` from ``12:30:45``)."""
     allowed = {"rich", "rich._extension", "rich._emoji_codes"}
-    for arguments in (["search", "memory leak", "-c", "demo"], ["get", DOCUMENT], ["status"]):
+    for arguments in (
+        ["search", "memory leak", "-c", "demo"],
+        ["get", DOCUMENT],
+        ["status"],
+        ["update"],
+    ):
         done = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "memtrove", *arguments],
             env=env,
@@ -244,3 +249,32 @@ def test_a_reader_that_went_away_is_met_alike(env: dict[str, str]) -> None:
             process.stdout.close()  # before the command writes a line
             answers.append((process.wait(timeout=120), process.stderr.read()))
         assert answers == [(1, b""), (1, b"")], arguments
+
+
+def _timeless(printed: tuple[int, str, str]) -> tuple[int, str, str]:
+    code, out, err = printed
+    out = re.sub(r"\(\d+\.\d\ds\)", "(<s>)", out)
+    return code, re.sub(r'"elapsed_seconds": [0-9.e-]+', '"elapsed_seconds": 0', out), err
+
+
+def test_update_prints_what_the_typer_cli_prints(tmp_path: Path) -> None:
+    """The no-change re-run a watcher pays runs lean: the same report, skips and notices
+    included, both ways (the elapsed time aside); ``--embed`` and ``--help`` stay Typer's."""
+    env = environment(tmp_path)
+    notes = tmp_path / "notes"
+    write(notes, "a.md", "# A\n\nalpha note\n")
+    write(notes, "big.md", "# Big\n\n" + "x" * (6 * 1024 * 1024))  # skipped: over 5 MB
+    code, _, err = run(["collection", "add", str(notes), "--name", "n"], env)
+    assert code == 0, err
+    first = run(["update"], env)  # indexes a.md: from here on, each run is a no-change re-run
+    assert first[0] == 0 and "+1 ~0 =0 -0" in first[1], first
+    for arguments in (["update"], ["update", "--json"], ["update", "-v"], ["update", "-c", "n"]):
+        lean, typer = run(arguments, env), run(arguments, env, lean=False)
+        assert _timeless(lean) == _timeless(typer), arguments
+        assert (lean[0] == 0 and "skipped 1:" in lean[1]) or "--json" in arguments
+    assert "+0 ~0 =1 -0" in run(["update"], env)[1]
+    assert _timeless(run(["update", "-c", "nope"], env)) == _timeless(
+        run(["update", "-c", "nope"], env, lean=False)
+    )
+    help_text = run(["update", "--help"], env)
+    assert help_text[0] == 0 and "--embed" in help_text[1]

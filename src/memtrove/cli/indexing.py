@@ -12,8 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memtrove.cli import agents
 from memtrove.cli.common import console, fail, given_path, open_vault, print_json, state
-from memtrove.cli.lean.output import printable
-from memtrove.cli.lean.views import print_status
+from memtrove.cli.lean.views import print_status, print_update
 from memtrove.cli.retrieval import print_embed_report, run_embed
 from memtrove.errors import MemtroveError
 from memtrove.index.embedding import EmbedReport
@@ -59,7 +58,7 @@ def bootstrap(
         else:
             console.print(f"collection {existing.name} already covers {existing.path}")
         report = _run_update(vault, [existing.name])
-        _print_report(report)
+        print_update(report)
         embedded = None if skip_embed else _embed_after_update(vault, report, as_json=False)
     if embedded is not None:
         print_embed_report(embedded)
@@ -85,7 +84,7 @@ def update(
     with open_vault(ctx) as vault:
         report = _run_update(vault, collection or None, show_progress=not as_json)
         if not as_json:
-            _print_report(report, verbose=verbose)
+            print_update(report, verbose=verbose)
         embedded = _embed_after_update(vault, report, as_json=as_json) if embed else None
     if as_json:
         data = report.to_dict()
@@ -134,24 +133,6 @@ def _run_update(
 ) -> UpdateReport:
     with _progress(show_progress) as progress:
         return vault.update(collections, progress=progress)
-
-
-def _print_report(report: UpdateReport, *, verbose: bool = False) -> None:
-    """The summary, one ``skipped N: reason`` line per reason (with ``verbose``, each file
-    under it), every notice, and warnings on stderr."""
-    console.print(f"{report.summary}  ({report.elapsed_seconds:.2f}s)")
-    for reason, count in report.skipped_by_reason.items():
-        console.print(f"skipped {count}: {reason}", markup=False)
-        if verbose:
-            for issue in sorted(report.skipped, key=lambda i: (i.collection, i.path)):
-                if issue.reason == reason:
-                    detail = f" ({issue.detail})" if issue.detail else ""
-                    shown = printable(f"{issue.collection}/{issue.path}{detail}")
-                    console.print(f"  {shown}", markup=False)
-    for issue in report.notices:
-        console.print(f"note {printable(str(issue))}", markup=False)
-    for warning in report.warnings:
-        print(f"memtrove: warning: {printable(warning)}", file=sys.stderr)
 
 
 def status(

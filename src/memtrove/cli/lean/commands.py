@@ -1,4 +1,5 @@
-"""The read commands themselves: ``search``, ``vsearch``, ``query``, ``get`` and ``status``.
+"""The read commands themselves: ``search``, ``vsearch``, ``query``, ``get`` and ``status``,
+and ``update`` (the no-change re-run a watcher or a hook pays every time).
 
 Each does what its Typer command does (:mod:`memtrove.cli.reading`,
 :mod:`memtrove.cli.retrieval`, :mod:`memtrove.cli.indexing`) and prints the same. A search
@@ -13,7 +14,13 @@ import contextlib
 import os
 
 from memtrove.cli.lean.output import echo_lines, error, print_json, warning
-from memtrove.cli.lean.views import print_results, print_stages, print_status, selected_lines
+from memtrove.cli.lean.views import (
+    print_results,
+    print_stages,
+    print_status,
+    print_update,
+    selected_lines,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +59,8 @@ def run(parsed: Parsed) -> int:
             _get(vault_path, config_dir, parsed.arguments[0], options)
         elif parsed.command == "status":
             _status(vault_path, config_dir, as_json=options["as_json"])
+        elif parsed.command == "update":
+            _update(vault_path, config_dir, options)
         else:
             _search(vault_path, config_dir, parsed.command, " ".join(parsed.arguments), options)
     except Failed as failed:
@@ -229,18 +238,55 @@ def _status(vault_path: str, config_dir: str, *, as_json: bool) -> None:
         print_status(info)
 
 
+def _update(vault_path: str, config_dir: str, options: dict[str, Any]) -> None:
+    """``memtrove update`` (without ``--embed``): index what changed, print the report."""
+    with _opened(vault_path, config_dir, create=True) as vault, _progress() as progress:
+        report = vault.update(options["collection"] or None, progress=progress)
+    if options["as_json"]:
+        print_json(report.to_dict())
+    else:
+        print_update(report, verbose=options["verbose"])
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Any]:
+    """On a terminal, one transient ``indexing done/total`` line on stderr (the Typer
+    command draws a Rich bar there); elsewhere nothing."""
+    import sys
+    import time
+
+    if not sys.stderr.isatty():
+        yield None
+        return
+    shown = [0.0]
+
+    def advance(done: int, total: int, current: str) -> None:
+        now = time.monotonic()
+        if now - shown[0] >= 0.1 or done == total:
+            shown[0] = now
+            sys.stderr.write(f"\rindexing {done}/{total} {current[-40:]}\033[K")
+            sys.stderr.flush()
+
+    try:
+        yield advance
+    finally:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
 # -- the vault ----------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def _opened(vault_path: str, config_dir: str) -> Iterator[Vault]:
-    """The vault, opened as the CLI opens it: memtrove's errors, while opening or using it,
-    become one line on stderr and exit status 1; it is closed on the way out."""
+def _opened(vault_path: str, config_dir: str, *, create: bool = False) -> Iterator[Vault]:
+    """The vault, opened as the CLI opens it (a read command never creates one):
+    memtrove's errors, while opening or using it, become one line on stderr and exit status
+    1; it is closed on the way out."""
     from memtrove.errors import MemtroveError
     from memtrove.vault import Vault
 
     try:
-        vault = Vault.open(vault_path, config_dir=config_dir, create=False)
+        vault = Vault.open(vault_path, config_dir=config_dir, create=create)
         try:
             yield vault
         finally:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "NotUnderstood", "Parsed", "parse"]
 
-COMMANDS = ("search", "vsearch", "query", "get", "status")
+COMMANDS = ("search", "vsearch", "query", "get", "status", "update")
 _INTEGER = re.compile(r"0|[1-9][0-9]{0,8}")
 _FRACTION = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,17})?")
 
@@ -54,6 +54,14 @@ _GET: dict[str, _Spec] = {
     "--json": ("as_json", "true", None, None),
 }
 _STATUS: dict[str, _Spec] = {"--json": ("as_json", "true", None, None)}
+# update --embed is the Typer CLI's (it embeds, with its own progress and report)
+_UPDATE: dict[str, _Spec] = {
+    "-c": ("collection", "many", None, None),
+    "--collection": ("collection", "many", None, None),
+    "--json": ("as_json", "true", None, None),
+    "-v": ("verbose", "true", None, None),
+    "--verbose": ("verbose", "true", None, None),
+}
 _SEARCH_DEFAULTS: dict[str, Any] = {
     "limit": 10,
     "collection": None,
@@ -80,6 +88,7 @@ _COMMANDS: dict[str, tuple[dict[str, _Spec], dict[str, Any], int | None]] = {
     ),
     "get": (_GET, {"from_line": 1, "max_lines": None, "line_numbers": False, "as_json": False}, 1),
     "status": (_STATUS, {"as_json": False}, 0),
+    "update": (_UPDATE, {"collection": None, "as_json": False, "verbose": False}, 0),
 }
 
 

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from memtrove.results import VaultStatus
+    from memtrove.results import UpdateReport, VaultStatus
 
-__all__ = ["print_results", "print_stages", "print_status", "selected_lines"]
+__all__ = ["print_results", "print_stages", "print_status", "print_update", "selected_lines"]
 
 
 def print_results(results: Sequence[Mapping[str, Any]]) -> None:
@@ -80,3 +80,23 @@ def print_status(info: VaultStatus) -> None:
         lines.append("collection  none yet: memtrove collection add <folder>")
     for line in lines:
         print_line(line)
+
+
+def print_update(report: UpdateReport, *, verbose: bool = False) -> None:
+    """``memtrove update``: the summary, one ``skipped N: reason`` line per reason (with
+    ``verbose``, each file under it), every notice; warnings on stderr."""
+    import sys
+
+    print_line(f"{report.summary}  ({report.elapsed_seconds:.2f}s)")
+    for reason, count in report.skipped_by_reason.items():
+        print_line(f"skipped {count}: {reason}", markup_on=False)
+        if verbose:
+            for issue in sorted(report.skipped, key=lambda i: (i.collection, i.path)):
+                if issue.reason == reason:
+                    detail = f" ({issue.detail})" if issue.detail else ""
+                    shown = printable(f"{issue.collection}/{issue.path}{detail}")
+                    print_line(f"  {shown}", markup_on=False)
+    for issue in report.notices:
+        print_line(f"note {printable(str(issue))}", markup_on=False)
+    for warning in report.warnings:
+        print(f"memtrove: warning: {printable(warning)}", file=sys.stderr)
