@@ -20,32 +20,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.db.passages import drop_passages, write_passages
-from memtrove.graph.links import (
-    WrittenDocument,
-    extract_links,
-    forget_links,
-    links_stored,
-    resolve_links,
-    write_links,
-)
-from memtrove.index.classify import confidence_baseline
 from memtrove.index.documents import free_docid
-from memtrove.index.markdown import (
-    ParsedMarkdown,
-    parse_markdown,
-)
-from memtrove.index.preparing import FragmentRow, Prepared, fragment_rows
 from memtrove.index.scanner import FileEntry, scan_collection
-from memtrove.index.workers import prepared_batches
 from memtrove.results import Collection, FileIssue, UpdateReport
 from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
 from memtrove.security.redaction import Redactor
 from memtrove.text import iso_from_timestamp, now_iso, segment_cjk
+
+if TYPE_CHECKING:
+    # What only a write needs (parsing, classifying, the links, the reading helpers) loads
+    # with the first file that changed: a no-change re-run never imports it.
+    from memtrove.graph.links import WrittenDocument
+    from memtrove.index.markdown import ParsedMarkdown
+    from memtrove.index.preparing import FragmentRow, Prepared
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -72,6 +64,8 @@ class _LinkPass:
     def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
         if not self.enabled:
             return
+        from memtrove.graph.links import WrittenDocument, extract_links
+
         links = tuple(extract_links(item.parsed.body, item.file.path))
         self.batch.append(WrittenDocument(doc_id, item.file.path, links))
         self.wrote_any = True
@@ -80,6 +74,8 @@ class _LinkPass:
 
     def flush(self, connection: Connection) -> None:
         """Store the batch's links; inside the batch's transaction."""
+        from memtrove.graph.links import write_links
+
         write_links(connection, self.batch)
         self.batch = []
 
@@ -184,6 +180,11 @@ def _update_one(
             and not path.startswith(kept_dirs)
         ):
             forgotten_by_hash.setdefault(row.forgotten_hash, []).append(row.id)
+
+    if not (to_read or missing):
+        return  # nothing changed, nothing left: nothing to read, write or resolve
+    from memtrove.graph.links import links_stored, resolve_links
+    from memtrove.index.workers import prepared_batches
 
     total = len(to_read)
     done = 0
@@ -326,6 +327,8 @@ def _move_forgotten(connection: Connection, doc_id: int, item: Prepared) -> None
 
 
 def _store_content(connection: Connection, item: Prepared, now: str) -> None:
+    from memtrove.index.preparing import fragment_rows
+
     inserted = connection.execute(
         "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
         (item.hash, item.text, now),
@@ -341,6 +344,8 @@ def _insert_fragments(
     connection: Connection, body_hash: str, parsed: ParsedMarkdown, title: str
 ) -> None:
     """(Re)build the fragments of a stored body."""
+    from memtrove.index.preparing import fragment_rows
+
     connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
     _insert_fragment_rows(connection, body_hash, fragment_rows(parsed, title))
 
@@ -354,6 +359,8 @@ def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[Fra
 
 
 def _insert_document(connection: Connection, collection: str, item: Prepared, now: str) -> int:
+    from memtrove.index.classify import confidence_baseline
+
     cursor = connection.execute(
         "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
         "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
@@ -396,6 +403,8 @@ def _write_document(
     The row keeps its docid: one given at insert stays for the document's life (see
     :mod:`memtrove.index.documents`), so a docid an agent holds survives edits and renames.
     """
+    from memtrove.index.classify import confidence_baseline
+
     old = connection.execute(
         "SELECT content_type, confidence FROM documents WHERE id = ?", (doc_id,)
     ).fetchone()
@@ -448,6 +457,8 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
     Their ``reference`` edges and link rows go with them (:func:`forget_links`).
     Returns how many were active.
     """
+    from memtrove.graph.links import forget_links, links_stored
+
     count = 0
     for doc_id in ids:
         changed = connection.execute(
@@ -472,6 +483,8 @@ def _build_missing_fragments(connection: Connection) -> None:
     ).fetchone()
     if bare is None:
         return
+    from memtrove.index.markdown import parse_markdown
+
     rows = connection.execute(
         "SELECT c.hash, c.doc, MIN(d.title) FROM content c JOIN documents d ON d.hash = c.hash "
         "WHERE d.active = 1 AND NOT EXISTS (SELECT 1 FROM fragments f WHERE f.hash = c.hash) "
