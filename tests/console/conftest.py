@@ -15,3 +15,9 @@ def change_headers(console: TestClient) -> dict[str, str]:
     found = re.search(r'name="csrf-token" content="([^"]+)"', page)
     assert found
     return {**JSON, "X-CSRF-Token": found.group(1)}
+
+
+def section_from(page: str, marker: str) -> str:
+    """The page's HTML from ``marker`` to the end of the section holding it."""
+    start = page.index(marker)
+    return page[start : page.index("</section>", start)]

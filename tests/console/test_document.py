@@ -10,15 +10,14 @@ from fastapi.testclient import TestClient
 from memtrove import Vault
 from memtrove.console.document import RECALL_ROWS
 from tests.api.conftest import JWT_NOTE
-from tests.console.conftest import change_headers
+from tests.console.conftest import change_headers, section_from
 
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 
 
 def _section(page: str, heading: str) -> str:
     """The HTML of the page's section under ``heading`` (its id)."""
-    start = page.index(f'id="{heading}"')
-    return page[start : page.index("</section>", start)]
+    return section_from(page, f'id="{heading}"')
 
 
 def test_entities_are_shown_with_their_current_facts(

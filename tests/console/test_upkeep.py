@@ -13,7 +13,7 @@ from memtrove import Vault
 from memtrove.console.app import CSP
 from memtrove.errors import InvalidQueryError, PortableFormatError
 from memtrove.lifecycle.maintenance import LaneSettings
-from tests.console.conftest import change_headers
+from tests.console.conftest import change_headers, section_from
 from tests.lifecycle.consolidation_helpers import observe
 
 PATTERN = "we keep the release notes in the wiki"
@@ -28,8 +28,7 @@ def _section(page: str, heading: str) -> str:
 
 def _store(page: str, name: str) -> str:
     """The page's part about store ``name``."""
-    start = page.index(f"Store <code>{name}</code>")
-    return page[start : page.index("</section>", start)]
+    return section_from(page, f"Store <code>{name}</code>")
 
 
 def test_the_page_shows_entries_upkeep_observations_and_imports(
