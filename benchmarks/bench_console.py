@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -128,7 +129,7 @@ def graph_time(nodes: int, runs: int) -> dict[str, float] | str:
     with log.open("wb") as stderr:
         server = subprocess.Popen(
             [sys.executable, "-m", "memtrove", "serve", "--port", "0"],
-            env={**__import__("os").environ, **env},
+            env={**os.environ, **env},
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )

@@ -18,10 +18,10 @@ from __future__ import annotations
 import hmac
 import secrets
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from memtrove.errors import MemtroveError
@@ -33,6 +33,9 @@ __all__ = [
     "CSRF_HEADER",
     "SECURITY_HEADERS",
     "Console",
+    "Text",
+    "json_error",
+    "names",
 ]
 
 # The bundled Cytoscape.js inserts one fixed <style> element (".__________cytoscape_container
@@ -65,6 +68,21 @@ NAVIGATION = (
     ("memory", "/ui/memory", "Memory"),
     ("health", "/ui/health", "Health"),
 )
+
+
+# A query parameter of the console's pages (a query, a reference, a filter)
+Text = Annotated[str, Query(max_length=2000)]
+
+
+def names(value: str) -> list[str] | None:
+    """``a, b,,c`` -> ``["a", "b", "c"]``; None when it names nothing."""
+    found = [name.strip() for name in value.split(",") if name.strip()]
+    return found or None
+
+
+def json_error(status: int, message: str) -> JSONResponse:
+    """``{"error": message}`` with ``status`` and the security headers."""
+    return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
 
 
 class Console:

@@ -9,12 +9,12 @@ button. The changes it offers are :mod:`memtrove.console.actions`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from memtrove.console.app import Console
+from memtrove.console.app import Console, Text
 from memtrove.console.safe import render_markdown
 from memtrove.errors import MemtroveError
 from memtrove.index.types import CONTENT_TYPES
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RECALL_ROWS", "document_router"]
 
-Text = Annotated[str, Query(max_length=2000)]
 RECALL_ROWS = 50  # injections listed, newest first
 
 

@@ -53,9 +53,8 @@ class Explanation:
     signals: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _leg(name: str, run: SearchResults | str) -> dict[int, Leg] | str:
-    if isinstance(run, str):
-        return run
+def _leg(name: str, run: SearchResults) -> dict[int, Leg]:
+    """Each document ``run`` found, by doc id: its score and rank on this leg."""
     return {
         result.doc_id: Leg(name, result.score, rank) for rank, result in enumerate(run, start=1)
     }

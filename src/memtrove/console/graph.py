@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from memtrove.console.app import SECURITY_HEADERS, Console
+from memtrove.console.app import SECURITY_HEADERS, Console, Text, json_error, names
 from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.text import error_line
 from memtrove.vault import Vault
@@ -31,12 +31,7 @@ EDGE_TYPES = (
 )  # fmt: skip
 CHAIN_DEPTH = 5
 
-Text = Annotated[str, Query(max_length=2000)]
 Day = Annotated[str, Query(max_length=10, pattern=r"^(\d{4}-\d{2}-\d{2})?$")]
-
-
-def _json_error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
 
 
 def _document_data(vault: Vault, ref: str, types: list[str] | None) -> dict[str, Any]:
@@ -134,7 +129,7 @@ def graph_router(vault: Vault, console: Console) -> APIRouter:
     def graph_data(
         ref: Text = "", entity: Text = "", as_of: Day = "", types: Text = ""
     ) -> JSONResponse:
-        wanted = [name.strip() for name in types.split(",") if name.strip()] or None
+        wanted = names(types)
         try:
             if ref:
                 data = _document_data(vault, ref, wanted)
@@ -143,7 +138,7 @@ def graph_router(vault: Vault, console: Console) -> APIRouter:
             else:
                 raise InvalidQueryError("name a document (ref) or an entity")
         except MemtroveError as error:
-            return _json_error(error.status, error_line(str(error)))
+            return json_error(error.status, error_line(str(error)))
         return JSONResponse(data, headers=SECURITY_HEADERS)
 
     return router

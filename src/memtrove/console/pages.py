@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from memtrove.console.app import SECURITY_HEADERS, Console
+from memtrove.console.app import SECURITY_HEADERS, Console, Text, json_error, names
 from memtrove.console.explain import explain
 from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.index.types import CAPTURE_TYPES, CONTENT_TYPES
@@ -44,18 +44,11 @@ LEFT_OUT = {
 }
 SESSIONS = 100
 
-Text = Annotated[str, Query(max_length=2000)]
-
-
-def _names(value: str) -> list[str] | None:
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    return names or None
-
 
 def _search(vault: Vault, q: str, method: str, filters: dict[str, str]) -> dict[str, Any]:
     if method not in METHODS:
         raise InvalidQueryError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
-    collections, types = _names(filters["collection"]), _names(filters["type"])
+    collections, types = names(filters["collection"]), names(filters["type"])
     try:
         min_score = float(filters["min_score"] or 0)
     except ValueError:
@@ -76,10 +69,6 @@ def _search(vault: Vault, q: str, method: str, filters: dict[str, str]) -> dict[
             raise InvalidQueryError("intent search filters by collection and score only")
         results = vault.intent_search(q, RESULTS, collections=collections, min_score=min_score)
     return {"results": results, "how": results.how()}
-
-
-def _json_error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
 
 
 def page_router(vault: Vault, console: Console) -> APIRouter:
@@ -109,8 +98,6 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
             "method": method,
             "methods": METHODS,
             "filters": filters,
-            "collection": collection,
-            "kind": type,
             "collections": [c.name for c in vault.collections()],
             "types": (*CONTENT_TYPES, *CAPTURE_TYPES),
             "error": None,
@@ -133,11 +120,11 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
     ) -> JSONResponse:
         try:
             doc_ids = [int(part) for part in ids.split(",") if part.strip()][:RESULTS]
-            explained = explain(vault, q, doc_ids, method, _names(collection), _names(type))
+            explained = explain(vault, q, doc_ids, method, names(collection), names(type))
         except ValueError:
-            return _json_error(400, "ids must be document ids separated by commas")
+            return json_error(400, "ids must be document ids separated by commas")
         except MemtroveError as error:
-            return _json_error(error.status, error_line(str(error)))
+            return json_error(error.status, error_line(str(error)))
         data = {
             str(doc): {
                 "legs": [leg.__dict__ for leg in explanation.legs],

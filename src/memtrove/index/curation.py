@@ -28,12 +28,12 @@ from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.fts_totals import settle_fts_totals
-from memtrove.db.passages import drop_passages, write_passages
+from memtrove.db.passages import drop_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import get_document
 from memtrove.index.types import CONTENT_TYPES
 from memtrove.results import Document
-from memtrove.text import parse_iso_datetime, segment_cjk, to_iso
+from memtrove.text import parse_iso_datetime, to_iso
 
 __all__ = [
     "forget_document",
@@ -167,6 +167,7 @@ def _index_again(connection: Connection, doc_id: int) -> None:
         resolve_links,
         write_links,
     )
+    from memtrove.index.indexer import write_text_rows
     from memtrove.index.markdown import parse_markdown
 
     collection, path, title, body_hash, text = connection.execute(
@@ -176,12 +177,10 @@ def _index_again(connection: Connection, doc_id: int) -> None:
     ).fetchone()
     body = parse_markdown(str(text)).body
     connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    connection.execute(
-        "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, f"{collection}/{path}", segment_cjk(str(title)), segment_cjk(body)),
-    )
     drop_passages(connection, doc_id)
-    write_passages(connection, doc_id, str(body_hash), str(text))
+    write_text_rows(
+        connection, doc_id, f"{collection}/{path}", str(title), body, str(body_hash), str(text)
+    )
     # Only folder documents have links: the indexer stores them, internal writes do not.
     if not str(collection).startswith("_") and links_stored(connection):
         links = tuple(extract_links(body, str(path)))

@@ -45,6 +45,7 @@ __all__ = [
     "deactivate_collection",
     "deactivate_documents",
     "update_collections",
+    "write_text_rows",
 ]
 
 DEFAULT_BATCH_SIZE = 200
@@ -439,16 +440,33 @@ def _write_document(
 
 
 def _index_text(connection: Connection, doc_id: int, collection: str, item: Prepared) -> None:
+    write_text_rows(
+        connection,
+        doc_id,
+        f"{collection}/{item.file.path}",
+        item.title,
+        item.parsed.body,
+        item.hash,
+        item.text,
+    )
+
+
+def write_text_rows(
+    connection: Connection,
+    doc_id: int,
+    filepath: str,
+    title: str,
+    body: str,
+    body_hash: str,
+    text: str,
+) -> None:
+    """Document ``doc_id``'s full-text row and passages (``body`` without its frontmatter,
+    ``text`` the stored body whose hash is ``body_hash``); inside the caller's transaction."""
     connection.execute(
         "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (
-            doc_id,
-            f"{collection}/{item.file.path}",
-            segment_cjk(item.title),
-            segment_cjk(item.parsed.body),
-        ),
+        (doc_id, filepath, segment_cjk(title), segment_cjk(body)),
     )
-    write_passages(connection, doc_id, item.hash, item.text)
+    write_passages(connection, doc_id, body_hash, text)
 
 
 def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
