@@ -15,7 +15,8 @@ from tests.hooks.conftest import hook_env, open_test_vault  # noqa: F401  (fixtu
 
 STOP_HOOKS = ("decision-extractor", "handoff-generator", "feedback-loop")
 NEVER = {"typer", "rich", "click", "httpx", "fastapi", "mcp", "uvicorn", "starlette",
-         "pydantic", "numpy", "logging", "traceback", "wordllama"}  # fmt: skip
+         "pydantic", "numpy", "logging", "traceback", "wordllama", "safetensors",
+         "tokenizers", "onnxruntime"}  # fmt: skip
 
 
 def test_each_stop_hook_process_imports_only_what_it_needs(

@@ -46,9 +46,10 @@ def sql(vault: Vault, statement: str, *parameters: object) -> None:
 
 def test_a_sound_vault_passes_every_check(demo: Vault) -> None:
     report = demo.doctor()
-    assert report.ok and report.summary == "all 14 checks passed"
+    assert report.ok and report.summary == "all 15 checks passed"
     assert [check.name for check in report.checks] == [
-        "vault", "schema", "collection demo", "fragments", "vectors", "embeddings", "enrichment",
+        "vault", "schema", "collection demo", "fragments", "vectors", "embeddings", "second space",
+        "enrichment",
         "consolidation", "capture", "secrets", "embedding space", "embedder", "llm", "reranker",
     ]  # fmt: skip
     checks = by_name(report)

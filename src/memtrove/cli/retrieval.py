@@ -77,8 +77,7 @@ def run_embed(vault: Vault, *, force: bool = False, show_progress: bool = True) 
 
 def embed_report_lines(report: EmbedReport) -> list[str]:
     """The summary line, then one line per failure (for stderr)."""
-    identity, _, size = report.space.rpartition(" (")
-    space = f"{identity}, {size.rstrip(')')}" if identity else report.space
+    space = _space(report.space)
     if report.fragments or report.documents or report.forced or report.errors:
         summary = (
             f"embedded {_count(report.fragments, 'fragment')} of "
@@ -87,6 +86,12 @@ def embed_report_lines(report: EmbedReport) -> list[str]:
     else:
         summary = f"nothing to embed: every document has its vectors ({space})"
     lines = [summary]
+    second = report.second or {}
+    if "space" in second:
+        lines[0] += (
+            f"; second space: {_count(int(str(second['fragments'])), 'fragment')} embedded "
+            f"in {float(str(second['elapsed_seconds'])):.1f}s ({_space(str(second['space']))})"
+        )
     if report.failed_documents:
         lines.append(
             f"{_count(report.failed_documents, 'document')} failed (each is tried 3 times)"
@@ -98,6 +103,12 @@ def embed_report_lines(report: EmbedReport) -> list[str]:
             "(`memtrove doctor` shows why)"
         )
     return lines
+
+
+def _space(text: str) -> str:
+    """``identity (256-d)`` as ``identity, 256-d``."""
+    identity, _, size = text.rpartition(" (")
+    return f"{identity}, {size.rstrip(')')}" if identity else text
 
 
 def _count(number: int, noun: str) -> str:

@@ -70,9 +70,12 @@ class EmbedReport:
     forced: bool = False
     errors: list[str] = field(default_factory=list)
     elapsed_seconds: float = 0.0
+    second: dict[str, object] | None = None  # the second space's run, when it is on
 
     def to_dict(self) -> dict[str, object]:
+        extra: dict[str, object] = {} if self.second is None else {"second": self.second}
         return {
+            **extra,
             "space": self.space,
             "documents": self.documents,
             "fragments": self.fragments,

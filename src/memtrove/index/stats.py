@@ -26,9 +26,15 @@ STALE_AFTER_DAYS = DEFAULT_STALE_AFTER_DAYS  # the default; collections may set 
 
 
 def vault_status(
-    connection: Connection, path: Path, collections: Sequence[Collection]
+    connection: Connection,
+    path: Path,
+    collections: Sequence[Collection],
+    second: str | None = None,
 ) -> VaultStatus:
-    """File, schema, document and fragment counts, and each configured collection."""
+    """File, schema, document, fragment and vector counts, each configured collection, and
+    the state of the second vector space (``second``: its setting)."""
+    from memtrove.retrieval.second_space import second_state
+
     counts = collection_counts(connection)
     types = content_type_counts(connection)
     active, inactive, last = connection.execute(
@@ -43,7 +49,11 @@ def vault_status(
     size = sum(
         candidate.stat().st_size for candidate in (path, Path(f"{path}-wal")) if candidate.exists()
     )
+    space = stored_space(connection)
     return VaultStatus(
+        vectors=vector_count(connection),
+        embedding_space=str(space) if space is not None else None,
+        second_channel=second_state(connection, second),
         path=str(path),
         size_bytes=size,
         schema=applied_migrations(connection),

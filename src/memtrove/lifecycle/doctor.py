@@ -75,6 +75,7 @@ def run_doctor(
         checks += import_checks(connection)
         checks += [_fragment_check(connection), *_vector_checks(connection)]
         checks.append(_embed_state_check(connection))
+        checks.append(_second_check(connection, models))
         checks.append(enrichment_check(connection, models.has_llm))
         checks.append(consolidation_check(connection, models.has_llm))
         checks.append(capture_check(connection, models.has_llm))
@@ -115,6 +116,20 @@ def unopened_report(
     elif not isinstance(error, ConfigError):
         checks.append(Check("config", "fail", str(models), "fix the setting the message names"))
     return DoctorReport(checks, time.monotonic() - started)
+
+
+def _second_check(connection: Connection, models: Models) -> Check:
+    """The second vector space (``MEMTROVE_EMBED_SECOND``): off, active, or what it lacks."""
+    from memtrove.retrieval.second_space import second_state
+
+    state = second_state(connection, models.settings.embed_second)
+    if state.startswith("not available"):
+        return Check("second space", "fail", state, "install the extra, or unset the setting")
+    if state.startswith("active") and "pending" not in state:
+        return Check("second space", "ok", f"{state}; fused as a third channel")
+    if state.startswith("off"):
+        return Check("second space", "ok", f"{state}: no paraphrase channel")
+    return Check("second space", "warn", state, "`memtrove embed` fills the second space")
 
 
 # -- the vault --------------------------------------------------------------------------------

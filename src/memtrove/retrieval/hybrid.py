@@ -29,6 +29,8 @@ __all__ = [
     "FUSION_ALPHA",
     "HYBRID_DEPTH",
     "NEIGHBOUR_WEIGHTS",
+    "SECOND_ALPHA",
+    "SECOND_FIRST_ALPHA",
     "blend_passages",
     "conversation_neighbours",
     "keyword_channel",
@@ -37,6 +39,11 @@ __all__ = [
 ]
 
 FUSION_ALPHA = 0.3
+# With the second space on (MEMTROVE_EMBED_SECOND): 0.5 BM25 + 0.2 wordllama + 0.3 MiniLM.
+# Chosen on LoCoMo dev and the Go proposals' judged sets (benchmarks/bench_second.py); of
+# the grid tried, it led on both (README, "The second vector space").
+SECOND_FIRST_ALPHA = 0.2
+SECOND_ALPHA = 0.3
 HYBRID_DEPTH = 50
 # Only the best fused documents pass context on (each costs two indexed lookups). On LoCoMo
 # dev, 30 sources gave R@10 .776, 50 gave .779-.786 (both halves of the set gained), and
@@ -92,21 +99,30 @@ def score_fusion(
     lexical: Sequence[tuple[int, float]],
     cosine: Mapping[int, float],
     alpha: float = FUSION_ALPHA,
+    second: Mapping[int, float] | None = None,
+    beta: float = SECOND_ALPHA,
 ) -> dict[int, float]:
-    """``(1 - alpha) * bm25 / max bm25 + alpha * minmax(cosine)`` over both candidate sets.
+    """``(1 - alpha) * bm25 / max bm25 + alpha * minmax(cosine)`` over both candidate sets;
+    with ``second`` (the second space's cosines) ``(1 - alpha - beta) * bm25 + alpha *
+    minmax(cosine) + beta * minmax(second)`` over all three (callers then pass
+    :data:`SECOND_FIRST_ALPHA` as ``alpha``).
 
-    A document missing from one channel scores 0 there; with one distinct cosine value the
+    A document missing from one channel scores 0 there; with one distinct cosine value a
     vector channel adds nothing (it cannot tell the candidates apart).
     """
+    if not second:
+        beta = 0.0
     top = max((score for _, score in lexical), default=0.0)
     fused: dict[int, float] = {}
     for doc, score in lexical:
-        fused[doc] = (1.0 - alpha) * (score / top if top > 0 else 0.0)
-    if cosine:
-        low, high = min(cosine.values()), max(cosine.values())
+        fused[doc] = (1.0 - alpha - beta) * (score / top if top > 0 else 0.0)
+    for weight, channel in ((alpha, cosine), (beta, second or {})):
+        if not channel or weight <= 0:
+            continue
+        low, high = min(channel.values()), max(channel.values())
         spread = high - low
-        for doc, similarity in cosine.items():
-            share = alpha * ((similarity - low) / spread) if spread > 0 else 0.0
+        for doc, similarity in channel.items():
+            share = weight * ((similarity - low) / spread) if spread > 0 else 0.0
             fused[doc] = fused.get(doc, 0.0) + share
     return fused
 

@@ -134,8 +134,10 @@ def run_intent_search(
             since=max(filter(None, (filters.since, found.temporal_start))),
             until=min(filter(None, (filters.until, f"{found.temporal_end}T23:59:59Z"))),
         )
-    lexical, semantic, vector = _channels(retriever, query, depth, filters, ranking)
-    fused = _fuse(connection, retriever, found.intent, lexical, semantic, vector, filters, ranking)
+    lexical, semantic, vector, second = _channels(retriever, query, depth, filters, ranking)
+    fused = _fuse(
+        connection, retriever, found.intent, (lexical, semantic, second), vector, filters, ranking
+    )
     if windowed is not filters:
         fused = _within_dates(
             connection, retriever, found.intent, query, depth, windowed, fused, ranking
@@ -199,14 +201,14 @@ def _within_dates(
     from memtrove.retrieval.pipeline import Ranking
 
     inner = Ranking()
-    lexical, semantic, vector = _channels(retriever, query, depth, windowed, inner)
+    lexical, semantic, vector, second = _channels(retriever, query, depth, windowed, inner)
     if not lexical and not semantic:
         ranking.skipped["temporal filter"] = "nothing matched the dates the query names"
         return fused
     ranking.stages.append("temporal filter")
     merged = dict(fused)
     for doc, score in _fuse(
-        connection, retriever, intent, lexical, semantic, vector, windowed, inner
+        connection, retriever, intent, (lexical, semantic, second), vector, windowed, inner
     ):
         merged[doc] = max(merged.get(doc, 0.0), score * TEMPORAL_SHARE)
     return sorted(merged.items(), key=lambda pair: (-pair[1], pair[0]))
@@ -216,37 +218,45 @@ def _fuse(
     connection: Connection,
     retriever: Retriever,
     intent: str,
-    lexical: list[tuple[int, float]],
-    semantic: list[tuple[int, float]],
+    lists: tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float]],
     vector: Any,
     filters: Filters,
     ranking: Ranking,
 ) -> list[tuple[int, float]]:
-    """The intent-weighted fusion of the two channels, max-normalised, best first."""
+    """The intent-weighted fusion of the channels (BM25, vectors, and the second space's
+    cosines when it is on), max-normalised, best first."""
     from memtrove.retrieval.fusion import normalize_max, rrf
     from memtrove.retrieval.hybrid import (
         CONTEXT_SOURCES,
         FUSION_ALPHA,
+        SECOND_ALPHA,
+        SECOND_FIRST_ALPHA,
         conversation_neighbours,
         propagate,
         score_fusion,
     )
     from memtrove.retrieval.vectors import document_similarities
 
+    lexical, semantic, second = lists
     bm25_weight, vector_weight = RRF_WEIGHTS[intent]
     if FUSION == "rrf":
         ranking.stages.append("rrf")
-        lists = [
+        ranked = [
             ([doc for doc, _ in lexical], bm25_weight),
             ([doc for doc, _ in semantic], vector_weight),
         ]
-        return normalize_max(rrf(lists))
+        return normalize_max(rrf(ranked))
     cosine = dict(semantic)
     if vector is not None:
         missing = [doc for doc, _ in lexical if doc not in cosine]
         cosine.update(document_similarities(connection, vector, missing, retriever.matrix))
-    alpha = min(0.9, FUSION_ALPHA * vector_weight / bm25_weight)
-    fused = sorted(score_fusion(lexical, cosine, alpha).items(), key=lambda p: (-p[1], p[0]))
+    # the vector channels' shares grow with the intent's vector weight, BM25 keeps >= 0.1
+    first = SECOND_FIRST_ALPHA if second else FUSION_ALPHA
+    shares = [first * vector_weight / bm25_weight, SECOND_ALPHA * vector_weight / bm25_weight]
+    scale = min(1.0, 0.9 / (shares[0] + (shares[1] if second else 0.0)))
+    alpha, beta = shares[0] * scale, shares[1] * scale
+    scores = score_fusion(lexical, cosine, alpha, second, beta)
+    fused = sorted(scores.items(), key=lambda p: (-p[1], p[0]))
     ranking.stages.append("fusion")
     # conversation context, as in hybrid (nothing changes without conversation turns)
     sources = [doc for doc, _ in fused[:CONTEXT_SOURCES]]
@@ -262,20 +272,25 @@ def _fuse(
 
 def _channels(
     retriever: Retriever, query: str, depth: int, filters: Filters, ranking: Ranking
-) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any]:
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]], Any, dict[int, float]]:
+    """BM25 (raw), vector hits, the query vector, and the second space's cosines."""
     lexical = retriever.bm25(query, depth, filters, raw=True)
     if "bm25" not in ranking.stages:
         ranking.stages.append("bm25")
+    pool = [doc for doc, _ in lexical]
     try:
         vector = retriever.embed_query(query)
         hits = retriever.vectors(query, depth, filters, vector=vector)
     except (EmbeddingSpaceError, ModelError) as error:
         ranking.fail("vector", error)
-        return lexical, [], None
+        return lexical, [], None, retriever.second_cosines(query, depth, filters, ranking, pool)
     if "vector" not in ranking.stages:
         ranking.stages.append("vector")
     ranking.best_seq.update({doc: seq for doc, _, seq in hits})
-    return lexical, [(doc, score) for doc, score, _ in hits], vector
+    semantic = [(doc, score) for doc, score, _ in hits]
+    pool += [doc for doc, _ in semantic]
+    second = retriever.second_cosines(query, depth, filters, ranking, pool)
+    return lexical, semantic, vector, second
 
 
 def _traverse(

@@ -19,7 +19,6 @@ Without an LLM or a reranker their stages are skipped, and the result says so.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -33,7 +32,6 @@ from memtrove.retrieval.candidates import recent_documents, scoring_inputs
 from memtrove.retrieval.entity_channel import NamedEntity, named_entities
 from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import (
-    document_frequencies,
     linear_relevance,
     parse_query,
     search_fts,
@@ -45,11 +43,11 @@ from memtrove.retrieval.scoring import (
     apply_composite,
 )
 from memtrove.retrieval.temporal import TimeConstraint, time_constraint
-from memtrove.text import STOPWORDS, words
 
 # The vector, fusion, expansion, reranking and MMR stages load on first use (each method
 # imports its own): a plain BM25 search, the CLI's most frequent, needs none of them.
 if TYPE_CHECKING:
+    from memtrove.retrieval.second_space import SecondMatrix
     from memtrove.retrieval.vector_matrix import VectorMatrix
 
 
@@ -140,6 +138,7 @@ class Retriever:
         self._connection = connection
         self._models = models
         self._vectors_in_memory: VectorMatrix | None = None  # built with the first vector
+        self._second_matrix: SecondMatrix | None = None  # the second space's, when it is on
 
     @property
     def matrix(self) -> VectorMatrix:
@@ -192,9 +191,11 @@ class Retriever:
         )
 
     def embed_query(self, query: str) -> Vectors:
+        from memtrove.retrieval.query_vectors import query_vector
+
         embedder = self.query_embedder()
         try:
-            return self._query_vector(embedder, query)
+            return query_vector(self._connection, embedder, query)
         except ModelUnavailableError:
             fallback = self._models.fallback_embedder
             if fallback is embedder or (fallback.identity, fallback.dimensions) != (
@@ -202,45 +203,7 @@ class Retriever:
                 embedder.dimensions,
             ):
                 raise
-            return self._query_vector(fallback, query)
-
-    def _cached_query_vector(self, embedder: Embedder, text: str) -> Vectors:
-        """A model service's query vector, cached in the vault like other model answers."""
-        import numpy as np
-
-        from memtrove.retrieval.cache import cache_get, cache_key, cache_put
-
-        key = cache_key("query-vector", embedder.identity, str(embedder.dimensions), text)
-        cached = cache_get(self._connection, key)
-        if isinstance(cached, list) and len(cached) == embedder.dimensions:
-            try:
-                vector: Vectors = np.asarray(cached, dtype=np.float32)
-            except (TypeError, ValueError):
-                vector = np.zeros(0, dtype=np.float32)
-            if vector.shape == (embedder.dimensions,) and np.all(np.isfinite(vector)):
-                return vector
-        vector = embedder.embed_query(text)
-        cache_put(self._connection, {key: [float(value) for value in vector]})
-        return vector
-
-    def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
-        """Static-vector models get an IDF-weighted query (see WordLlamaEmbedder.embed_terms);
-        others embed the query text in their prompt format."""
-        embed_terms = getattr(embedder, "embed_terms", None)
-        if embed_terms is None:
-            from memtrove.retrieval.vectors import format_query_input
-
-            return self._cached_query_vector(embedder, format_query_input(embedder, query))
-        terms = [word for word in words(query) if word not in STOPWORDS]
-        if not terms:
-            return embedder.embed_query(query)
-        total, frequency = document_frequencies(self._connection, list(dict.fromkeys(terms)))
-        weights = [
-            (word, max(0.0, math.log((total - frequency[word] + 0.5) / (frequency[word] + 0.5))))
-            for word in terms
-        ]
-        vector: Vectors = embed_terms(weights)
-        return vector
+            return query_vector(self._connection, fallback, query)
 
     def vectors(
         self, query: str, limit: int, filters: Filters, vector: Vectors | None = None
@@ -300,14 +263,20 @@ class Retriever:
 
         Sets ``ranking.scale``: the best BM25 hit's [0, 1) score, else the best cosine.
         """
-        from memtrove.retrieval.hybrid import score_fusion
+        from memtrove.retrieval.hybrid import SECOND_FIRST_ALPHA, score_fusion
 
         if lexical is None:
             lexical = self.bm25(query, depth, filters, raw=True)
         top = max((score for _, score in lexical), default=0.0)
         ranking.scale = top / (1.0 + top) if top > 0 else None
         cosine = self._cosines(query, depth, filters, ranking, lexical) if vectors else {}
-        fused = score_fusion(lexical, cosine)
+        pool = [*(doc for doc, _ in lexical), *cosine]
+        second = self.second_cosines(query, depth, filters, ranking, pool) if vectors else {}
+        fused = (
+            score_fusion(lexical, cosine, SECOND_FIRST_ALPHA, second)
+            if second
+            else score_fusion(lexical, cosine)
+        )
         ranking.stages.append("fusion")
         return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 
@@ -339,6 +308,27 @@ class Retriever:
         for doc in missing:
             cosine.setdefault(doc, 0.0)
         return cosine
+
+    def second_cosines(
+        self, query: str, depth: int, filters: Filters, ranking: Ranking, pool: Sequence[int]
+    ) -> dict[int, float]:
+        """The second space's channel (retrieval.second_space); {} when it is off."""
+        if not self._models.settings.embed_second:
+            return {}
+        from memtrove.retrieval.second_space import STAGE, SecondMatrix, second_channel
+
+        if self._second_matrix is None:
+            self._second_matrix = SecondMatrix()
+        channel = second_channel(
+            self._connection, self._models, self._second_matrix, query, depth, filters, pool
+        )
+        if channel.error is not None:
+            ranking.fail(STAGE, channel.error)
+        elif channel.skipped:
+            ranking.skipped[STAGE] = channel.skipped
+        elif channel.cosines:
+            ranking.stages.append(STAGE)
+        return channel.cosines
 
     def _try_vectors(
         self, query: str, depth: int, filters: Filters, ranking: Ranking
@@ -478,6 +468,8 @@ class Retriever:
         semantic = self._try_vectors(query, depth, filters, ranking)
         if semantic is not None:
             lists.append(([doc for doc, _, _ in semantic], ORIGINAL_WEIGHT))
+        if second := self.second_cosines(query, depth, filters, ranking, []):
+            lists.append((sorted(second, key=lambda doc: (-second[doc], doc)), EXPANSION_WEIGHT))
         if self._models.has_llm:
             try:
                 variants = expand_query(self._connection, self._models.llm, query, intent)

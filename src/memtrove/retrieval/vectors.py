@@ -140,13 +140,15 @@ def clear_vectors(connection: Connection) -> None:
 
 
 def delete_vectors(connection: Connection, body_hash: str) -> None:
-    """Drop the vectors of one body's fragments (inside the caller's write transaction)."""
+    """Drop the vectors of one body's fragments, in both spaces (inside the caller's write
+    transaction)."""
     if _has_vector_table(connection):
         connection.execute(
             "DELETE FROM vectors_vec WHERE rowid IN (SELECT id FROM content_vectors WHERE hash = ?)",
             (body_hash,),
         )
     connection.execute("DELETE FROM content_vectors WHERE hash = ?", (body_hash,))
+    connection.execute("DELETE FROM second_vectors WHERE hash = ?", (body_hash,))
 
 
 def vector_count(connection: Connection) -> int:

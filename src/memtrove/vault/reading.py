@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from memtrove.errors import InvalidQueryError
+from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.index.documents import (
     document_rows,
     documents_after,
@@ -265,9 +265,29 @@ class Reading(VaultState):
         from memtrove.index.embedding import embed_pending
 
         with self._lock:
-            return embed_pending(
+            report = embed_pending(
                 self._connection, self.models.embedder, force=force, progress=progress
             )
+            if self.models.settings.embed_second:
+                self._embed_second(report, force, progress)
+            return report
+
+    def _embed_second(
+        self, report: EmbedReport, force: bool, progress: EmbedProgress | None
+    ) -> None:
+        """The second space after the first (``MEMTROVE_EMBED_SECOND``); a failure is the
+        report's error, the first space's vectors are kept."""
+        from memtrove.index.embedding_second import embed_second
+
+        try:
+            done = embed_second(
+                self._connection, self.models.second_embedder, force=force, progress=progress
+            )
+        except MemtroveError as error:
+            report.errors.append(f"second space: {error}")
+            report.second = {"error": str(error)}
+        else:
+            report.second = done.to_dict()
 
     def export(
         self, collections: Sequence[str] | None = None, batch: int = EXPORT_BATCH
@@ -459,7 +479,8 @@ class Reading(VaultState):
             for name, source in mined_collections(self._connection):
                 if name not in names:
                     listed.append(Collection(name, Path(source), "(mined)"))
-            return vault_status(self._connection, self.path, listed)
+            second = self.models.settings.embed_second
+            return vault_status(self._connection, self.path, listed, second)
 
     def find_similar(
         self, ref: str, limit: int = 5, *, include_internal: bool = True

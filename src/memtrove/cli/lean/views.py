@@ -67,6 +67,10 @@ def print_status(info: VaultStatus) -> None:
         f"documents   {info.documents} active, {info.inactive_documents} inactive, "
         f"{info.fragments} fragments",
     ]
+    space = f" of {info.embedding_space}" if info.embedding_space else ": run `memtrove embed`"
+    lines.append(f"vectors     {info.vectors}{space}")
+    if info.second_channel != "off":
+        lines.append(f"second      {info.second_channel}")
     if info.last_modified_at:
         lines.append(f"newest      {info.last_modified_at}")
     if info.content_types:

@@ -33,6 +33,7 @@ from memtrove.db.schema import (
     m020_passages,
     m021_long_passages,
     m022_injection_audit,
+    m023_second_vectors,
 )
 
 __all__ = ["MIGRATIONS", "Step"]
@@ -64,4 +65,5 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m020_passages.NAME, m020_passages.STATEMENTS),
     (m021_long_passages.NAME, m021_long_passages.STATEMENTS),
     (m022_injection_audit.NAME, m022_injection_audit.STATEMENTS),
+    (m023_second_vectors.NAME, m023_second_vectors.STATEMENTS),
 )
