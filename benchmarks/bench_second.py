@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -116,17 +115,24 @@ def bench_beir(folder: Path) -> dict[str, Any]:
 
 
 def _process(args: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """(seconds, peak RSS of the child in MiB, stdout) of one whole memtrove process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """(seconds, peak RSS in MiB, stdout) of one whole memtrove process (its own peak, read
+    with wait4, not the largest of all children so far)."""
     started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "memtrove", *args], env=env, capture_output=True, text=True
+    child = subprocess.Popen(
+        [sys.executable, "-m", "memtrove", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    assert child.stdout is not None and child.stderr is not None
+    out, err = child.stdout.read(), child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"memtrove {' '.join(args)} failed: {done.stderr.strip()}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before) // 1024, done.stdout
+    if child.returncode != 0:
+        raise SystemExit(f"memtrove {' '.join(args)} failed: {err.strip()}")
+    return elapsed, usage.ru_maxrss // 1024, out
 
 
 def bench_cost(root: Path) -> dict[str, Any]:
@@ -137,8 +143,6 @@ def bench_cost(root: Path) -> dict[str, Any]:
     env.pop(SETTING, None)
     _process(["collection", "add", str(GO_DOCS), "--name", "go"], env)
     _process(["update"], env)
-    # Each space in its own process: RUSAGE_CHILDREN keeps the largest child's peak, so the
-    # default runs first and the second space's run can only raise it.
     seconds, rss, text = _process(["embed", "--json"], env)
     first = json.loads(text)
     out["default"] = {

@@ -24,9 +24,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
-__all__ = ["MAX_IN_MEMORY", "VectorMatrix", "load_vectors"]
+__all__ = ["MAX_IN_MEMORY", "VectorMatrix", "load_vectors", "scan_nearest"]
 
 MAX_IN_MEMORY = 1_000_000  # 1M x 256 float32 is 1 GB
+# A process's first vector search scans the chunks instead of loading the matrix: at 90k
+# vectors a scan takes ~35 ms, loading ~300 ms, so a one-shot command (``vsearch``,
+# ``query``, a cold hook) never pays for a matrix it would use once. The second search
+# loads it: a process that searches twice (a server, an evaluation) will search again.
+SCANS_BEFORE_LOADING = 1
 
 
 class VectorMatrix:
@@ -40,15 +45,27 @@ class VectorMatrix:
         self._position: dict[int, int] = {}
         self._version: int | None = None
         self._lock = threading.Lock()
+        self._searches = 0
 
-    def ready(self, connection: Connection) -> bool:
-        """Load or refresh the matrix if needed; False when the vault should use sqlite-vec."""
+    def searching(self) -> bool:
+        """Count a nearest-neighbour search; whether it should load the matrix (the first
+        :data:`SCANS_BEFORE_LOADING` searches of a process scan instead)."""
+        with self._lock:
+            self._searches += 1
+            return self._searches > SCANS_BEFORE_LOADING
+
+    def ready(self, connection: Connection, *, load: bool = True) -> bool:
+        """Load or refresh the matrix if needed; False when the vault should read the
+        vectors from sqlite-vec instead. With ``load=False`` only a matrix already loaded
+        and current counts."""
         import numpy as np
 
         with self._lock:
             version = _vector_version(connection)
             if version == self._version:
                 return len(self._ids) > 0
+            if not load:
+                return False
             count = int(connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0])
             if count == 0 or count > MAX_IN_MEMORY or not _has_table(connection):
                 self._set(np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
@@ -160,3 +177,54 @@ def _read_rows(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors]:
     ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
     return ids, np.ascontiguousarray(matrix.reshape(len(rows), -1))
+
+
+def scan_nearest(
+    connection: Connection, query: Vectors, k: int, count: int
+) -> list[tuple[int, float]] | None:
+    """The ``k`` nearest rows as (row id, cosine), best first, read chunk by chunk from
+    sqlite-vec's tables without building the matrix; None when the layout is not the one
+    expected or its rows do not add up to ``count`` (the caller then asks sqlite-vec)."""
+    import numpy as np
+
+    vector = np.asarray(query, dtype=np.float32)
+    width = len(vector)
+    found_ids: list[npt.NDArray[np.int64]] = []
+    found_scores: list[npt.NDArray[np.float32]] = []
+    valid_rows = 0
+    try:
+        chunks = connection.execute(
+            "SELECT chunk_id, size, validity, rowids FROM vectors_vec_chunks ORDER BY chunk_id"
+        ).fetchall()
+        for chunk_id, size, validity, rowids in chunks:
+            # one chunk at a time (a join sorted by chunk copies every blob through a sorter)
+            found = connection.execute(
+                "SELECT vectors FROM vectors_vec_vector_chunks00 WHERE rowid = ?", (chunk_id,)
+            ).fetchone()
+            if found is None:
+                return None
+            block, size = found[0], int(size)
+            if len(validity) * 8 < size or len(rowids) < size * 8 or len(block) < size * width * 4:
+                return None
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            mask = valid[:size].astype(bool)
+            valid_rows += int(mask.sum())
+            matrix = np.frombuffer(block, dtype=np.float32, count=size * width)
+            scores = matrix.reshape(size, width) @ vector
+            ids = np.frombuffer(rowids, dtype=np.int64, count=size)[mask]
+            scores = scores[mask]
+            if len(scores) > k:
+                top = np.argpartition(-scores, k - 1)[:k]
+                ids, scores = ids[top], scores[top]
+            found_ids.append(ids)
+            found_scores.append(scores)
+    except Exception:  # another sqlite-vec layout
+        return None
+    if valid_rows != count:
+        return None
+    if not found_ids:
+        return []
+    ids = np.concatenate(found_ids)
+    scores = np.concatenate(found_scores)
+    order = np.lexsort((ids, -scores))[:k]
+    return [(int(ids[i]), float(scores[i])) for i in order]

@@ -20,7 +20,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.retrieval.filters import Filters, filter_sql
-from memtrove.retrieval.vector_matrix import VectorMatrix
+from memtrove.retrieval.vector_matrix import VectorMatrix, scan_nearest
 from memtrove.text import now_iso
 
 if TYPE_CHECKING:
@@ -201,9 +201,11 @@ def search_vectors(
 ) -> list[VectorHit]:
     """Active documents ranked by their best fragment's cosine similarity to the query.
 
-    With a ``matrix`` (vectors held in memory) the nearest fragments come from a matrix
-    product; otherwise from sqlite-vec's KNN. Either way the candidates are then joined to
-    active documents through the filters, asking for more when too few survive them.
+    With a ``matrix`` loaded (vectors held in memory) the nearest fragments come from a
+    matrix product; otherwise (a process's first search, see ``SCANS_BEFORE_LOADING``) from
+    a scan of sqlite-vec's chunks, or its KNN when their layout is not the expected one.
+    Either way the candidates are then joined to active documents through the filters,
+    asking for more when too few survive them.
     """
     import numpy as np
 
@@ -212,22 +214,28 @@ def search_vectors(
     magnitude = float(np.linalg.norm(np.asarray(query_vector, dtype=np.float32)))
     if not math.isfinite(magnitude) or magnitude == 0.0:
         return []  # a blank query (or one of words the model does not know) points nowhere
-    in_memory = matrix is not None and matrix.ready(connection)
+    in_memory = matrix is not None and matrix.ready(connection, load=matrix.searching())
     total = matrix.size if in_memory and matrix is not None else vector_count(connection)
     if total == 0:
         return []
-    ceiling = total if in_memory else min(total, _MAX_K)
+    scan = not in_memory  # read the chunks ourselves, until their layout proves unknown
     where, params = filter_sql("d", filters or Filters())
     filtered = bool(where)
-    k = min(ceiling, max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1)))
+    k = max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if filtered else 1))
     blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()
     while True:
+        ceiling = total if in_memory or scan else min(total, _MAX_K)
+        k = min(ceiling, k)
+        nearest: Sequence[tuple[int, float]] | None = None
         if in_memory and matrix is not None:
             nearest = matrix.nearest(query_vector, k)
-        else:
+        elif scan:
+            nearest = scan_nearest(connection, query_vector, k, total)
+            scan = nearest is not None
+        if nearest is None:
             nearest = connection.execute(
                 "SELECT rowid, 1.0 - distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?",
-                (blob, k),
+                (blob, min(k, _MAX_K)),
             ).fetchall()
         hits = _documents_of(connection, nearest, limit, where, params)
         if len(hits) >= limit or k >= ceiling:
@@ -290,7 +298,7 @@ def document_similarities(
         return {}
     owner = {int(vector_id): int(doc) for vector_id, doc in pairs}
     ids = list(owner)
-    if matrix is not None and matrix.ready(connection):
+    if matrix is not None and matrix.ready(connection, load=False):
         result: dict[int, float] = {}
         for rowid, value in matrix.similarities(query_vector, ids).items():
             doc = owner[rowid]
