@@ -210,3 +210,25 @@ def test_anchors_merges_and_number_names_still_read(tmp_path: Path) -> None:
         "demo", "**/*.txt", False, ("drafts/**",)
     )  # fmt: skip
     assert (year.name, year.exclude) == ("2024", ("drafts/**",))
+
+
+def test_a_parsed_config_is_reused_while_its_text_is_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short command need not import PyYAML to read an unchanged config.yaml."""
+    from memtrove.config import CollectionConfig, cache_dir
+
+    config = tmp_path / "config.yaml"
+    config.write_text("collections:\n  demo: {path: /srv/a, exclude: [drafts/**]}\n")
+    first = CollectionConfig(config).load()
+    (kept,) = (cache_dir() / "parsed-config").glob("*.json")
+    with monkeypatch.context() as blocked:
+        blocked.setitem(sys.modules, "yaml", None)  # `import yaml` now fails
+        assert CollectionConfig(config).load() == first
+    config.write_text("collections:\n  other: {path: /srv/b}\n")
+    assert [c.name for c in CollectionConfig(config).load()] == ["other"]
+    kept.write_text("{not json")
+    assert [c.name for c in CollectionConfig(config).load()] == ["other"]
+    config.write_text("collections:\n  2024: {path: /srv/b}\n")  # an int key: JSON would
+    assert [c.name for c in CollectionConfig(config).load()] == ["2024"]  # make it text,
+    assert "other" in kept.read_text()  # so it is not kept: parsed again every time
