@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memtrove.retrieval import pipeline
+from memtrove.retrieval import temporal
 from memtrove.vault import Vault
 from tests.retrieval.channel_set import build, measure
 
@@ -32,7 +32,7 @@ def without_temporal(vault: Vault) -> Table:
     """The same vault and pipeline with the temporal trigger never firing: the query path
     as it ranked before the channel."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pipeline, "time_constraint", lambda query, now: None)
+        patch.setattr(temporal, "time_constraint", lambda query, now: None)
         return measure(vault)
 
 

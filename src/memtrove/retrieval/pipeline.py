@@ -42,12 +42,12 @@ from memtrove.retrieval.scoring import (
     RECENCY_FIRST_TYPES,
     apply_composite,
 )
-from memtrove.retrieval.temporal import TimeConstraint, time_constraint
 
 # The vector, fusion, expansion, reranking and MMR stages load on first use (each method
 # imports its own): a plain BM25 search, the CLI's most frequent, needs none of them.
 if TYPE_CHECKING:
     from memtrove.retrieval.second_space import SecondMatrix
+    from memtrove.retrieval.temporal import TimeConstraint
     from memtrove.retrieval.vector_matrix import VectorMatrix
 
 
@@ -364,6 +364,7 @@ class Retriever:
         a caller that fetches deeper only to drop copies passes what it will show."""
         from memtrove.retrieval.hybrid import HYBRID_DEPTH
         from memtrove.retrieval.mmr import demote_similar
+        from memtrove.retrieval.temporal import time_constraint  # its patterns cost ~4 ms
 
         ranking = Ranking()
         candidates_wanted = max(candidate_limit, limit)
