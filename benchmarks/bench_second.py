@@ -143,24 +143,17 @@ def bench_cost(root: Path) -> dict[str, Any]:
     env.pop(SETTING, None)
     _process(["collection", "add", str(GO_DOCS), "--name", "go"], env)
     _process(["update"], env)
-    seconds, rss, text = _process(["embed", "--json"], env)
-    first = json.loads(text)
-    out["default"] = {
-        "fragments": first["fragments"],
-        "fragments_per_second": round(first["fragments"] / first["elapsed_seconds"], 1),
-        "process_seconds": round(seconds, 2),
-        "peak_rss_mib": rss,
-    }
-    log(f"embed default {out['default']}")
-    seconds, rss, text = _process(["embed", "--json"], {**env, SETTING: "minilm"})
-    second = json.loads(text)["second"]
-    out["minilm"] = {
-        "fragments": second["fragments"],
-        "fragments_per_second": round(second["fragments"] / second["elapsed_seconds"], 2),
-        "process_seconds": round(seconds, 2),
-        "peak_rss_mib": rss,
-    }
-    log(f"embed minilm {out['minilm']}")
+    for name, space_env in (("default", env), ("minilm", {**env, SETTING: "minilm"})):
+        seconds, rss, text = _process(["embed", "--json"], space_env)
+        report = json.loads(text)
+        report = report["second"] if name == "minilm" else report
+        out[name] = {
+            "fragments": report["fragments"],
+            "fragments_per_second": round(report["fragments"] / report["elapsed_seconds"], 2),
+            "process_seconds": round(seconds, 2),
+            "peak_rss_mib": rss,
+        }
+        log(f"embed {name} {out[name]}")
     questions = [example.query for gold in GO_SETS for example in load_gold(gold)]
     for on in (False, True):
         settings = ModelSettings(embed_second="minilm" if on else None)

@@ -24,7 +24,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, MemtroveError
 from memtrove.models.protocols import Vectors
 from memtrove.retrieval.filters import Filters, filter_sql
-from memtrove.retrieval.vectors import EmbeddingSpace
+from memtrove.retrieval.vectors import EmbeddingSpace, record_space
 from memtrove.text import now_iso
 
 if TYPE_CHECKING:
@@ -77,12 +77,7 @@ def check_second_space(
 
 def set_second_space(connection: Connection, identity: str, dimensions: int) -> None:
     """Record the second space (inside a write transaction), keeping its version."""
-    connection.execute(
-        "INSERT INTO second_space (id, identity, dimensions, created_at) VALUES (1, ?, ?, ?) "
-        "ON CONFLICT (id) DO UPDATE SET identity = excluded.identity, "
-        "dimensions = excluded.dimensions, created_at = excluded.created_at",
-        (identity, dimensions, now_iso()),
-    )
+    record_space(connection, "second_space", identity, dimensions)
 
 
 def clear_second(connection: Connection) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "format_document_input",
     "format_query_input",
     "insert_vectors",
+    "record_space",
     "search_vectors",
     "set_space",
     "stored_space",
@@ -103,14 +104,22 @@ def check_space(connection: Connection, identity: str, dimensions: int) -> Embed
     return space
 
 
-def set_space(connection: Connection, identity: str, dimensions: int) -> None:
-    """Record the space (call inside a write transaction)."""
+def record_space(connection: Connection, table: str, identity: str, dimensions: int) -> None:
+    """Record a space in its one-row table (``embedding_space`` or ``second_space``; inside
+    a write transaction), keeping the row's other columns."""
+    if table not in ("embedding_space", "second_space"):
+        raise ValueError(f"not a space table: {table!r}")
     connection.execute(
-        "INSERT INTO embedding_space (id, identity, dimensions, created_at) VALUES (1, ?, ?, ?) "
+        f"INSERT INTO {table} (id, identity, dimensions, created_at) VALUES (1, ?, ?, ?) "
         "ON CONFLICT (id) DO UPDATE SET identity = excluded.identity, "
         "dimensions = excluded.dimensions, created_at = excluded.created_at",
         (identity, dimensions, now_iso()),
     )
+
+
+def set_space(connection: Connection, identity: str, dimensions: int) -> None:
+    """Record the space (call inside a write transaction)."""
+    record_space(connection, "embedding_space", identity, dimensions)
     ensure_vector_table(connection, dimensions)
 
 
