@@ -175,3 +175,41 @@ def test_without_the_extra_every_path_works_and_names_the_fix(
     assert fix in second.status().second_channel
     check = next(c for c in second.doctor(timeout=5).checks if c.name == "second space")
     assert check.status == "fail" and fix in check.detail
+
+
+def test_the_vault_answers_while_the_model_computes(second: Vault) -> None:
+    """The second space's job holds the vault's lock only around its database steps: a
+    search in another thread is answered while the model is busy with a batch."""
+    import threading
+
+    import numpy as np
+
+    from memtrove.index.embedding_second import embed_second
+
+    inside, release = threading.Event(), threading.Event()
+
+    class Waiting:  # an embedder that holds its batch until the test lets it go
+        identity, dimensions = "test:waiting", 4
+
+        def embed_documents(self, texts: list[str]) -> np.ndarray:
+            inside.set()
+            assert release.wait(60)
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.embed_documents([text])[0]
+
+    done: list[object] = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            embed_second(second._connection, Waiting(), lock=second._lock)  # type: ignore[arg-type]
+        )
+    )
+    worker.start()
+    try:
+        assert inside.wait(60)
+        assert second.search("pasta", limit=3)  # the lock is free while the model works
+    finally:
+        release.set()
+        worker.join(60)
+    assert done and _count(second) == len(NOTES)

@@ -11,8 +11,10 @@ two processes from doing the same work; another model's vectors are refused unle
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,39 +73,52 @@ def embed_second(
     force: bool = False,
     progress: EmbedProgress | None = None,
     batch_fragments: int = BATCH_FRAGMENTS,
+    lock: AbstractContextManager[object] | None = None,
 ) -> SecondReport:
-    """Embed every pending fragment into the second space (everything with ``force``)."""
+    """Embed every pending fragment into the second space (everything with ``force``).
+
+    ``lock`` (the vault's) is held only while the connection is used, never while the model
+    computes: a served vault keeps answering during a run that may take minutes."""
     started = time.monotonic()
+    guard = lock or contextlib.nullcontext()
     identity, dimensions = embedder.identity, embedder.dimensions
     report = SecondReport(space=f"{identity} ({dimensions}-d)")
-    if not force and second_count(connection) > 0:
-        check_second_space(connection, identity, dimensions)
-    with Lease.acquire(connection, "embedding-second") as lease:
-        with write_transaction(connection):
-            if force or second_count(connection) == 0:
-                clear_second(connection)
-            if force or check_second_space(connection, identity, dimensions) is None:
-                set_second_space(connection, identity, dimensions)
-        keys = connection.execute(
-            f"SELECT f.hash, f.seq {_PENDING} ORDER BY f.hash, f.seq"
-        ).fetchall()
+    with guard:
+        if not force and second_count(connection) > 0:
+            check_second_space(connection, identity, dimensions)
+        lease = Lease.acquire(connection, "embedding-second")
+    try:
+        with guard:
+            with write_transaction(connection):
+                if force or second_count(connection) == 0:
+                    clear_second(connection)
+                if force or check_second_space(connection, identity, dimensions) is None:
+                    set_second_space(connection, identity, dimensions)
+            keys = connection.execute(
+                f"SELECT f.hash, f.seq {_PENDING} ORDER BY f.hash, f.seq"
+            ).fetchall()
         total = len(keys)
         if progress:
             progress(0, total)
         for start in range(0, total, batch_fragments):
             batch = [(str(h), int(s)) for h, s in keys[start : start + batch_fragments]]
-            vectors = embedder.embed_documents(_inputs(connection, embedder, batch))
+            with guard:
+                inputs = _inputs(connection, embedder, batch)
+            vectors = embedder.embed_documents(inputs)
             if vectors.shape != (len(batch), dimensions):
                 raise ModelResponseError(
                     f"the second embedder returned vectors of shape {vectors.shape}, "
                     f"expected ({len(batch)}, {dimensions})"
                 )
-            with write_transaction(connection):
+            with guard, write_transaction(connection):
                 lease.renew()
-                insert_second(connection, batch, vectors)
+                insert_second(connection, batch, vectors)  # a body gone meanwhile: harmless
             report.fragments += len(batch)
             if progress:
                 progress(report.fragments, total)
+    finally:
+        with guard:
+            lease.release()
     report.elapsed_seconds = time.monotonic() - started
     return report
 

@@ -268,20 +268,25 @@ class Reading(VaultState):
             report = embed_pending(
                 self._connection, self.models.embedder, force=force, progress=progress
             )
-            if self.models.settings.embed_second:
-                self._embed_second(report, force, progress)
-            return report
+        if self.models.settings.embed_second:
+            self._embed_second(report, force, progress)
+        return report
 
     def _embed_second(
         self, report: EmbedReport, force: bool, progress: EmbedProgress | None
     ) -> None:
         """The second space after the first (``MEMTROVE_EMBED_SECOND``); a failure is the
-        report's error, the first space's vectors are kept."""
+        report's error, the first space's vectors are kept. The vault's lock is taken per
+        batch, not for the run: the model's minutes leave the vault answering."""
         from memtrove.index.embedding_second import embed_second
 
         try:
             done = embed_second(
-                self._connection, self.models.second_embedder, force=force, progress=progress
+                self._connection,
+                self.models.second_embedder,
+                force=force,
+                progress=progress,
+                lock=self._lock,
             )
         except MemtroveError as error:
             report.errors.append(f"second space: {error}")
