@@ -416,11 +416,9 @@ def test_continuity_lifts_what_the_previous_turn_injected_first() -> None:
 
 
 def test_the_lead_cut_keeps_results_near_the_best_note() -> None:
-    import dataclasses
-
     from memtrove.hooks.profiles import lead_cut
 
-    profile = dataclasses.replace(PROFILES["balanced"], lead_ratio=0.85)
+    profile = PROFILES["balanced"]._replace(lead_ratio=0.85)
     ranked = [(_doc(1), 0.9), (_doc(2), 0.8), (_doc(3), 0.7), (_doc(4), 0.5)]
     assert [d.doc_id for d, _ in lead_cut(ranked, profile)] == [1, 2]
     kept = lead_cut(ranked, profile, exempt=lambda d: d.doc_id == 4)
@@ -428,5 +426,5 @@ def test_the_lead_cut_keeps_results_near_the_best_note() -> None:
     # a hub above every note does not set the bar
     hub_first = lead_cut(ranked, profile, leads=lambda d: d.doc_id != 1)
     assert [d.doc_id for d, _ in hub_first] == [1, 2, 3]
-    off = dataclasses.replace(profile, lead_ratio=0.0)
+    off = profile._replace(lead_ratio=0.0)
     assert lead_cut(ranked, off) == ranked

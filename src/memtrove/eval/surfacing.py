@@ -25,7 +25,6 @@ and the leg is always awaited, so results do not depend on how busy the machine 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -73,8 +72,8 @@ class Surfacer:
         if vectors_wanted(probe):
             # Served semantics: the model and vectors are loaded before the first prompt and
             # the vector leg always finishes, so a busy machine cannot change the scores.
-            resolved = dataclasses.replace(
-                resolved, vector_timeout_ms=max(resolved.vector_timeout_ms, EVAL_VECTOR_MS)
+            resolved = resolved._replace(
+                vector_timeout_ms=max(resolved.vector_timeout_ms, EVAL_VECTOR_MS)
             )
         self._settings = HookSettings(
             vault_path=Path(self.vault.path),

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_step
 from memtrove.errors import InvalidQueryError
@@ -50,8 +49,7 @@ CLASSIFIED_TYPES = ("supporting", "contradicts", "causal")  # a semantic edge ne
 _CHUNK = 500
 
 
-@dataclass(frozen=True)
-class Relation:
+class Relation(NamedTuple):
     """An edge between two documents, with their titles for display."""
 
     source_id: int

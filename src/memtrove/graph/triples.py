@@ -13,9 +13,8 @@ as whole words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_step
 from memtrove.errors import InvalidQueryError
@@ -63,8 +62,7 @@ DIRECTIONS = ("outgoing", "incoming", "both")
 MAX_KG_FACTS = 500
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     subject: str
     predicate: str
     object: str
@@ -278,8 +276,7 @@ def facts_about(
     return [Fact(str(a), str(b), str(c), d, e, float(f)) for a, b, c, d, e, f in rows]
 
 
-@dataclass(frozen=True)
-class KnowledgeFact:
+class KnowledgeFact(NamedTuple):
     """One triple as :func:`kg_query` reports it."""
 
     id: int
@@ -316,8 +313,7 @@ class KnowledgeFact:
         }
 
 
-@dataclass(frozen=True)
-class KnowledgeResult:
+class KnowledgeResult(NamedTuple):
     """What :func:`kg_query` found about one entity."""
 
     entity: str  # as asked

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import re
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -421,6 +420,8 @@ def _surface_prompt(
         )
     except Exception as error:
         # The turn still counts (and keeps its text): only this answer is lost.
+        import traceback  # only on failure: it loads linecache and tokenize (~2 ms)
+
         log.error(f"retrieval failed: {type(error).__name__}: {error}", traceback.format_exc())
         usage(prompt, [], 0)
         return result

@@ -32,7 +32,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Generic, TypedDict, TypeVar
 
 from memtrove.errors import MemtroveError
@@ -72,31 +71,79 @@ _FILE_PATH = re.compile(
 )
 
 
-@dataclass
 class Candidate:
     """A discovered document: its search result, its channel scores, and its relevance.
 
     ``fused`` is its hybrid score (a share of the leg's best, which is 1.0), None when no
     ranking leg found it. ``relevance`` in [0, 1] is set by :meth:`Discovery.fuse`. ``prescored`` marks a score
     that is already composite: ``Vault.search`` ranks a query with recency intent by
-    composite score (recency weights) itself.
+    composite score (recency weights) itself. ``named``: found by a file name or path the
+    prompt mentions; ``recent``: one of the newest documents, for a "where were we?" prompt.
+
+    A plain class, not a dataclass: a hook process never imports :mod:`dataclasses`.
     """
 
-    result: SearchResult
-    relevance: float
-    prescored: bool = False
-    fused: float | None = None
-    named: bool = False  # found by a file name or path the prompt mentions
-    recent: bool = False  # one of the newest documents, for a "where were we?" prompt
+    __slots__ = ("fused", "named", "prescored", "recent", "relevance", "result")
+
+    def __init__(
+        self,
+        result: SearchResult,
+        relevance: float,
+        prescored: bool = False,
+        fused: float | None = None,
+        named: bool = False,
+        recent: bool = False,
+    ) -> None:
+        self.result = result
+        self.relevance = relevance
+        self.prescored = prescored
+        self.fused = fused
+        self.named = named
+        self.recent = recent
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.result, self.relevance, self.prescored, self.fused, self.named, self.recent)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Candidate) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"Candidate(result={self.result!r}, relevance={self.relevance!r}, "
+            f"prescored={self.prescored!r}, fused={self.fused!r}, named={self.named!r}, "
+            f"recent={self.recent!r})"
+        )
 
 
-@dataclass
 class Discovery:
     """Candidates by ``collection/path``, and notes on legs that were skipped or lost."""
 
-    candidates: dict[str, Candidate] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    scale: float = 0.0
+    __slots__ = ("candidates", "notes", "scale")
+
+    def __init__(
+        self,
+        candidates: dict[str, Candidate] | None = None,
+        notes: list[str] | None = None,
+        scale: float = 0.0,
+    ) -> None:
+        self.candidates: dict[str, Candidate] = {} if candidates is None else candidates
+        self.notes: list[str] = [] if notes is None else notes
+        self.scale = scale
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.candidates, self.notes, self.scale)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Discovery) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"Discovery(candidates={self.candidates!r}, notes={self.notes!r}, scale={self.scale!r})"
+        )
 
     def also_at(self, key: str) -> tuple[str, ...]:
         """The paths of candidate ``key``'s identical copies (none for an unknown key)."""

@@ -19,8 +19,8 @@ import re
 import select
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import IO, Any
+from types import MappingProxyType
+from typing import IO, Any, NamedTuple
 
 __all__ = [
     "MAX_STDIN_BYTES",
@@ -111,12 +111,18 @@ def _is_one_object(data: bytes) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class HookEvent:
+_NO_INPUT: Mapping[str, Any] = MappingProxyType({})  # the default ``tool_input``, read-only
+
+
+class HookEvent(NamedTuple):
     """The fields of a hook payload that memtrove's hooks read.
 
     ``source`` is SessionStart's ``startup|resume|clear|compact``; ``trigger`` is
     PreCompact's ``manual|auto``. Strings are empty when the payload lacks them.
+
+    A named tuple rather than a dataclass, as every record a hook process builds: importing
+    :mod:`dataclasses` (and through it :mod:`inspect`) costs a prompt's process ~10 ms
+    (``tests/hooks/test_surfacing_imports.py`` keeps it out). ``_replace`` makes a changed copy.
     """
 
     hook_event_name: str = ""
@@ -126,22 +132,48 @@ class HookEvent:
     cwd: str = ""
     source: str = ""
     trigger: str = ""
-    tool_input: Mapping[str, Any] = field(default_factory=dict)
+    tool_input: Mapping[str, Any] = _NO_INPUT
 
 
-@dataclass
 class HookResult:
     """What a hook produced: the context to inject (empty: none) and work to do after the
     answer is written (logging), which the runner runs once the JSON is out, so a slow or
-    locked vault can delay the log but never the answer."""
+    locked vault can delay the log but never the answer.
 
-    context: str = ""
-    after: list[Callable[[], object]] = field(default_factory=list)
-    # context-surfacing: the injected documents (collection/path) in order and the estimated
-    # tokens of the whole injection; read by ``memtrove eval --method surfacing``.
-    surfaced: list[str] = field(default_factory=list)
-    copies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> also at
-    tokens: int = 0
+    ``surfaced`` (context-surfacing): the injected documents (collection/path) in order;
+    ``copies``: key -> the paths of its identical copies; ``tokens``: the estimated tokens of
+    the whole injection; read by ``memtrove eval --method surfacing``.
+    """
+
+    __slots__ = ("after", "context", "copies", "surfaced", "tokens")
+
+    def __init__(
+        self,
+        context: str = "",
+        after: list[Callable[[], object]] | None = None,
+        surfaced: list[str] | None = None,
+        copies: dict[str, tuple[str, ...]] | None = None,
+        tokens: int = 0,
+    ) -> None:
+        self.context = context
+        self.after: list[Callable[[], object]] = [] if after is None else after
+        self.surfaced: list[str] = [] if surfaced is None else surfaced
+        self.copies: dict[str, tuple[str, ...]] = {} if copies is None else copies
+        self.tokens = tokens
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.context, self.after, self.surfaced, self.copies, self.tokens)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HookResult) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"HookResult(context={self.context!r}, after={self.after!r}, "
+            f"surfaced={self.surfaced!r}, copies={self.copies!r}, tokens={self.tokens!r})"
+        )
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # as memtrove.text.scrub; stdlib only here

@@ -19,8 +19,7 @@ documents was .769 at 0.20, .766 at 0.30, .759 at 0.40 and .689 at 0.55.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -45,9 +44,9 @@ RECENCY_MIN_SCORE = 0.35  # the legacy absolute threshold under recency intent
 LEAD_RATIO = 0.8
 
 
-@dataclass(frozen=True)
-class Profile:
-    """One row of the profile table (times in milliseconds, budgets in estimated tokens)."""
+class Profile(NamedTuple):
+    """One row of the profile table (times in milliseconds, budgets in estimated tokens);
+    ``_replace`` makes a changed copy."""
 
     name: str
     token_budget: int

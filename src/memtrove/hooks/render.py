@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memtrove.hooks.events import estimate_tokens
 from memtrove.retrieval.snippets import Highlighter
@@ -125,8 +125,7 @@ def asks_why(prompt: str) -> bool:
     return _ROUTES[1][0].search(prompt) is not None
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One surfaced document, already checked by the prompt-injection filter."""
 
     key: str  # collection/path
@@ -137,8 +136,7 @@ class Entry:
     also_at: tuple[str, ...] = ()  # identical copies at other paths (collection/path)
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(NamedTuple):
     """The injected text, the entries it shows (in order) and its estimated tokens."""
 
     text: str
@@ -306,8 +304,7 @@ def _part(tag: str, lines: Sequence[str], room_chars: int) -> str | None:
     return f"<{tag}>\n" + "\n".join(fitted) + f"\n</{tag}>" if fitted else None
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """A relationship line and the entries (by key) at its two ends."""
 
     source: str

@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from memtrove.config import Settings, cache_dir
 from memtrove.hooks.profiles import PROFILES, Profile, resolve_profile
@@ -41,9 +41,9 @@ VECTOR_MODES = ("auto", "on", "off")
 _TRUE = {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
-class HookSettings:
-    """Settings of one hook process; ``warnings`` are logged, never fatal."""
+class HookSettings(NamedTuple):
+    """Settings of one hook process; ``warnings`` are logged, never fatal, and left out of
+    comparisons (settings that differ only in their warnings are equal)."""
 
     vault_path: Path
     config_dir: Path
@@ -58,7 +58,23 @@ class HookSettings:
     nudge_interval: int = 15
     gates: bool = True  # False only for evaluations: every prompt goes on to retrieval
     contradiction_invalidate: bool = False
-    warnings: tuple[str, ...] = field(default=(), compare=False)
+    warnings: tuple[str, ...] = ()  # the last field: see _compared
+
+    def _compared(self) -> tuple[object, ...]:
+        return tuple(self)[:-1]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HookSettings):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, HookSettings):
+            return NotImplemented
+        return self._compared() != other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @property
     def queue_dir(self) -> Path:

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 __all__ = [
     "RANK_BONUS",
@@ -43,8 +42,7 @@ RERANK_WEIGHT = 0.9
 RERANK_DEGENERATE_FLOOR = 1e-4
 
 
-@dataclass(frozen=True)
-class BlendResult(Generic[K]):
+class BlendResult(NamedTuple, Generic[K]):
     """Keys in blended order with their scores; ``degenerate`` when the reranker was ignored."""
 
     ranked: list[tuple[K, float]]

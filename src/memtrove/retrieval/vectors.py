@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
@@ -50,8 +49,7 @@ _CANDIDATE_FACTOR = 6
 _MAX_K = 4096  # sqlite-vec's limit on k
 
 
-@dataclass(frozen=True)
-class EmbeddingSpace:
+class EmbeddingSpace(NamedTuple):
     """The model identity and dimension of the stored vectors."""
 
     identity: str
@@ -61,8 +59,7 @@ class EmbeddingSpace:
         return f"{self.identity} ({self.dimensions}-d)"
 
 
-@dataclass(frozen=True)
-class VectorHit:
+class VectorHit(NamedTuple):
     """A document and the cosine similarity of its best fragment, clamped to [0, 1]."""
 
     doc_id: int

@@ -51,8 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ahocorasick_rs import AhoCorasick, Implementation, MatchKind
 
@@ -96,8 +95,7 @@ _SURROGATE = LazyPattern(r"[\ud800-\udfff]")
 _CLUE = LazyPattern(r"[0-9!@#$%^&*+=?~|]")  # every secret in prose has one of these
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One secret in a text: its kind and where it is (``start``/``end`` in characters)."""
 
     kind: str
