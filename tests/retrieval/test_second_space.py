@@ -213,3 +213,14 @@ def test_the_vault_answers_while_the_model_computes(second: Vault) -> None:
         release.set()
         worker.join(60)
     assert done and _count(second) == len(NOTES)
+
+
+def test_damaged_second_vectors_are_one_clear_failure(second: Vault) -> None:
+    second.embed()
+    with write_transaction(second._connection):
+        second._connection.execute("UPDATE second_vectors SET embedding = x'00000000'")
+    results = second.hybrid(QUESTION, limit=5)  # answered without the channel
+    assert len(results) == len(NOTES) and "minilm" not in results.stages
+    assert "embed --force" in results.skipped["minilm"]
+    assert not (second.embed(force=True).errors)
+    assert "minilm" in second.hybrid(QUESTION, limit=5).stages

@@ -55,7 +55,7 @@ _CHUNK = 900
 
 def second_space(connection: Connection) -> EmbeddingSpace | None:
     row = connection.execute("SELECT identity, dimensions FROM second_space").fetchone()
-    return EmbeddingSpace(str(row[0]), int(row[1])) if row else None
+    return EmbeddingSpace(str(row[0]), int(row[1])) if row and row[0] else None
 
 
 def second_count(connection: Connection) -> int:
@@ -83,8 +83,9 @@ def set_second_space(connection: Connection, identity: str, dimensions: int) -> 
 def clear_second(connection: Connection) -> None:
     """Drop every second-space vector and the space (inside a write transaction)."""
     connection.execute("DELETE FROM second_vectors")
-    connection.execute("UPDATE second_space SET version = version + 1")
-    connection.execute("DELETE FROM second_space")
+    # the row stays (its version must never go back, or a process holding the old vectors
+    # in memory could take new ones for them); an empty identity is no space
+    connection.execute("UPDATE second_space SET identity = '', dimensions = 0")
 
 
 def delete_second(connection: Connection, body_hash: str) -> None:
@@ -185,6 +186,11 @@ def second_channel(
         if space is None or not matrix.ready(connection):
             return SecondChannel(skipped=NO_SECOND_VECTORS)
         check_second_space(connection, embedder.identity, embedder.dimensions)
+        if matrix.matrix is None or matrix.matrix.shape[1] != embedder.dimensions:
+            raise EmbeddingSpaceError(
+                f"the vault's second-space vectors are not {embedder.dimensions}-d as their "
+                "space says; run `memtrove embed --force` to re-embed them"
+            )
         vector = embedder.embed_query(query)
     except MemtroveError as error:
         return SecondChannel(error=error)

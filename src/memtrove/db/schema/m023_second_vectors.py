@@ -2,8 +2,9 @@
 vectors for paraphrase, fused as a third channel with BM25 and the default embedder.
 
 - ``second_space``: the model identity and dimension of every second-space vector, and a
-  ``version`` that moves whenever one is added or removed (processes holding the vectors in
-  memory reload when it moves).
+  ``version`` that moves whenever one is added, changed or removed (processes holding the
+  vectors in memory reload when it moves). Clearing the space keeps the row, its identity
+  emptied, so the version never goes back.
 - ``second_vectors``: one float32 vector per fragment, keyed like ``fragments`` by content
   hash and sequence, so identical bodies share vectors and a renamed file keeps them. Plain
   blobs: the channel scores its candidates in memory, it needs no ANN index.
@@ -32,6 +33,12 @@ STATEMENTS = (
     """,
     """
     CREATE TRIGGER second_vectors_added AFTER INSERT ON second_vectors
+    BEGIN
+        UPDATE second_space SET version = version + 1 WHERE id = 1;
+    END
+    """,
+    """
+    CREATE TRIGGER second_vectors_changed AFTER UPDATE ON second_vectors
     BEGIN
         UPDATE second_space SET version = version + 1 WHERE id = 1;
     END
