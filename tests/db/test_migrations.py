@@ -93,3 +93,11 @@ def test_upgrade_from_older_schema_keeps_data_and_builds_fragments(
         assert report.removed == 0
         assert fragments and fragments[0][0] == "full"
         assert vault.get("notes/old.md").title == "Old note"
+
+
+def test_the_names_list_is_the_migrations_list() -> None:
+    """An up-to-date vault opens without loading the migration modules: the list of names it
+    is compared with must be exactly the migrations, in order."""
+    from memtrove.db.migration_names import NAMES
+
+    assert tuple(name for name, _ in MIGRATIONS) == NAMES

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.schema import MIGRATIONS, Step
+from memtrove.db.migration_names import NAMES
 from memtrove.errors import SchemaTooNewError
+
+if TYPE_CHECKING:
+    from memtrove.db.schema import Step
 
 __all__ = ["applied_migrations", "migrate"]
 
-Migration = tuple[str, Sequence[Step]]
+Migration = tuple[str, Sequence["Step"]]
 
 _RECORD_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -40,11 +44,21 @@ def applied_migrations(connection: Connection) -> list[str]:
 
 
 def migrate(
-    connection: Connection, migrations: Sequence[Migration] = MIGRATIONS, *, label: str = "vault"
+    connection: Connection,
+    migrations: Sequence[Migration] | None = None,
+    *,
+    label: str = "vault",
 ) -> list[str]:
-    """Apply every pending migration in order; return the names applied now."""
-    known = [name for name, _ in migrations]
+    """Apply every pending migration in order (``memtrove.db.schema.MIGRATIONS`` unless
+    ``migrations`` are given); return the names applied now."""
     applied = applied_migrations(connection)
+    if migrations is None:
+        if tuple(applied) == NAMES:
+            return []  # up to date: the migration modules need not load
+        from memtrove.db.schema import MIGRATIONS
+
+        migrations = MIGRATIONS
+    known = [name for name, _ in migrations]
     unknown = [name for name in applied if name not in known]
     if unknown:
         raise SchemaTooNewError(
