@@ -49,7 +49,7 @@ def indexed(vault: Vault, folder: Path) -> tuple[Any, list[tuple[Any, ...]], lis
         "SELECT hash, seq, fragment_type, label, start_offset, end_offset FROM fragments "
         "ORDER BY hash, seq"
     ).fetchall()
-    summary = (report.added, [tuple(vars(i).values()) for i in report.skipped], report.notices)
+    summary = (report.added, [tuple(i) for i in report.skipped], report.notices)
     return summary, documents, fragments
 
 

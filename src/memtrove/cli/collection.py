@@ -73,7 +73,7 @@ def list_collections(
     with open_vault(ctx, create=False) as vault:
         status = vault.status()
     if as_json:
-        print_json([c.__dict__ for c in status.collections])
+        print_json([c._asdict() for c in status.collections])
         return
     if not status.collections:
         console.print("no collections yet: memtrove collection add <path>")

@@ -1,4 +1,4 @@
-"""The dataclasses memtrove returns (JSON-ready through ``to_dict``)."""
+"""The values memtrove returns (JSON-ready through ``to_dict``)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +82,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """The memory store's and the reports' types load on first use (defining dataclasses
-    costs ~1 ms each, and hooks and searches import this package)."""
+    """The memory store's and the reports' types load on first use (the memory store's are
+    dataclasses, ~1 ms each to define; hooks and searches import this package)."""
     if name in _MEMORY:
         from memtrove.results import memory
 

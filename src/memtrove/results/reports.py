@@ -1,14 +1,19 @@
 """What reports say: ``update`` (:class:`UpdateReport`, :class:`FileIssue`, :class:`SkipReason`),
 ``status`` and ``index_stats``, ``doctor`` and ``rerank-health``, stored secrets, timelines
-and multi-gets. Apart from :mod:`.core` because a search never builds one, and defining a
-dataclass costs about a millisecond at import: these load on first use (see the package).
+and multi-gets. Apart from :mod:`.core` because a search never builds one: these load on
+first use (see the package).
+
+As in :mod:`.core`, the immutable records are named tuples and the two reports filled in as
+they run (:class:`SecretsReport`, :class:`UpdateReport`) plain slotted classes, not
+dataclasses: ``memtrove update`` and ``memtrove status`` are whole processes, and importing
+:mod:`dataclasses` (which imports :mod:`inspect`) and building the classes cost them ~14 ms.
+``to_dict`` gives the JSON shapes ``dataclasses.asdict`` gave, nested records included.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.results.core import Document, DocumentSummary
 
@@ -46,8 +51,7 @@ class SkipReason(StrEnum):
     FOLDER_UNREADABLE = "folder not readable"
 
 
-@dataclass(frozen=True)
-class FileIssue:
+class FileIssue(NamedTuple):
     """A file that was skipped, or indexed with a caveat, and why.
 
     For a skipped file ``reason`` is a :class:`SkipReason` and ``detail`` the specifics.
@@ -63,7 +67,6 @@ class FileIssue:
         return f"{text} ({self.detail})" if self.detail else text
 
 
-@dataclass
 class SecretsReport:
     """Secrets found in what a vault stores (``memtrove doctor``, ``memtrove redact``).
 
@@ -72,11 +75,35 @@ class SecretsReport:
     themselves are never reported. ``applied``: they were rewritten as ``[REDACTED:kind]``.
     """
 
-    documents: int = 0
-    refs: list[str] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
-    kinds: dict[str, int] = field(default_factory=dict)
-    applied: bool = False
+    __slots__ = ("applied", "documents", "kinds", "refs", "rows")
+
+    def __init__(
+        self,
+        documents: int = 0,
+        refs: list[str] | None = None,
+        rows: dict[str, int] | None = None,
+        kinds: dict[str, int] | None = None,
+        applied: bool = False,
+    ) -> None:
+        self.documents = documents
+        self.refs: list[str] = [] if refs is None else refs
+        self.rows: dict[str, int] = {} if rows is None else rows
+        self.kinds: dict[str, int] = {} if kinds is None else kinds
+        self.applied = applied
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.documents, self.refs, self.rows, self.kinds, self.applied)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SecretsReport) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(documents={self.documents!r}, refs={self.refs!r}, "
+            f"rows={self.rows!r}, kinds={self.kinds!r}, applied={self.applied!r})"
+        )
 
     @property
     def total(self) -> int:
@@ -93,19 +120,54 @@ class SecretsReport:
         }
 
 
-@dataclass
 class UpdateReport:
     """What one ``update`` did: ``+added ~updated =unchanged -removed``, and every problem."""
 
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    renamed: int = 0
-    skipped: list[FileIssue] = field(default_factory=list)
-    notices: list[FileIssue] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    elapsed_seconds: float = 0.0
+    __slots__ = (
+        "added", "elapsed_seconds", "notices", "removed", "renamed", "skipped", "unchanged",
+        "updated", "warnings",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        added: int = 0,
+        updated: int = 0,
+        unchanged: int = 0,
+        removed: int = 0,
+        renamed: int = 0,
+        skipped: list[FileIssue] | None = None,
+        notices: list[FileIssue] | None = None,
+        warnings: list[str] | None = None,
+        elapsed_seconds: float = 0.0,
+    ) -> None:
+        self.added = added
+        self.updated = updated
+        self.unchanged = unchanged
+        self.removed = removed
+        self.renamed = renamed
+        self.skipped: list[FileIssue] = [] if skipped is None else skipped
+        self.notices: list[FileIssue] = [] if notices is None else notices
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.elapsed_seconds = elapsed_seconds
+
+    def _fields(self) -> tuple[object, ...]:
+        return (
+            self.added, self.updated, self.unchanged, self.removed, self.renamed, self.skipped,
+            self.notices, self.warnings, self.elapsed_seconds,
+        )  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UpdateReport) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(added={self.added!r}, updated={self.updated!r}, "
+            f"unchanged={self.unchanged!r}, removed={self.removed!r}, "
+            f"renamed={self.renamed!r}, skipped={self.skipped!r}, notices={self.notices!r}, "
+            f"warnings={self.warnings!r}, elapsed_seconds={self.elapsed_seconds!r})"
+        )
 
     @property
     def summary(self) -> str:
@@ -123,14 +185,22 @@ class UpdateReport:
         return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["summary"] = self.summary
-        data["skipped_by_reason"] = self.skipped_by_reason
-        return data
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "renamed": self.renamed,
+            "skipped": [issue._asdict() for issue in self.skipped],
+            "notices": [issue._asdict() for issue in self.notices],
+            "warnings": list(self.warnings),
+            "elapsed_seconds": self.elapsed_seconds,
+            "summary": self.summary,
+            "skipped_by_reason": self.skipped_by_reason,
+        }
 
 
-@dataclass(frozen=True)
-class CollectionStatus:
+class CollectionStatus(NamedTuple):
     name: str
     path: str
     pattern: str
@@ -138,8 +208,7 @@ class CollectionStatus:
     path_exists: bool
 
 
-@dataclass(frozen=True)
-class VaultStatus:
+class VaultStatus(NamedTuple):
     path: str
     size_bytes: int
     schema: list[str]
@@ -154,11 +223,15 @@ class VaultStatus:
     second_channel: str = "off"  # the second vector space's state (MEMTROVE_EMBED_SECOND)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            **self._asdict(),
+            "schema": list(self.schema),
+            "collections": [collection._asdict() for collection in self.collections],
+            "content_types": dict(self.content_types),
+        }
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     """One ``doctor`` finding: ``status`` is ``ok``, ``warn`` or ``fail``; ``fix`` says what to do."""
 
     name: str
@@ -167,11 +240,10 @@ class Check:
     fix: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class DoctorReport:
+class DoctorReport(NamedTuple):
     """Every ``doctor`` check, in the order they ran. ``ok`` is false when any check failed."""
 
     checks: list[Check]
@@ -206,8 +278,7 @@ class DoctorReport:
         }
 
 
-@dataclass(frozen=True)
-class RerankPair:
+class RerankPair(NamedTuple):
     """A golden probe: the reranker's scores for a relevant and an irrelevant text."""
 
     query: str
@@ -227,8 +298,7 @@ class RerankPair:
         }
 
 
-@dataclass(frozen=True)
-class RerankHealth:
+class RerankHealth(NamedTuple):
     """What a live probe of the reranker found.
 
     ``verdict`` is ``healthy``, ``degenerate`` (no score above the floor), ``inverted``
@@ -242,7 +312,7 @@ class RerankHealth:
     detail: str
     reranker: str = ""
     fix: str = ""
-    pairs: list[RerankPair] = field(default_factory=list)
+    pairs: list[RerankPair] = []  # noqa: RUF012 (one list shared by the defaults: never mutated)
     elapsed_seconds: float = 0.0
 
     @property
@@ -262,8 +332,7 @@ class RerankHealth:
         }
 
 
-@dataclass(frozen=True)
-class Timeline:
+class Timeline(NamedTuple):
     """Documents either side of ``anchor`` in effective-time order, nearest first."""
 
     anchor: DocumentSummary
@@ -278,8 +347,7 @@ class Timeline:
         }
 
 
-@dataclass(frozen=True)
-class MultiGet:
+class MultiGet(NamedTuple):
     """Several documents at once; ``truncated`` names (``collection/path``) the cut bodies."""
 
     documents: list[Document]
@@ -294,8 +362,7 @@ class MultiGet:
         }
 
 
-@dataclass(frozen=True)
-class IndexStats:
+class IndexStats(NamedTuple):
     """Index health: what is searchable, embedded, stale (by each collection's
     ``stale_after_days``; see :mod:`memtrove.index.staleness`)."""
 
@@ -312,11 +379,10 @@ class IndexStats:
     embedding_space: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**self._asdict(), "content_types": dict(self.content_types)}
 
 
-@dataclass(frozen=True)
-class LifecycleStatus:
+class LifecycleStatus(NamedTuple):
     """Document counts by lifecycle state (``snoozed``: active and snoozed until later;
     ``inactive``: neither active nor archived, e.g. forgotten or gone from their folder),
     the documents recall telemetry suggests pinning or snoozing, and the lifecycle policy."""
@@ -329,9 +395,10 @@ class LifecycleStatus:
     archived: int = 0
     forgotten: int = 0
     never_accessed: int = 0
-    pin_candidates: list[Any] = field(default_factory=list)
-    snooze_candidates: list[Any] = field(default_factory=list)
-    policy: dict[str, Any] = field(default_factory=dict)
+    # a named tuple's defaults are shared by every instance: these are never mutated
+    pin_candidates: list[Any] = []  # noqa: RUF012
+    snooze_candidates: list[Any] = []  # noqa: RUF012
+    policy: dict[str, Any] = {}  # noqa: RUF012
 
     def text(self) -> str:
         lines = [

@@ -41,8 +41,6 @@ class LifecycleAccess(VaultState):
         """Documents by state (active, inactive, archived, forgotten, pinned, snoozed,
         invalidated, never accessed), pin and snooze candidates from recall telemetry, and
         the policy."""
-        import dataclasses
-
         from memtrove.index.stats import lifecycle_status
         from memtrove.lifecycle.recall import pin_candidates, snooze_candidates
 
@@ -52,8 +50,8 @@ class LifecycleAccess(VaultState):
             counts = lifecycle_status(self._connection, now)
             pins = pin_candidates(self._connection, CANDIDATES)
             snoozes = snooze_candidates(self._connection, now, CANDIDATES)
-        return dataclasses.replace(
-            counts, pin_candidates=pins, snooze_candidates=snoozes, policy=policy.to_dict()
+        return counts._replace(
+            pin_candidates=pins, snooze_candidates=snoozes, policy=policy.to_dict()
         )
 
     def checkpoint_wal(self) -> tuple[int, int, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -42,7 +41,7 @@ def stats(vault: VaultDependency) -> dict[str, Any]:
 def collections(vault: VaultDependency) -> dict[str, Any]:
     """Every configured collection: name, path, pattern, documents, whether its folder exists."""
     found = vault.status().collections
-    return {"count": len(found), "collections": [asdict(item) for item in found]}
+    return {"count": len(found), "collections": [item._asdict() for item in found]}
 
 
 @router.get("/sessions")
