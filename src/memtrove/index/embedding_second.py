@@ -24,6 +24,7 @@ from memtrove.index.embedding import EmbedProgress
 from memtrove.lifecycle.leases import Lease
 from memtrove.models.protocols import Embedder
 from memtrove.retrieval.second_space import (
+    PENDING_FRAGMENTS,
     check_second_space,
     clear_second,
     insert_second,
@@ -32,17 +33,12 @@ from memtrove.retrieval.second_space import (
 )
 from memtrove.retrieval.vectors import format_document_input
 
-__all__ = ["SecondReport", "embed_second", "second_pending"]
+__all__ = ["SecondReport", "embed_second"]
 
 BATCH_FRAGMENTS = 32
 # The transformer reads at most 256 word pieces (~1,200 characters of prose); tokenising a
 # whole long fragment only to truncate it costs time for nothing.
 MAX_INPUT_CHARS = 3000
-
-_PENDING = (
-    "FROM fragments f WHERE f.hash IN (SELECT hash FROM documents WHERE active = 1) "
-    "AND NOT EXISTS (SELECT 1 FROM second_vectors s WHERE s.hash = f.hash AND s.seq = f.seq)"
-)
 
 
 @dataclass
@@ -59,11 +55,6 @@ class SecondReport:
             "fragments": self.fragments,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
         }
-
-
-def second_pending(connection: Connection) -> int:
-    """Fragments of active documents still without a second-space vector."""
-    return int(connection.execute(f"SELECT COUNT(*) {_PENDING}").fetchone()[0])
 
 
 def embed_second(
@@ -95,7 +86,7 @@ def embed_second(
                 if force or check_second_space(connection, identity, dimensions) is None:
                     set_second_space(connection, identity, dimensions)
             keys = connection.execute(
-                f"SELECT f.hash, f.seq {_PENDING} ORDER BY f.hash, f.seq"
+                f"SELECT f.hash, f.seq {PENDING_FRAGMENTS} ORDER BY f.hash, f.seq"
             ).fetchall()
         total = len(keys)
         if progress:

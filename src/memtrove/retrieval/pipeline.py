@@ -263,7 +263,7 @@ class Retriever:
 
         Sets ``ranking.scale``: the best BM25 hit's [0, 1) score, else the best cosine.
         """
-        from memtrove.retrieval.hybrid import SECOND_FIRST_ALPHA, score_fusion
+        from memtrove.retrieval.hybrid import FUSION_ALPHA, SECOND_FIRST_ALPHA, score_fusion
 
         if lexical is None:
             lexical = self.bm25(query, depth, filters, raw=True)
@@ -272,11 +272,8 @@ class Retriever:
         cosine = self._cosines(query, depth, filters, ranking, lexical) if vectors else {}
         pool = [*(doc for doc, _ in lexical), *cosine]
         second = self.second_cosines(query, depth, filters, ranking, pool) if vectors else {}
-        fused = (
-            score_fusion(lexical, cosine, SECOND_FIRST_ALPHA, second)
-            if second
-            else score_fusion(lexical, cosine)
-        )
+        alpha = SECOND_FIRST_ALPHA if second else FUSION_ALPHA
+        fused = score_fusion(lexical, cosine, alpha, second)
         ranking.stages.append("fusion")
         return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError, MemtroveError
@@ -39,10 +38,10 @@ __all__ = [
     "SecondMatrix",
     "check_second_space",
     "clear_second",
-    "delete_second",
     "insert_second",
     "second_channel",
     "second_count",
+    "second_pending",
     "second_space",
     "second_state",
     "set_second_space",
@@ -51,6 +50,11 @@ __all__ = [
 STAGE = "minilm"  # the stage name a ranking shows for this channel
 NO_SECOND_VECTORS = "the vault has no second-space vectors yet; run `memtrove embed`"
 _CHUNK = 900
+# Fragments of active documents without a second-space vector (what `embed` has to do).
+PENDING_FRAGMENTS = (
+    "FROM fragments f WHERE f.hash IN (SELECT hash FROM documents WHERE active = 1) "
+    "AND NOT EXISTS (SELECT 1 FROM second_vectors s WHERE s.hash = f.hash AND s.seq = f.seq)"
+)
 
 
 def second_space(connection: Connection) -> EmbeddingSpace | None:
@@ -60,6 +64,11 @@ def second_space(connection: Connection) -> EmbeddingSpace | None:
 
 def second_count(connection: Connection) -> int:
     return int(connection.execute("SELECT COUNT(*) FROM second_vectors").fetchone()[0])
+
+
+def second_pending(connection: Connection) -> int:
+    """Fragments of active documents still without a second-space vector."""
+    return int(connection.execute(f"SELECT COUNT(*) {PENDING_FRAGMENTS}").fetchone()[0])
 
 
 def check_second_space(
@@ -86,11 +95,6 @@ def clear_second(connection: Connection) -> None:
     # the row stays (its version must never go back, or a process holding the old vectors
     # in memory could take new ones for them); an empty identity is no space
     connection.execute("UPDATE second_space SET identity = '', dimensions = 0")
-
-
-def delete_second(connection: Connection, body_hash: str) -> None:
-    """Drop one body's second-space vectors (inside the caller's write transaction)."""
-    connection.execute("DELETE FROM second_vectors WHERE hash = ?", (body_hash,))
 
 
 def insert_second(
@@ -158,11 +162,10 @@ class SecondMatrix:
         return best
 
 
-@dataclass
-class SecondChannel:
+class SecondChannel(NamedTuple):
     """The channel's cosines (doc id -> [0, 1]); ``skipped`` or ``error`` say why it has none."""
 
-    cosines: dict[int, float] = field(default_factory=dict)
+    cosines: dict[int, float]
     skipped: str | None = None
     error: MemtroveError | None = None
 
@@ -179,12 +182,12 @@ def second_channel(
     """The ``depth`` documents nearest the query in the second space (passing ``filters``)
     and the cosine of each document of ``pool``; empty when the channel is off."""
     if not models.settings.embed_second:
-        return SecondChannel()
+        return SecondChannel({})
     try:
         embedder = models.second_embedder
         space = second_space(connection)
         if space is None or not matrix.ready(connection):
-            return SecondChannel(skipped=NO_SECOND_VECTORS)
+            return SecondChannel({}, skipped=NO_SECOND_VECTORS)
         check_second_space(connection, embedder.identity, embedder.dimensions)
         if matrix.matrix is None or matrix.matrix.shape[1] != embedder.dimensions:
             raise EmbeddingSpaceError(
@@ -193,8 +196,8 @@ def second_channel(
             )
         vector = embedder.embed_query(query)
     except MemtroveError as error:
-        return SecondChannel(error=error)
-    return SecondChannel(cosines=_cosines(connection, matrix, vector, depth, filters, pool))
+        return SecondChannel({}, error=error)
+    return SecondChannel(_cosines(connection, matrix, vector, depth, filters, pool))
 
 
 def _cosines(
@@ -257,12 +260,6 @@ def second_state(connection: Connection, setting: str | None) -> str:
     space = second_space(connection)
     if not count or space is None:
         return "on, no vectors yet: run `memtrove embed`"
-    pending = int(
-        connection.execute(
-            "SELECT COUNT(*) FROM fragments f WHERE f.hash IN (SELECT hash FROM documents "
-            "WHERE active = 1) AND NOT EXISTS (SELECT 1 FROM second_vectors s "
-            "WHERE s.hash = f.hash AND s.seq = f.seq)"
-        ).fetchone()[0]
-    )
+    pending = second_pending(connection)
     waiting = f", {pending} fragments pending (`memtrove embed`)" if pending else ""
     return f"active: {count} vectors of {space}{waiting}"

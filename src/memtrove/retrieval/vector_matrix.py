@@ -13,7 +13,7 @@ result). Vaults past :data:`MAX_IN_MEMORY` vectors are searched by sqlite-vec di
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
@@ -133,39 +133,58 @@ def load_vectors(
     return loaded
 
 
-def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors] | None:
-    """Vectors from sqlite-vec's chunk tables (validity bitmap, row ids, packed float32)."""
+class _UnknownLayout(Exception):
+    """sqlite-vec's chunk tables are not laid out as this version reads them."""
+
+
+def _chunks(
+    connection: Connection,
+) -> Iterator[tuple[npt.NDArray[np.int64], Vectors, npt.NDArray[np.bool_]]]:
+    """sqlite-vec's chunks one at a time (validity bitmap, row ids, packed float32), as
+    (row ids, vectors, which rows are valid); _UnknownLayout when they cannot be read so.
+    One blob per query: a join sorted by chunk copies every blob through a sorter."""
     import numpy as np
 
     try:
         chunks = connection.execute(
             "SELECT chunk_id, size, validity, rowids FROM vectors_vec_chunks ORDER BY chunk_id"
         ).fetchall()
-        blocks = dict(
-            connection.execute("SELECT rowid, vectors FROM vectors_vec_vector_chunks00").fetchall()
-        )
-    except Exception:  # another sqlite-vec layout: use the virtual table
-        return None
-    ids_parts: list[npt.NDArray[np.int64]] = []
-    vector_parts: list[Vectors] = []
+    except Exception as error:  # no such table: another layout
+        raise _UnknownLayout from error
     width = 0
     for chunk_id, size, validity, rowids in chunks:
-        block = blocks.get(chunk_id)
+        try:
+            found = connection.execute(
+                "SELECT vectors FROM vectors_vec_vector_chunks00 WHERE rowid = ?", (chunk_id,)
+            ).fetchone()
+        except Exception as error:
+            raise _UnknownLayout from error
         size = int(size)
-        if block is None or len(validity) * 8 < size or len(rowids) < size * 8:
-            return None
+        if found is None or len(validity) * 8 < size or len(rowids) < size * 8:
+            raise _UnknownLayout
+        block = found[0]
         if width == 0:
             width = len(block) // (size * 4) if size else 0
         if width == 0 or len(block) < size * width * 4:
-            return None
-        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
-        mask = valid.astype(bool)
-        ids_parts.append(np.frombuffer(rowids, dtype=np.int64, count=size)[mask])
-        matrix = np.frombuffer(block, dtype=np.float32, count=size * width).reshape(size, width)
-        vector_parts.append(matrix[mask])
-    if not ids_parts:
+            raise _UnknownLayout
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+        matrix = np.frombuffer(block, dtype=np.float32, count=size * width)
+        ids = np.frombuffer(rowids, dtype=np.int64, count=size)
+        yield ids, matrix.reshape(size, width), valid[:size].astype(bool)
+
+
+def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors] | None:
+    """Every valid vector of the chunk tables with its row id; None for another layout."""
+    import numpy as np
+
+    try:
+        parts = [(ids[mask], matrix[mask]) for ids, matrix, mask in _chunks(connection)]
+    except _UnknownLayout:  # use the virtual table
         return None
-    return np.concatenate(ids_parts), np.ascontiguousarray(np.concatenate(vector_parts))
+    if not parts:
+        return None
+    ids = np.concatenate([part[0] for part in parts])
+    return ids, np.ascontiguousarray(np.concatenate([part[1] for part in parts]))
 
 
 def _read_rows(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors]:
@@ -188,37 +207,21 @@ def scan_nearest(
     import numpy as np
 
     vector = np.asarray(query, dtype=np.float32)
-    width = len(vector)
     found_ids: list[npt.NDArray[np.int64]] = []
     found_scores: list[npt.NDArray[np.float32]] = []
     valid_rows = 0
     try:
-        chunks = connection.execute(
-            "SELECT chunk_id, size, validity, rowids FROM vectors_vec_chunks ORDER BY chunk_id"
-        ).fetchall()
-        for chunk_id, size, validity, rowids in chunks:
-            # one chunk at a time (a join sorted by chunk copies every blob through a sorter)
-            found = connection.execute(
-                "SELECT vectors FROM vectors_vec_vector_chunks00 WHERE rowid = ?", (chunk_id,)
-            ).fetchone()
-            if found is None:
+        for ids, matrix, mask in _chunks(connection):
+            if matrix.shape[1] != len(vector):
                 return None
-            block, size = found[0], int(size)
-            if len(validity) * 8 < size or len(rowids) < size * 8 or len(block) < size * width * 4:
-                return None
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-            mask = valid[:size].astype(bool)
             valid_rows += int(mask.sum())
-            matrix = np.frombuffer(block, dtype=np.float32, count=size * width)
-            scores = matrix.reshape(size, width) @ vector
-            ids = np.frombuffer(rowids, dtype=np.int64, count=size)[mask]
-            scores = scores[mask]
+            kept, scores = ids[mask], (matrix @ vector)[mask]
             if len(scores) > k:
                 top = np.argpartition(-scores, k - 1)[:k]
-                ids, scores = ids[top], scores[top]
-            found_ids.append(ids)
+                kept, scores = kept[top], scores[top]
+            found_ids.append(kept)
             found_scores.append(scores)
-    except Exception:  # another sqlite-vec layout
+    except _UnknownLayout:
         return None
     if valid_rows != count:
         return None
