@@ -26,11 +26,11 @@ from corpus import REPO_ROOT
 EXAMPLES = REPO_ROOT / "examples" / "vault"
 # milliseconds of imports each command may spend (its own work comes after)
 BUDGETS = {
-    "search": 60.0,
-    "get": 60.0,
-    "status": 90.0,
-    "update": 130.0,
-    "hook context-surfacing": 120.0,
+    "search": 45.0,
+    "get": 45.0,
+    "status": 60.0,
+    "update": 55.0,
+    "hook context-surfacing": 60.0,
 }
 COMMANDS = {
     "search": ["search", "refresh token", "-n", "3"],

@@ -21,10 +21,22 @@ RESULT_FIELDS = {
 }  # fmt: skip
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``models`` cache folder per test process: what the embedded model keeps there
+    (its tokenizer tables) depends only on the installed package, and building it again in
+    every test would cost each vector query ~0.15 s."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_cache: Path
+) -> Path:
     home = tmp_path / "home"
     home.mkdir()
+    (home / ".cache" / "memtrove").mkdir(parents=True)
+    (home / ".cache" / "memtrove" / "models").symlink_to(model_cache, target_is_directory=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

@@ -11,7 +11,9 @@ INTERFACES = {"cli", "mcp", "api", "console", "hooks", "eval", "__main__"}
 FACADE = {"vault", "__init__"}
 DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine", "capture"}
 STORAGE = {"db", "models"}
-FOUNDATION = {"errors", "results", "text", "config", "paths", "warm", "files", "security"}
+FOUNDATION = {
+    "errors", "results", "text", "patterns", "config", "paths", "warm", "files", "security"
+}  # fmt: skip
 LAYER = {
     **dict.fromkeys(INTERFACES, 4),
     **dict.fromkeys(FACADE, 3),

@@ -245,3 +245,34 @@ def test_parse_iso_datetime_never_raises(value: object) -> None:
 
 def test_a_ligature_that_normalizes_with_a_space_gives_no_spaced_word() -> None:
     assert all(" " not in word and word for word in words("ﱞ and ﱟ"))
+
+
+def test_sha256_hex_is_hashlibs() -> None:
+    import hashlib
+
+    from memtrove.text import sha256_hex
+
+    for data in (
+        b"",
+        b"abc",
+        "prompt \u00e9\ud83d".encode("utf-8", "surrogatepass"),
+        b"x" * 100_000,
+    ):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_lazy_patterns_compile_once_and_answer_like_re() -> None:
+    import re
+
+    from memtrove.text import LazyPattern
+
+    lazy = LazyPattern(r"(\w+)@(\w+)", re.I)
+    assert lazy._compiled is None
+    text = "Mail ALICE@example or bob@test"
+    compiled = re.compile(r"(\w+)@(\w+)", re.I)
+    assert lazy.search(text)[0] == compiled.search(text)[0]  # type: ignore[index]
+    assert lazy.findall(text) == compiled.findall(text)
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert lazy.sub("<>", text, count=1) == compiled.sub("<>", text, count=1)
+    assert lazy.match(text) is None and lazy.fullmatch("a@b") is not None
+    assert lazy.compiled is lazy.compiled

@@ -21,8 +21,17 @@ __all__ = ["main"]
 _LEAN_COMMANDS = frozenset(("search", "vsearch", "query", "get", "status", "update"))
 
 
+# Starting up allocates ~100k objects and no garbage worth a collection: with the default
+# first-generation threshold (700) the collector ran ~10 times while a search imported its
+# modules, ~2.5 ms of a 45 ms command. Collections still run, just after 20k allocations.
+GC_THRESHOLD = 20_000
+
+
 def main() -> None:
     """Dispatch ``hook NAME`` to the hook runner before anything else is imported."""
+    import gc
+
+    gc.set_threshold(GC_THRESHOLD)
     arguments = sys.argv[1:]
     if len(arguments) >= 2 and arguments[0] == "hook" and not arguments[1].startswith("-"):
         sys.exit(_run_hook(arguments[1:]))

@@ -30,8 +30,6 @@ one's own are added at the top level::
 A bad value is a :class:`ConfigError` naming the file, the collection and the key.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import re
@@ -47,8 +45,9 @@ from memtrove.errors import (
 )
 from memtrove.files import exclusive_lock, write_atomic
 from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
+from memtrove.patterns import LazyPattern
 from memtrove.results import Collection, StaleAfterDays
-from memtrove.text import is_written_name
+from memtrove.text import is_written_name, sha256_hex
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -69,7 +68,7 @@ __all__ = [
 DEFAULT_PATTERN = "**/*.md"
 MAX_STALE_AFTER_DAYS = 36500
 _NEVER = ("none", "never", "null")
-_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_NAME = LazyPattern(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -94,7 +93,7 @@ class Settings(NamedTuple):
         *,
         vault: str | Path | None = None,
         config_dir: str | Path | None = None,
-    ) -> Settings:
+    ) -> "Settings":
         return cls(
             vault_path=Path(vault_location(env, vault)),
             config_dir=Path(config_location(env, config_dir)),
@@ -384,16 +383,12 @@ def _dump_yaml(data: dict[str, Any]) -> str:
 
 
 def _parse_cache(config_file: Path) -> Path:
-    import hashlib
-
-    key = hashlib.sha256(str(config_file.resolve()).encode("utf-8", "surrogatepass"))
-    return cache_dir() / "parsed-config" / f"{key.hexdigest()[:24]}.json"
+    key = sha256_hex(str(config_file.resolve()).encode("utf-8", "surrogatepass"))
+    return cache_dir() / "parsed-config" / f"{key[:24]}.json"
 
 
 def _text_digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def _parsed_before(config_file: Path, text: str) -> dict[str, Any] | None:

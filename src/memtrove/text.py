@@ -15,6 +15,8 @@ import unicodedata
 from datetime import UTC, date, datetime
 from typing import Any
 
+from memtrove.patterns import LazyPattern
+
 __all__ = [
     "MAX_MESSAGE_CHARS",
     "STOPWORDS",
@@ -27,10 +29,32 @@ __all__ = [
     "scrub",
     "scrub_json",
     "segment_cjk",
+    "sha256_hex",
     "shown_path",
     "to_iso",
     "words",
 ]
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, as ``hashlib.sha256`` gives it. Importing hashlib loads
+    OpenSSL (~2-4 ms of a hook's start); CPython's own SHA-2 module, when it is built in,
+    costs a third of that, and hashlib stands in when it is not."""
+    global _sha256
+    if _sha256 is None:
+        try:
+            from _sha2 import sha256 as found  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            try:
+                from _sha256 import sha256 as found  # type: ignore[import-not-found, no-redef, unused-ignore]
+            except ImportError:
+                from hashlib import sha256 as found  # type: ignore[assignment, unused-ignore]
+        _sha256 = found
+    return str(_sha256(data).hexdigest())
+
+
+_sha256: Any = None
+
 
 # Han (with extensions and compatibility), Hiragana, Katakana, Hangul syllables and jamo,
 # Bopomofo, CJK punctuation is excluded on purpose (it separates tokens).
@@ -142,11 +166,11 @@ def parse_iso_datetime(value: object) -> str | None:
         return None
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 # A collection name config.yaml may hold (``collection add`` asks for less: see
 # memtrove.config): nothing that reads as a path (``a/b``, ``../etc``) or is empty, so
 # ``collection/path`` references stay whole.
-_WRITTEN_NAME = re.compile(r"[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,199}")
+_WRITTEN_NAME = LazyPattern(r"[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,199}")
 
 
 def is_written_name(name: str) -> bool:

@@ -8,14 +8,14 @@ and the query caches are already in memory there. When there is no server, or it
 take the request (gone, busy past the deadline, another token, other model settings), the
 caller runs the same code in-process: results are the same either way.
 
-The client side imports only ``os`` and ``binascii`` (``json`` and ``socket`` once a server
+The client side imports only ``os`` and ``zlib`` (``json`` and ``socket`` once a server
 is found), so a hook that finds no server has lost a file lookup. ``MEMTROVE_SERVER=off`` keeps every call in-process.
 """
 
 from __future__ import annotations
 
-import binascii
 import os
+import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _unchunk(body: bytes) -> bytes:
 def server_file(cache_dir: str | Path, vault_path: str | Path) -> str:
     """Where the server of ``vault_path`` publishes itself (the file also names the vault,
     so a clash of the short checksums in the name is harmless)."""
-    key = binascii.crc32(str(vault_path).encode("utf-8", "surrogateescape"))
+    key = zlib.crc32(str(vault_path).encode("utf-8", "surrogateescape"))
     name = f"{key:08x}-{os.path.basename(str(vault_path))[:40]}.json"
     return os.path.join(str(cache_dir), SERVERS_FOLDER, name)
 
@@ -249,9 +249,13 @@ def forwarded_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def encode_payload(raw: bytes) -> str:
+    import binascii
+
     return binascii.b2a_base64(raw, newline=False).decode("ascii")
 
 
 def decode_payload(text: str) -> bytes:
     """The inverse of :func:`encode_payload`; ``ValueError`` when it is not base64."""
+    import binascii
+
     return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)

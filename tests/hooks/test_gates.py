@@ -86,3 +86,24 @@ def test_short_questions_and_cjk() -> None:
     assert not should_skip_retrieval("why the OOM?")  # a question under 15 characters
     assert should_skip_retrieval("fix it all now")  # not a question
     assert not should_skip_retrieval("缩略图内存泄漏原因")  # CJK carries more per character
+
+
+def test_the_first_word_filter_never_hides_a_skip_pattern() -> None:
+    """_may_skip only saves compiling the patterns: wherever one of them matches, it says
+    maybe (random prompts in several cases, and the patterns' own words)."""
+    import random
+
+    from memtrove.hooks import gates
+
+    chosen = random.Random(11)
+    alphabet = "abcdefghijklmnopqrstuvwxyz' !.?-_1ſ"
+    prompts = [
+        *sorted(gates._SKIP_FIRST_WORDS),
+        "Good   Morning!", "what's up?", "goodnight", "ſudo make", "thank you.", "go ahead!",
+        *("".join(chosen.choice(alphabet) for _ in range(chosen.randint(1, 12))) for _ in range(5000)),
+    ]  # fmt: skip
+    for prompt in prompts:
+        for text in (prompt, f"{prompt} and more", prompt.upper(), prompt.title()):
+            if any(pattern.search(text) for pattern in gates._SKIP):
+                assert gates._may_skip(text), text
+    assert not gates._may_skip("how does the scheduler rotate tokens")

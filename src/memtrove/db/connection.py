@@ -22,11 +22,13 @@ import sqlean
 from memtrove.errors import ExtensionError, VaultBusyError, VaultOpenError
 
 __all__ = [
+    "BULK_CHECKPOINT_PAGES",
     "DEFAULT_BUSY_TIMEOUT_MS",
     "Connection",
     "DatabaseError",
     "OperationalError",
     "copy_database",
+    "fewer_checkpoints",
     "is_locked_error",
     "open_connection",
     "write_step",
@@ -37,6 +39,7 @@ __all__ = [
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 # How long write_transaction keeps retrying BEGIN IMMEDIATE on top of busy_timeout.
 _LOCK_RETRY_SECONDS = 30.0
+BULK_CHECKPOINT_PAGES = 8000  # WAL pages between checkpoints in fewer_checkpoints (~32 MB)
 
 if TYPE_CHECKING:  # sqlean.py mirrors the standard library's sqlite3 module exactly
     from sqlite3 import Connection, DatabaseError, OperationalError
@@ -182,6 +185,27 @@ def write_transaction(
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+
+
+@contextlib.contextmanager
+def fewer_checkpoints(connection: Connection, pages: int = BULK_CHECKPOINT_PAGES) -> Iterator[None]:
+    """For many write transactions in a row (a first index): checkpoint the WAL every
+    ``pages`` pages rather than SQLite's 1,000. Each checkpoint waits for two fsyncs and
+    copies pages that the next batches write again; at 10,000 notes this is a tenth of the
+    time. At the end the WAL is checkpointed once (passive: it never waits for a reader or
+    writer; the WAL file goes when the last connection closes, as ever) and the connection's
+    setting is put back. A transaction commits as before (``synchronous`` is unchanged)."""
+    before = int(connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+    if before <= 0 or before >= pages:  # off, or already as large: nothing to change
+        yield
+        return
+    connection.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
+    try:
+        yield
+    finally:
+        connection.execute(f"PRAGMA wal_autocheckpoint = {before}")
+        with contextlib.suppress(DatabaseError):
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 @contextlib.contextmanager

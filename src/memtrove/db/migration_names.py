@@ -29,4 +29,5 @@ NAMES: tuple[str, ...] = (
     "m021_long_passages",
     "m022_injection_audit",
     "m023_second_vectors",
+    "m024_vector_version_random",
 )

@@ -38,7 +38,7 @@ import bisect
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote
 
 from memtrove.db.connection import Connection
@@ -73,8 +73,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """One link as written: ``kind`` is ``markdown`` or ``wiki``; ``target`` is the
     collection-relative path (markdown) or the name as written (wiki)."""
 
@@ -83,8 +82,7 @@ class Link:
     text: str | None
 
 
-@dataclass(frozen=True)
-class WrittenDocument:
+class WrittenDocument(NamedTuple):
     """A document the indexer wrote: its id, path in the collection and the links its body
     holds (:func:`extract_links`, run as each batch is written so no body is kept)."""
 

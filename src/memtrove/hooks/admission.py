@@ -17,6 +17,7 @@ import re
 from datetime import UTC, datetime
 
 from memtrove.errors import DocumentNotFoundError
+from memtrove.patterns import LazyPattern
 from memtrove.results import Document
 from memtrove.security.guard import find_injection, sanitize
 from memtrove.vault import Vault
@@ -31,7 +32,7 @@ SURFACED_INTERNAL = (
     "_memtrove/agent/antipatterns/",
     "_memtrove/agent/deductions/",
 )
-_DENIALS = re.compile(
+_DENIALS = LazyPattern(
     r"i don'?t have (?:any )?(?:information|data|memory|record)|i'?m not sure about"
     r"|i don'?t recall|i don'?t remember|no (?:relevant )?memories found"
     r"|i don'?t have access to",

@@ -60,6 +60,7 @@ from memtrove.hooks.render import (
     routing_hint,
 )
 from memtrove.hooks.settings import HookSettings
+from memtrove.patterns import LazyPattern
 from memtrove.results import Document
 from memtrove.results.lifecycle import Considered
 from memtrove.retrieval.fts import parse_query
@@ -107,7 +108,7 @@ SPREAD_CAP = 0.2
 MAX_VAULT_FACTS = 20
 
 # A prompt asking where the work stands: the project's last handoff answers it first.
-_CONTINUATION = re.compile(
+_CONTINUATION = LazyPattern(
     r"\bwhere (?:were|was|are) (?:we|i)\b|\b(?:left|leave) off\b|\bpick (?:it |this )?up\b"
     r"|\b(?:last|previous|earlier|prior) (?:session|time|conversation|chat)\b"
     r"|\bwhat (?:did|were) (?:we|i|you) (?:do|doing|work(?:ing)? on|decide|say)\b"
@@ -115,12 +116,12 @@ _CONTINUATION = re.compile(
     r"|\bcarry on\b|\bcontinue (?:from|where|with (?:the|what) (?:last|previous))\b",
     re.I,
 )
-_BOILERPLATE = re.compile(
+_BOILERPLATE = LazyPattern(
     r"licen[cs]e|copying|notice|code[_-]of[_-]conduct|contributing|security|changelog"
     r"|authors|owners|codeowners",
     re.I,
 )
-_PROCEDURAL = re.compile(
+_PROCEDURAL = LazyPattern(
     r"\b(?:runbook|how-?to|playbook|procedure|checklist|guide|setup|install(?:ation)?|steps"
     r"|workflow|recipe)\b",
     re.I,

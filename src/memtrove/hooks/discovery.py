@@ -28,7 +28,6 @@ exactly as a hook process would; ``on`` races them for every profile that uses v
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from typing import Generic, TypedDict, TypeVar
 
 from memtrove.errors import MemtroveError
 from memtrove.hooks.settings import HookSettings
+from memtrove.patterns import LazyPattern
 from memtrove.results import SearchResult, SearchResults
 from memtrove.retrieval.recency import recency_plan
 from memtrove.vault import Vault
@@ -65,7 +65,7 @@ RECENT_SHARE = 0.3
 
 # Absolute paths, and file names with a known extension, bare or under relative folders
 # (the reference matches only bare names, missing ``decisions/0005-x.md``).
-_FILE_PATH = re.compile(
+_FILE_PATH = LazyPattern(
     r"(?:^|\s)((?:/[\w.@-]+)+(?:\.\w+)?|(?:[\w.@-]+/)*[\w.@-]+\.(?:ts|js|py|md|sh|yaml|yml"
     r"|json|toml|rs|go|tsx|jsx|css|html))\b"
 )

@@ -10,17 +10,16 @@ The payload itself is read by :func:`read_payload`, bounded in time and size: a 
 never closes its end, or writes without end, costs the hook neither its deadline nor memory.
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os
-import re
 import select
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import IO, Any, NamedTuple
+
+from memtrove.patterns import LazyPattern
 
 __all__ = [
     "MAX_STDIN_BYTES",
@@ -176,7 +175,7 @@ class HookResult:
         )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")  # as memtrove.text.scrub; stdlib only here
+_SURROGATE = LazyPattern("[\ud800-\udfff]")  # as memtrove.text.scrub; stdlib only here
 
 
 def _text(payload: Mapping[str, Any], snake: str, camel: str) -> str:

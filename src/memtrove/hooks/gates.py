@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memtrove.patterns import LazyPattern
+
 __all__ = [
     "DEFAULT_HEARTBEAT_PATTERNS",
     "MAX_QUERY_LENGTH",
@@ -32,12 +34,12 @@ MIN_PROMPT_LENGTH = 20
 MAX_QUERY_LENGTH = 10_000
 
 _FORCE_INTENT = (
-    re.compile(r"\b(?:remember|recall|forgot|memory|memories)\b", re.I),
-    re.compile(r"\b(?:last time|before|previously|earlier|yesterday|ago)\b", re.I),
-    re.compile(r"\bmy (?:name|email|phone|address|birthday|preference)s?\b", re.I),
-    re.compile(r"\b(?:what did (?:i|we)|did i (?:tell|say|mention))\b", re.I),
+    LazyPattern(r"\b(?:remember|recall|forgot|memory|memories)\b", re.I),
+    LazyPattern(r"\b(?:last time|before|previously|earlier|yesterday|ago)\b", re.I),
+    LazyPattern(r"\bmy (?:name|email|phone|address|birthday|preference)s?\b", re.I),
+    LazyPattern(r"\b(?:what did (?:i|we)|did i (?:tell|say|mention))\b", re.I),
     # picking up the last session: "where were we?", "continue", "left off"
-    re.compile(
+    LazyPattern(
         r"\b(?:where (?:were we|was i|did (?:we|i) leave off)|left off|pick up where"
         r"|continue from)\b",
         re.I,
@@ -46,42 +48,42 @@ _FORCE_INTENT = (
 
 _SKIP = (
     # greetings and pleasantries
-    re.compile(
+    LazyPattern(
         r"^(?:hi|hello|hey|good\s*(?:morning|afternoon|evening|night)|greetings|yo|sup|howdy"
         r"|what'?s up)\b",
         re.I,
     ),
     # shell and dev verbs (slash commands are a gate of their own)
-    re.compile(
+    LazyPattern(
         r"^(?:run|build|test|ls|cd|git|npm|pip|docker|curl|cat|grep|find|make|sudo|bun|node"
         r"|deno)\b",
         re.I,
     ),
     # affirmations and negations
-    re.compile(
+    LazyPattern(
         r"^(?:yes|no|yep|nope|ok|okay|sure|fine|thanks|thank you|thx|ty|got it|understood"
         r"|cool|nice|great|good|perfect|awesome)\s*[.!]?$",
         re.I,
     ),
     # continuations
-    re.compile(r"^(?:go ahead|continue|proceed|do it|start|begin|next)\s*[.!]?$", re.I),
+    LazyPattern(r"^(?:go ahead|continue|proceed|do it|start|begin|next)\s*[.!]?$", re.I),
     # single-word pings
-    re.compile(r"^(?:ping|pong|test|debug)\s*[.!?]?$", re.I),
+    LazyPattern(r"^(?:ping|pong|test|debug)\s*[.!?]?$", re.I),
 )
 
 # Pictographs, dingbats, flags, variation selectors and joiners: a prompt of nothing else.
-_EMOJI_ONLY = re.compile(
+_EMOJI_ONLY = LazyPattern(
     "^[\\s\u200d\ufe0f\u20e3\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u297f"
     "\u2b00-\u2bff\u3030\u303d\u3297\u3299\U0001f000-\U0001faff\U000e0020-\U000e007f]+$"
 )
-_CJK = re.compile("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af]")
+_CJK = LazyPattern("[\u4e00-\u9fff\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af]")
 
 # Wrappers other agents put around a user's text (OpenClaw metadata, cron, timestamps).
-_METADATA = re.compile(
-    r"^(?:Conversation info|Sender) \(untrusted metadata\):[\s\S]*?\n\s*\n", re.I | re.M
+_METADATA = LazyPattern(
+    r"^(?:Conversation info|Sender) \(untrusted metadata\):.*?\n\s*\n", re.I | re.M | re.S
 )
-_CRON = re.compile(r"^\[cron:[^\]]+\]\s*", re.I)
-_TIMESTAMP = re.compile(r"^\[[A-Za-z]{3}\s\d{4}-\d{2}-\d{2}\s\d{2}:\d{2}\s[^\]]+\]\s*")
+_CRON = LazyPattern(r"^\[cron:[^\]]+\]\s*", re.I)
+_TIMESTAMP = LazyPattern(r"^\[[A-Za-z]{3}\s\d{4}-\d{2}-\d{2}\s\d{2}:\d{2}\s[^\]]+\]\s*")
 
 DEFAULT_HEARTBEAT_PATTERNS: tuple[str, ...] = (
     "heartbeat",
@@ -98,9 +100,14 @@ DEFAULT_HEARTBEAT_PATTERNS: tuple[str, ...] = (
 
 def normalize_prompt(prompt: str) -> str:
     """The prompt without the metadata, cron and timestamp wrappers of other agents."""
-    text = _METADATA.sub("", prompt.strip()).strip()
-    text = _CRON.sub("", text).strip()
-    return _TIMESTAMP.sub("", text).strip()
+    text = prompt.strip()
+    if "untrusted metadata" in text.lower():  # each pattern compiled only when it can match
+        text = _METADATA.sub("", text).strip()
+    if text.startswith("["):
+        text = _CRON.sub("", text).strip()
+    if text.startswith("["):
+        text = _TIMESTAMP.sub("", text).strip()
+    return text
 
 
 def has_memory_intent(prompt: str) -> bool:
@@ -126,10 +133,35 @@ def should_skip_retrieval(prompt: str) -> bool:
         return False
     if len(text) < 5:
         return True
-    if _EMOJI_ONLY.match(text) or any(pattern.search(text) for pattern in _SKIP):
+    # Emoji alone: never with a letter or digit in it (the check skips compiling the
+    # pattern, whose ranges cost ~1 ms, for almost every prompt).
+    emoji_only = not any(c.isalnum() for c in text) and _EMOJI_ONLY.match(text) is not None
+    if emoji_only or (_may_skip(text) and any(pattern.search(text) for pattern in _SKIP)):
         return True
+    if len(text) >= 15:
+        return False
     minimum = 6 if _CJK.search(text) else 15
     return len(text) < minimum and "?" not in text and "\uff1f" not in text
+
+
+# Every _SKIP pattern starts with one of these words: a prompt starting otherwise needs
+# none of them compiled.
+_SKIP_FIRST_WORDS = frozenset(
+    """
+    hi hello hey good goodmorning goodafternoon goodevening goodnight greetings yo sup howdy
+    what whats run build test ls cd git npm pip docker curl cat grep find make sudo bun
+    node deno yes no yep nope ok okay sure fine thanks thank thx ty got understood cool nice
+    great perfect awesome go continue proceed do start begin next ping pong debug
+    """.split()
+)
+
+
+def _may_skip(text: str) -> bool:
+    """Whether ``text`` starts with a word some _SKIP pattern starts with."""
+    end = 0
+    while end < len(text) and end < 20 and text[end].isalpha():
+        end += 1
+    return text[:end].casefold() in _SKIP_FIRST_WORDS
 
 
 def _heartbeat_pattern(phrases: Iterable[str]) -> re.Pattern[str]:

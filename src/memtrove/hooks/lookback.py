@@ -41,6 +41,7 @@ import functools
 import re
 from collections.abc import Sequence
 
+from memtrove.patterns import LazyPattern
 from memtrove.retrieval.recency import recency_plan
 from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, words
@@ -67,7 +68,7 @@ MIN_SHARED_TERMS = 1
 MIN_TERM_CHARS = 3
 TERM_CHARS = 2000
 _STEMMER = porter_stemmer()  # Porter alone, not snowballstemmer's 30 languages (~20 ms)
-_FOLLOW_UP = re.compile(
+_FOLLOW_UP = LazyPattern(
     r"(?:and|also|but|so|then|or|ok(?:ay)?|what about|how about|and what|why not|same|"
     r"do the same|do that|the same|it|its|it's|that|this|these|those|they|them|there)\b",
     re.IGNORECASE,

@@ -16,8 +16,6 @@ within ~10 % of the best. On LoCoMo dev the balanced profile's R@10 over the inj
 documents was .769 at 0.20, .766 at 0.30, .759 at 0.40 and .689 at 0.55.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, TypeVar
 

@@ -37,13 +37,12 @@ reference, the budget bounds the whole ``additionalContext`` (frame, routing hin
 part): a first entry that does not fit is shown at a lower tier, or not at all.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from memtrove.hooks.events import estimate_tokens
+from memtrove.patterns import LazyPattern
 from memtrove.retrieval.snippets import Highlighter
 from memtrove.security.guard import escape, sanitize
 
@@ -72,23 +71,23 @@ HOT_RATIO, WARM_RATIO = 0.85, 0.70
 HOT_CHARS, WARM_CHARS, COLD_CHARS = 300, 150, 80
 MAX_ALSO_AT = 3
 
-_HEADER_FIELD = re.compile(
+_HEADER_FIELD = LazyPattern(
     r"(?:\*\*)?(?:authors?|last[- ]updated|updated|created|creation-date|date|status|"
     r"discussion|url|reviewers?|approvers?|owning-sig|participating-sigs|title|kep-number|"
     r"see-also|replaces|superseded-by|stage|latest-milestone|milestone|editors?|"
     r"contributors|version|tags|proposal|issue)(?:\*\*)?\s*:",
     re.I,
 )
-_LINKS_ONLY = re.compile(
+_LINKS_ONLY = LazyPattern(
     r"(?:[-*+]|\d+\.)?\s*(?:\[[^\]]*\]\([^)]*\)[\s.,;|]*|<br\s*/?>|&lt;br&gt;)+"
 )
-_RULE = re.compile(r"[-=*_|:\s]{3,}|<br\s*/?>|&lt;br&gt;")
-_REASONS = re.compile(
+_RULE = LazyPattern(r"[-=*_|:\s]{3,}|<br\s*/?>|&lt;br&gt;")
+_REASONS = LazyPattern(
     r"\b(?:decision|decided|rationale|reasons?|why|consequences?|alternatives?|motivation|"
     r"trade-?offs?|drawbacks|considered)\b",
     re.I,
 )
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+_FRONTMATTER = LazyPattern(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 
 _ROUTES = (
     (

@@ -22,8 +22,6 @@ Environment (all optional):
                                               where the compaction hooks find project memory
 """
 
-from __future__ import annotations
-
 import math
 import os
 from collections.abc import Mapping
@@ -88,7 +86,7 @@ class HookSettings(NamedTuple):
         *,
         vault: str | Path | None = None,
         config_dir: str | Path | None = None,
-    ) -> HookSettings:
+    ) -> "HookSettings":
         env = os.environ if env is None else env
         warnings: list[str] = []
         paths = Settings.from_env(env, vault=vault, config_dir=config_dir)

@@ -22,7 +22,6 @@ wins when both answer to a docid.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ from memtrove.db.passages import drop_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import get_document
 from memtrove.index.types import CONTENT_TYPES
+from memtrove.patterns import LazyPattern
 from memtrove.results import Document
 from memtrove.text import parse_iso_datetime, to_iso
 
@@ -45,7 +45,7 @@ __all__ = [
     "snooze_document",
 ]
 
-_BARE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_BARE_DATE = LazyPattern(r"\d{4}-\d{2}-\d{2}")
 
 
 def parse_snooze_until(value: str | None, now: datetime) -> str | None:
@@ -167,8 +167,8 @@ def _index_again(connection: Connection, doc_id: int) -> None:
         resolve_links,
         write_links,
     )
-    from memtrove.index.indexer import write_text_rows
     from memtrove.index.markdown import parse_markdown
+    from memtrove.index.writing import write_text_rows
 
     collection, path, title, body_hash, text = connection.execute(
         "SELECT d.collection, d.path, d.title, d.hash, c.doc FROM documents d "

@@ -13,14 +13,12 @@ one document whose docid or content hash it is a prefix of. A prefix of several 
 with :class:`AmbiguousReferenceError`, naming the candidates.
 """
 
-from __future__ import annotations
-
-import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError
+from memtrove.patterns import LazyPattern
 from memtrove.results import Document, DocumentSummary
 from memtrove.text import scrub
 
@@ -37,7 +35,7 @@ __all__ = [
     "reference_candidates",
 ]
 
-_DOCID = re.compile(r"#?([0-9a-fA-F]{6,64})")
+_DOCID = LazyPattern(r"#?([0-9a-fA-F]{6,64})")
 DOCID_LENGTH = 6
 SHOWN_CANDIDATES = 5  # in an ambiguity message
 _DOCUMENT_COLUMNS = (

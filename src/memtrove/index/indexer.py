@@ -18,26 +18,28 @@ One pass per collection:
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from memtrove.db.connection import Connection, write_transaction
+from memtrove.db.connection import Connection, fewer_checkpoints, write_transaction
 from memtrove.db.fts_totals import settle_fts_totals
-from memtrove.db.passages import drop_passages, write_passages
-from memtrove.index.documents import free_docid
-from memtrove.index.scanner import FileEntry, scan_collection
+from memtrove.db.passages import drop_passages
+from memtrove.index.scanner import Recorded, scan_collection
+from memtrove.index.writing import _insert_document as _insert_document
+from memtrove.index.writing import _insert_fragments, write_batch
+from memtrove.index.writing import _store_content as _store_content
+from memtrove.index.writing import _write_document as _write_document
+from memtrove.index.writing import write_text_rows as write_text_rows
 from memtrove.results import Collection, FileIssue, UpdateReport
-from memtrove.security.redaction import DEFAULT as DEFAULT_REDACTOR
-from memtrove.security.redaction import Redactor
-from memtrove.text import iso_from_timestamp, now_iso, segment_cjk
 
 if TYPE_CHECKING:
     # What only a write needs (parsing, classifying, the links, the reading helpers) loads
     # with the first file that changed: a no-change re-run never imports it.
     from memtrove.graph.links import WrittenDocument
-    from memtrove.index.markdown import ParsedMarkdown
-    from memtrove.index.preparing import FragmentRow, Prepared
+    from memtrove.index.preparing import Prepared
+    from memtrove.security.redaction import Redactor
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -49,6 +51,7 @@ __all__ = [
 ]
 
 DEFAULT_BATCH_SIZE = 200
+BULK_FILES = 1000  # files to read from which an update writes as a bulk load
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
 
 
@@ -96,22 +99,38 @@ def update_collections(
     *,
     progress: ProgressCallback | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    redactor: Redactor = DEFAULT_REDACTOR,
+    redactor: Redactor | Callable[[], Redactor] | None = None,
 ) -> UpdateReport:
     """Bring every collection's documents in line with its folder; see the module doc.
     Bodies pass ``redactor`` before anything is stored, unless the collection says
-    ``redact: false``."""
+    ``redact: false``. ``redactor`` may be what builds it (called when the first file is
+    read: a run with nothing to read never loads the engine); None is the default one."""
     started = time.monotonic()
     report = UpdateReport()
+    built: list[Redactor] = []
+
+    def shared_redactor() -> Redactor:  # built once, for the first collection that reads
+        if not built:
+            built.append(_resolve_redactor(redactor))
+        return built[0]
+
     for collection in collections:
-        engine = redactor if collection.redact else None
-        _update_one(connection, collection, report, progress, max(1, batch_size), engine)
+        redacting = shared_redactor if collection.redact else None
+        _update_one(connection, collection, report, progress, max(1, batch_size), redacting)
     _build_missing_fragments(connection)
     # deleted full-text rows (edits, removals, agent memories rewritten) leave FTS5's BM25
     # totals inflated: recount them when they drifted
     settle_fts_totals(connection, ("documents_fts", "passages_fts"))
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
+
+
+def _resolve_redactor(redactor: Redactor | Callable[[], Redactor] | None) -> Redactor:
+    if redactor is None:
+        from memtrove.security.redaction import DEFAULT
+
+        return DEFAULT
+    return redactor() if callable(redactor) else redactor
 
 
 def deactivate_collection(connection: Connection, name: str) -> int:
@@ -133,9 +152,13 @@ def _update_one(
     report: UpdateReport,
     progress: ProgressCallback | None,
     batch_size: int,
-    redactor: Redactor | None,
+    redactor: Callable[[], Redactor] | None,
 ) -> None:
-    scan = scan_collection(collection.path, collection.pattern, collection.exclude)
+    """One collection's pass (module docstring); ``redactor`` builds the engine bodies pass,
+    None to store them verbatim."""
+    recorded = _recorded_files(connection, collection.name)
+    known = len(recorded)
+    scan = scan_collection(collection.path, collection.pattern, collection.exclude, recorded)
     if scan.root_missing:
         report.warnings.append(
             f"collection {collection.name!r}: folder {collection.path} does not exist; "
@@ -144,27 +167,29 @@ def _update_one(
         return
     for path, reason, detail in scan.skipped:
         report.skipped.append(FileIssue(collection.name, path, reason, detail))
-    existing = _existing_rows(connection, collection.name)
+    report.unchanged += scan.unchanged
+    to_read = scan.files
+    if not (to_read or recorded):
+        return  # every file as recorded, every record's file found: nothing to do
+    # What is left in ``recorded``: documents whose file changed, went, or could not be
+    # stat'ed. Only they and the files to read need their rows.
+    unmatched = set(recorded)
     kept = set(scan.unreadable_files)
-    seen = {file.path for file in scan.files} | kept
+    seen = {file.path for file in to_read} | kept  # found, and not unchanged
+    existing = _existing_rows(connection, collection.name, unmatched | seen, known)
     kept_dirs = tuple(prefix + "/" for prefix in scan.unreadable_dirs if prefix)
     root_unreadable = "" in scan.unreadable_dirs
 
-    to_read: list[FileEntry] = []
-    for file in scan.files:
-        row = existing.get(file.path)
-        settled = row is not None and (row.active or row.forgotten_hash is not None)
-        if row and settled and row.size == file.size and row.mtime_ns == file.mtime_ns:
-            report.unchanged += 1
-        else:
-            to_read.append(file)
+    def vanished(path: str) -> bool:
+        return (
+            path in unmatched
+            and path not in seen
+            and not root_unreadable
+            and not path.startswith(kept_dirs)
+        )
+
     missing: dict[str, _Row] = {
-        path: row
-        for path, row in existing.items()
-        if row.active
-        and path not in seen
-        and not root_unreadable
-        and not path.startswith(kept_dirs)
+        path: row for path, row in existing.items() if row.active and vanished(path)
     }
     missing_by_hash: dict[str, list[str]] = {}
     for path, row in missing.items():
@@ -173,13 +198,7 @@ def _update_one(
     # document moved, and stays forgotten.
     forgotten_by_hash: dict[str, list[int]] = {}
     for path, row in existing.items():
-        if (
-            row.forgotten_hash is not None
-            and not row.active
-            and path not in seen
-            and not root_unreadable
-            and not path.startswith(kept_dirs)
-        ):
+        if row.forgotten_hash is not None and not row.active and vanished(path):
             forgotten_by_hash.setdefault(row.forgotten_hash, []).append(row.id)
 
     if not (to_read or missing):
@@ -190,29 +209,33 @@ def _update_one(
     total = len(to_read)
     done = 0
     links = _LinkPass(links_stored(connection))
-    for batch, outcomes in prepared_batches(collection, to_read, batch_size, redactor):
-        prepared: list[Prepared] = []
-        for file, outcome in zip(batch, outcomes, strict=True):
-            report.skipped.extend(outcome.skipped)
-            report.notices.extend(outcome.notices)
-            if outcome.unreadable:
-                kept.add(file.path)
-            if outcome.item is not None:
-                prepared.append(outcome.item)
-            elif file.path not in kept and file.path in existing:
-                missing[file.path] = existing[file.path]  # now binary or too large
-        if prepared:
-            _write_batch(
-                connection,
-                collection.name,
-                prepared,
-                (missing, missing_by_hash, forgotten_by_hash),
-                report,
-                links,
-            )
-        done += len(batch)
-        if progress is not None:
-            progress(done, total, batch[-1].path)
+    engine = redactor() if redactor is not None and to_read else None
+    # A first index writes many batches in a row: checkpoint the WAL less often meanwhile.
+    bulk = fewer_checkpoints(connection) if total >= BULK_FILES else contextlib.nullcontext()
+    with bulk:
+        for batch, outcomes in prepared_batches(collection, to_read, batch_size, engine):
+            prepared: list[Prepared] = []
+            for file, outcome in zip(batch, outcomes, strict=True):
+                report.skipped.extend(outcome.skipped)
+                report.notices.extend(outcome.notices)
+                if outcome.unreadable:
+                    kept.add(file.path)
+                if outcome.item is not None:
+                    prepared.append(outcome.item)
+                elif file.path not in kept and file.path in existing:
+                    missing[file.path] = existing[file.path]  # now binary or too large
+            if prepared:
+                write_batch(
+                    connection,
+                    collection.name,
+                    prepared,
+                    (missing, missing_by_hash, forgotten_by_hash),
+                    report,
+                    links,
+                )
+            done += len(batch)
+            if progress is not None:
+                progress(done, total, batch[-1].path)
     # Files skipped by policy (excluded, too large, binary, now a symlink) leave the index;
     # files that could not be read keep their documents.
     gone = [row.id for path, row in missing.items() if path not in kept and row.active]
@@ -225,248 +248,49 @@ def _update_one(
             resolve_links(connection, collection.name, links.moved)
 
 
-def _existing_rows(connection: Connection, collection: str) -> dict[str, _Row]:
+def _recorded_files(connection: Connection, collection: str) -> Recorded:
+    """``(size, mtime_ns)`` by path of the collection's settled documents (active, or
+    forgotten): a file found just so is unchanged, and is not read."""
     rows = connection.execute(
-        "SELECT path, id, hash, file_size, file_mtime_ns, active, forgotten_hash FROM documents "
-        "WHERE collection = ?",
+        "SELECT path, file_size, file_mtime_ns FROM documents "
+        "WHERE collection = ? AND (active = 1 OR forgotten_hash IS NOT NULL)",
         (collection,),
     )
+    return {path: (size, mtime_ns) for path, size, mtime_ns in rows}
+
+
+_ROW_COLUMNS = "path, id, hash, file_size, file_mtime_ns, active, forgotten_hash"
+_PATHS_PER_QUERY = 500
+
+
+def _existing_rows(
+    connection: Connection, collection: str, paths: set[str], known: int
+) -> dict[str, _Row]:
+    """The rows of the collection at ``paths``, inactive first, then by id (the order of the
+    collection's index, which decides which of two vanished documents with one body a
+    rename takes): looked up by path when they are under half of the ``known`` rows, else
+    every row of the collection read."""
+    if 2 * len(paths) >= known:
+        rows = connection.execute(
+            f"SELECT {_ROW_COLUMNS} FROM documents WHERE collection = ? ORDER BY active, id",
+            (collection,),
+        ).fetchall()
+    else:
+        listed = sorted(paths)
+        rows = []
+        for start in range(0, len(listed), _PATHS_PER_QUERY):
+            chunk = listed[start : start + _PATHS_PER_QUERY]
+            rows += connection.execute(
+                f"SELECT {_ROW_COLUMNS} FROM documents "
+                f"WHERE collection = ? AND path IN ({','.join('?' * len(chunk))})",
+                (collection, *chunk),
+            )
+        rows.sort(key=lambda row: (row[5], row[1]))  # active, id
     # The columns are typed (NOT NULL id, hash, path; 0/1 active): no conversion per row.
     return {
         path: _Row(doc_id, body_hash, size, mtime_ns, active == 1, forgotten)
         for path, doc_id, body_hash, size, mtime_ns, active, forgotten in rows
     }
-
-
-def _write_batch(
-    connection: Connection,
-    collection: str,
-    prepared: list[Prepared],
-    vanished: tuple[dict[str, _Row], dict[str, list[str]], dict[str, list[int]]],
-    report: UpdateReport,
-    links: _LinkPass,
-) -> None:
-    missing, missing_by_hash, forgotten_by_hash = vanished
-    now = now_iso()
-    with write_transaction(connection):
-        for item in prepared:
-            row = connection.execute(
-                "SELECT id, hash, active, forgotten_hash FROM documents "
-                "WHERE collection = ? AND path = ?",
-                (collection, item.file.path),
-            ).fetchone()
-            _store_content(connection, item, now)
-            if row is None:
-                moved = _take_renamed(connection, collection, item.hash, missing, missing_by_hash)
-                if moved is not None:
-                    _write_document(connection, moved, item, collection, now, revision=False)
-                    links.wrote(moved, item, moved=True)
-                    report.renamed += 1
-                elif forgotten_by_hash.get(item.hash):
-                    _move_forgotten(connection, forgotten_by_hash[item.hash].pop(), item)
-                    report.renamed += 1
-                else:
-                    links.wrote(
-                        _insert_document(connection, collection, item, now), item, moved=True
-                    )
-                    report.added += 1
-                continue
-            doc_id, old_hash, active = int(row[0]), str(row[1]), bool(row[2])
-            if not active and row[3] == item.hash:  # forgotten, and the body is unchanged
-                connection.execute(
-                    "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
-                    (item.file.size, item.file.mtime_ns, doc_id),
-                )
-                report.unchanged += 1
-                continue
-            if old_hash == item.hash and active:
-                connection.execute(
-                    "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
-                    (item.file.size, item.file.mtime_ns, doc_id),
-                )
-                report.unchanged += 1
-                continue
-            _write_document(
-                connection, doc_id, item, collection, now, revision=old_hash != item.hash
-            )
-            links.wrote(doc_id, item, moved=not active)
-            if active:
-                report.updated += 1
-            else:
-                report.added += 1
-        links.flush(connection)
-
-
-def _take_renamed(
-    connection: Connection,
-    collection: str,
-    body_hash: str,
-    missing: dict[str, _Row],
-    missing_by_hash: dict[str, list[str]],
-) -> int | None:
-    """The id of a vanished document with this body, claimed for its new path."""
-    candidates = missing_by_hash.get(body_hash)
-    while candidates:
-        old_path = candidates.pop()
-        row = missing.pop(old_path, None)
-        if row is None:
-            continue
-        still_there = connection.execute(
-            "SELECT 1 FROM documents WHERE id = ? AND hash = ? AND active = 1", (row.id, body_hash)
-        ).fetchone()
-        if still_there:
-            return row.id
-    return None
-
-
-def _move_forgotten(connection: Connection, doc_id: int, item: Prepared) -> None:
-    """A forgotten document's file moved: follow it, and keep the document forgotten."""
-    connection.execute(
-        "UPDATE documents SET path = ?, file_size = ?, file_mtime_ns = ? WHERE id = ?",
-        (item.file.path, item.file.size, item.file.mtime_ns, doc_id),
-    )
-
-
-def _store_content(connection: Connection, item: Prepared, now: str) -> None:
-    from memtrove.index.preparing import fragment_rows
-
-    inserted = connection.execute(
-        "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
-        (item.hash, item.text, now),
-    ).rowcount
-    if inserted:  # a new body: no fragment can refer to it yet
-        rows = item.fragments
-        if rows is None:
-            rows = fragment_rows(item.parsed, item.title)
-        _insert_fragment_rows(connection, item.hash, rows)
-
-
-def _insert_fragments(
-    connection: Connection, body_hash: str, parsed: ParsedMarkdown, title: str
-) -> None:
-    """(Re)build the fragments of a stored body."""
-    from memtrove.index.preparing import fragment_rows
-
-    connection.execute("DELETE FROM fragments WHERE hash = ?", (body_hash,))
-    _insert_fragment_rows(connection, body_hash, fragment_rows(parsed, title))
-
-
-def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[FragmentRow]) -> None:
-    connection.executemany(
-        "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [(body_hash, *row) for row in rows],
-    )
-
-
-def _insert_document(connection: Connection, collection: str, item: Prepared, now: str) -> int:
-    from memtrove.index.classify import confidence_baseline
-
-    cursor = connection.execute(
-        "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
-        "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
-        "body_length, file_size, file_mtime_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
-        (
-            collection,
-            item.file.path,
-            item.title,
-            item.hash,
-            free_docid(connection, item.hash),
-            item.content_type,
-            item.quality,
-            confidence_baseline(item.content_type),
-            now,
-            iso_from_timestamp(item.file.mtime_ns / 1e9),
-            item.authored_at,
-            item.tags,
-            len(item.parsed.body),
-            item.file.size,
-            item.file.mtime_ns,
-        ),
-    )
-    doc_id = int(cursor.lastrowid or 0)
-    _index_text(connection, doc_id, collection, item)
-    return doc_id
-
-
-def _write_document(
-    connection: Connection,
-    doc_id: int,
-    item: Prepared,
-    collection: str,
-    now: str,
-    *,
-    revision: bool,
-) -> None:
-    """Point an existing row (same path, or a renamed file) at the item's body.
-
-    The row keeps its docid: one given at insert stays for the document's life (see
-    :mod:`memtrove.index.documents`), so a docid an agent holds survives edits and renames.
-    """
-    from memtrove.index.classify import confidence_baseline
-
-    old = connection.execute(
-        "SELECT content_type, confidence FROM documents WHERE id = ?", (doc_id,)
-    ).fetchone()
-    confidence = float(old[1])
-    if str(old[0]) != item.content_type:
-        confidence = confidence_baseline(item.content_type)
-    connection.execute(
-        "UPDATE documents SET path = ?, title = ?, hash = ?, content_type = ?, "
-        "quality_score = ?, confidence = ?, modified_at = ?, authored_at = ?, active = 1, "
-        "forgotten_hash = NULL, tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
-        "revision_count = revision_count + ? WHERE id = ?",
-        (
-            item.file.path,
-            item.title,
-            item.hash,
-            item.content_type,
-            item.quality,
-            confidence,
-            iso_from_timestamp(item.file.mtime_ns / 1e9),
-            item.authored_at,
-            item.tags,
-            len(item.parsed.body),
-            item.file.size,
-            item.file.mtime_ns,
-            1 if revision else 0,
-            doc_id,
-        ),
-    )
-    connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    drop_passages(connection, doc_id)
-    _index_text(connection, doc_id, collection, item)
-
-
-def _index_text(connection: Connection, doc_id: int, collection: str, item: Prepared) -> None:
-    write_text_rows(
-        connection,
-        doc_id,
-        f"{collection}/{item.file.path}",
-        item.title,
-        item.parsed.body,
-        item.hash,
-        item.text,
-    )
-
-
-def write_text_rows(
-    connection: Connection,
-    doc_id: int,
-    filepath: str,
-    title: str,
-    body: str,
-    body_hash: str,
-    text: str,
-) -> None:
-    """Document ``doc_id``'s full-text row and passages (``body`` without its frontmatter,
-    ``text`` the stored body whose hash is ``body_hash``); inside the caller's transaction."""
-    connection.execute(
-        "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, filepath, segment_cjk(title), segment_cjk(body)),
-    )
-    write_passages(connection, doc_id, body_hash, text)
 
 
 def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:

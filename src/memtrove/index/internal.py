@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -21,16 +20,18 @@ from typing import NamedTuple
 from memtrove.db.connection import Connection
 from memtrove.db.passages import write_passages
 from memtrove.index.classify import confidence_baseline, quality_score
-from memtrove.index.documents import DOCID_LENGTH
-from memtrove.index.indexer import (
-    _insert_document,
-    _store_content,
-    _write_document,
-    deactivate_documents,
-)
+from memtrove.index.indexer import deactivate_documents
 from memtrove.index.markdown import ParsedMarkdown, document_title, parse_markdown
 from memtrove.index.preparing import Prepared, fragment_rows
 from memtrove.index.scanner import FileEntry
+from memtrove.index.writing import (
+    CHUNK,
+    DocidPool,
+    _insert_document,
+    _store_content,
+    _write_document,
+    stored_hashes,
+)
 from memtrove.security.redaction import redact_text
 from memtrove.text import iso_from_timestamp, segment_cjk
 
@@ -150,13 +151,13 @@ def write_bulk(
     inactive one is rewritten in place (and reactivated). The caller holds the write
     transaction. Bodies are stored as given: redact them first."""
     existing = existing_rows(connection, collection, (d.path for d in documents))
-    stored = _stored_hashes(connection, {d.hash for d in documents})
+    stored = stored_hashes(connection, (d.hash for d in documents))
     ids: list[int] = []
     unchanged = rewritten = 0
     inserts: list[tuple[BulkDocument, float]] = []
     pending: set[str] = set()
     next_id = _max_id(connection)
-    docids = _DocidPool(connection, (d.hash for d in documents if d.path not in existing))
+    docids = DocidPool(connection, (d.hash for d in documents if d.path not in existing))
     bodies: list[tuple[str, str, str]] = []
     fragments: list[_FragmentRow] = []
 
@@ -217,7 +218,7 @@ def write_bulk(
     return BulkWrite(ids, unchanged, rewritten)
 
 
-_CHUNK = 500
+_CHUNK = CHUNK  # paths per query
 _FragmentRow = tuple[str, int, str, str, int, int]  # hash, seq, type, label, start, end
 _INSERT_DOCUMENT = (
     "INSERT INTO documents (id, collection, path, title, hash, docid, content_type, "
@@ -232,20 +233,6 @@ def _max_id(connection: Connection) -> int:
     # A new row without an id gets one more than the largest (no AUTOINCREMENT): giving it
     # explicitly keeps the ids the one-by-one path would give, and names the full-text row.
     return int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM documents").fetchone()[0])
-
-
-def _stored_hashes(connection: Connection, hashes: set[str]) -> set[str]:
-    listed = sorted(hashes)
-    found: set[str] = set()
-    for start in range(0, len(listed), _CHUNK):
-        chunk = listed[start : start + _CHUNK]
-        found.update(
-            str(row[0])
-            for row in connection.execute(
-                f"SELECT hash FROM content WHERE hash IN ({','.join('?' * len(chunk))})", chunk
-            )
-        )
-    return found
 
 
 def _insert_bodies(
@@ -267,42 +254,12 @@ def _insert_bodies(
     fragments.clear()
 
 
-class _DocidPool:
-    """Free docids for new rows (:func:`memtrove.index.documents.free_docid`'s rule), the
-    taken ones read in one query for the whole batch, and the ones given in it counted."""
-
-    def __init__(self, connection: Connection, hashes: Iterable[str]) -> None:
-        bases = sorted({body_hash[:DOCID_LENGTH].lower() for body_hash in hashes})
-        self._taken: dict[str, set[str]] = {base: set() for base in bases}
-        for start in range(0, len(bases), _CHUNK):
-            chunk = bases[start : start + _CHUNK]
-            # one range probe of the docid index per prefix ("g" sorts after every hex digit)
-            rows = connection.execute(
-                "SELECT p.value, d.docid FROM json_each(?) AS p JOIN documents AS d "
-                "ON d.docid >= p.value AND d.docid < p.value || 'g'",
-                (json.dumps(chunk),),
-            )
-            for base, docid in rows:
-                self._taken[str(base)].add(str(docid))
-
-    def take(self, body_hash: str) -> str:
-        base = body_hash[:DOCID_LENGTH].lower()
-        taken = self._taken.setdefault(base, set())
-        docid = base
-        place = 0
-        while docid in taken:
-            place += 1
-            docid = f"{base}{place:02x}"
-        taken.add(docid)
-        return docid
-
-
 def _document_row(
     doc_id: int,
     collection: str,
     document: BulkDocument,
     quality: float,
-    docids: _DocidPool,
+    docids: DocidPool,
     now: str,
 ) -> tuple[object, ...]:
     return (

@@ -43,9 +43,8 @@ a document has at most 500.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "CODE_FENCE",
@@ -128,8 +127,7 @@ _PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "tbd", "todo", "-", 
 _BARE_YAML = frozenset({"conversation"})  # content types whose YAML gets no fragment
 
 
-@dataclass(frozen=True)
-class Fragment:
+class Fragment(NamedTuple):
     seq: int
     fragment_type: str
     label: str
@@ -137,17 +135,66 @@ class Fragment:
     end: int
 
 
-@dataclass(frozen=True)
-class ParsedMarkdown:
-    """What the indexer needs from one file's text."""
+_PARSED_FIELDS = (
+    "text",
+    "body_start",
+    "frontmatter",
+    "frontmatter_span",
+    "frontmatter_error",
+    "title",
+)
 
+
+class ParsedMarkdown:
+    """What the indexer needs from one file's text. Immutable, compared and shown by its
+    fields (as a frozen dataclass, without importing :mod:`dataclasses` on each update)."""
+
+    __slots__ = _PARSED_FIELDS
     text: str
     body_start: int
-    frontmatter: dict[str, Any] = field(default_factory=dict)
-    frontmatter_span: tuple[int, int] | None = None
-    frontmatter_error: str | None = None
-    title: str | None = None
+    frontmatter: dict[str, Any]
+    frontmatter_span: tuple[int, int] | None
+    frontmatter_error: str | None
+    title: str | None
     """The title the file gives itself (rules 1-3 of the module docstring), else None."""
+
+    def __init__(
+        self,
+        text: str,
+        body_start: int,
+        frontmatter: dict[str, Any] | None = None,
+        frontmatter_span: tuple[int, int] | None = None,
+        frontmatter_error: str | None = None,
+        title: str | None = None,
+    ) -> None:
+        values: tuple[object, ...] = (text, body_start, {} if frontmatter is None else frontmatter)
+        values += (frontmatter_span, frontmatter_error, title)
+        for name, value in zip(_PARSED_FIELDS, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in _PARSED_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _PARSED_FIELDS)
+        return f"ParsedMarkdown({shown})"
+
+    def __reduce__(self) -> tuple[type[ParsedMarkdown], tuple[object, ...]]:
+        return (ParsedMarkdown, self._fields())
 
     @property
     def body(self) -> str:

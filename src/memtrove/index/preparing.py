@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from memtrove.files import LEAVES, NOT_REGULAR, SYMLINK, Refused, open_beneath, read_capped
@@ -37,6 +36,19 @@ __all__ = [
 ]
 
 FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
+_PREPARED_FIELDS = (
+    "file",
+    "text",
+    "hash",
+    "parsed",
+    "title",
+    "content_type",
+    "quality",
+    "authored_at",
+    "tags",
+    "notices",
+    "fragments",
+)
 # the opener's refusals by the reason update reports; the one left is the size cap
 _REFUSALS = {
     SYMLINK: SkipReason.SYMLINK,
@@ -45,19 +57,49 @@ _REFUSALS = {
 }
 
 
-@dataclass
 class Prepared:
-    file: FileEntry
-    text: str
-    hash: str
-    parsed: ParsedMarkdown
-    title: str
-    content_type: str
-    quality: float
-    authored_at: str | None
-    tags: str | None
-    notices: list[str] = field(default_factory=list)
-    fragments: list[FragmentRow] | None = None  # computed with the rest, off the write path
+    """One file, read and parsed, ready to be written. A slotted class rather than a
+    dataclass: :mod:`dataclasses` costs an update a few milliseconds to import."""
+
+    __slots__ = _PREPARED_FIELDS
+
+    def __init__(
+        self,
+        file: FileEntry,
+        text: str,
+        hash: str,
+        parsed: ParsedMarkdown,
+        title: str,
+        content_type: str,
+        quality: float,
+        authored_at: str | None,
+        tags: str | None,
+        notices: list[str] | None = None,
+        fragments: list[FragmentRow] | None = None,
+    ) -> None:
+        self.file = file
+        self.text = text
+        self.hash = hash
+        self.parsed = parsed
+        self.title = title
+        self.content_type = content_type
+        self.quality = quality
+        self.authored_at = authored_at
+        self.tags = tags
+        self.notices: list[str] = [] if notices is None else notices
+        # computed with the rest, off the write path
+        self.fragments: list[FragmentRow] | None = fragments
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _PREPARED_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _PREPARED_FIELDS)
+        return f"Prepared({shown})"
 
 
 class Outcome(NamedTuple):

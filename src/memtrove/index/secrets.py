@@ -26,10 +26,10 @@ from collections.abc import Collection, Iterable
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.passages import drop_passages
-from memtrove.index.indexer import _index_text, _insert_fragments
 from memtrove.index.markdown import document_title, parse_markdown
 from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
+from memtrove.index.writing import _index_text, _insert_fragments
 from memtrove.results import SecretsReport
 from memtrove.security.redaction import Finding, Redactor
 

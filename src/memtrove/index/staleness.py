@@ -28,9 +28,8 @@ collections' times are written by memtrove itself, so they always count.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection
 from memtrove.index.documents import SUMMARY_COLUMNS, summary_of
@@ -55,8 +54,7 @@ CHECKOUT_SHARE = 0.8
 _SLOT_NS = 10 * 60 * 1_000_000_000  # mtimes are grouped in 10-minute slots
 
 
-@dataclass(frozen=True)
-class StalenessRule:
+class StalenessRule(NamedTuple):
     """How one collection's documents are checked."""
 
     collection: str

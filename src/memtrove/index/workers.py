@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from memtrove.index.preparing import Outcome, prepare_file
 from memtrove.index.scanner import FileEntry
 from memtrove.results import Collection
 from memtrove.security.redaction import DEFAULT, Redactor
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["PARALLEL_FILES", "Helper", "helper_wanted", "prepared_batches", "serve"]
 
@@ -106,6 +107,8 @@ class Helper:
 
     @classmethod
     def start(cls, module: str) -> Helper | None:
+        import subprocess  # with the helper only: an update of a few files never needs it
+
         package_root = str(Path(__file__).resolve().parents[2])
         code = (
             f"import sys; sys.path.insert(0, {package_root!r}); from {module} import serve; serve()"
@@ -122,6 +125,8 @@ class Helper:
         return cls(process)
 
     def send(self, request: Any) -> bool:
+        import pickle
+
         stream = self._process.stdin
         try:
             assert stream is not None
@@ -134,6 +139,8 @@ class Helper:
     def receive(self, valid: Callable[[Any], bool]) -> Any:
         """The helper's answer to the request it was sent, or None if it failed or the
         answer is not ``valid``."""
+        import pickle
+
         stream = self._process.stdout
         try:
             assert stream is not None
@@ -143,6 +150,8 @@ class Helper:
         return answer if valid(answer) else None
 
     def stop(self) -> None:
+        import subprocess
+
         for stream in (self._process.stdin, self._process.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:
@@ -156,6 +165,8 @@ class Helper:
 
 def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
     """The helper's loop: read a request, answer the batch's outcomes, until stdin closes."""
+    import pickle
+
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout.buffer
     engines: dict[tuple[tuple[str, str], ...], Redactor] = {(): DEFAULT}

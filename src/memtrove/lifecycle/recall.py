@@ -22,8 +22,6 @@ sessions (one long session that kept surfacing a note says little about the note
 referenced, not pinned or snoozed.
 """
 
-from __future__ import annotations
-
 import math
 from datetime import datetime
 from typing import NamedTuple

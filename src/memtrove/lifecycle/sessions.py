@@ -18,8 +18,6 @@ transaction, so two processes logging at once serialise and nothing is lost or h
 busy timeout (hooks open the vault with 1.5 s) instead of retrying, and reports "not seen".
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -31,7 +29,7 @@ from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyE
 from memtrove.lifecycle.recall import diversity_score, spacing_score
 from memtrove.results import SessionRecord
 from memtrove.results.lifecycle import Considered, InjectedEntry, PromptRecord
-from memtrove.text import to_iso
+from memtrove.text import sha256_hex, to_iso
 
 __all__ = [
     "CONTEXT_SURFACING",
@@ -61,10 +59,8 @@ PREVIEW_CHARS = 120
 
 def prompt_hash(prompt: str, *, strip: bool = True) -> str:
     """SHA-256 (hex) of the prompt, trimmed unless ``strip`` is False."""
-    import hashlib  # ~6 ms to import (OpenSSL): only when a prompt is recorded
-
     text = prompt.strip() if strip else prompt
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", errors="surrogatepass"))
 
 
 def record_prompt(

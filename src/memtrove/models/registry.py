@@ -6,8 +6,6 @@ service is used for a role when its URL is set (``MEMTROVE_EMBED_URL``, ``MEMTRO
 Backends are built lazily: nothing is loaded or contacted until a stage needs it.
 """
 
-from __future__ import annotations
-
 import threading
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -81,7 +79,7 @@ class ModelSettings(NamedTuple):
     embed_second: str | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> ModelSettings:
+    def from_env(cls, env: Mapping[str, str]) -> "ModelSettings":
         """Parse ``MEMTROVE_*`` model variables from a mapping (the caller passes os.environ)."""
 
         def text(name: str) -> str | None:
@@ -113,6 +111,9 @@ class Models:
 
     def __init__(self, settings: ModelSettings | None = None) -> None:
         self.settings = settings or ModelSettings()
+        # Where the embedded model may keep what makes its next start cheaper (the vault
+        # sets its cache folder; None keeps nothing).
+        self.cache_folder: str | None = None
         self._lock = threading.RLock()
         self._embedder: Embedder | None = None
         self._fallback: Embedder | None = None
@@ -135,7 +136,7 @@ class Models:
             if self._fallback is None:
                 from memtrove.models.wordllama import WordLlamaEmbedder
 
-                self._fallback = WordLlamaEmbedder()
+                self._fallback = WordLlamaEmbedder(cache_folder=self.cache_folder)
             return self._fallback
 
     def _build_embedder(self) -> Embedder:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import ModelUnavailableError
 from memtrove.models.protocols import Vectors
+from memtrove.models.wordllama_terms import TableRows, TermTokenizer
 from memtrove.text import STOPWORDS
 
 if TYPE_CHECKING:
@@ -24,10 +25,29 @@ if TYPE_CHECKING:
 __all__ = ["WORDLLAMA_CONFIG", "WordLlamaEmbedder"]
 
 WORDLLAMA_CONFIG = "l2_supercat"
+_TENSOR = "embedding.weight"
 
 
 Span = tuple[int, int, str]
 """A fragment as (start, end) character offsets into a body, and a prefix (label or title)."""
+
+
+def _bundled_root() -> Path:
+    """The installed ``wordllama`` package's folder, found without running the package."""
+    from importlib.util import find_spec
+
+    spec = find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the wordllama package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _tokenizer_file(root: Path) -> Path:
+    return root / "tokenizers" / f"{WORDLLAMA_CONFIG}_tokenizer_config.json"
+
+
+def _weights_file(root: Path, dimensions: int) -> Path:
+    return root / "weights" / f"{WORDLLAMA_CONFIG}_{dimensions}.safetensors"
 
 
 def _read_bundled(dimensions: int) -> tuple[Any, Any]:
@@ -35,21 +55,13 @@ def _read_bundled(dimensions: int) -> tuple[Any, Any]:
     directly: importing the package itself costs ~0.4 s (it loads an HTTP client and
     training code) for nothing a lookup table needs. The files are the ones
     ``WordLlama.load`` reads with downloads disabled."""
-    from importlib.util import find_spec
-
     from safetensors import safe_open
     from tokenizers import Tokenizer
 
-    spec = find_spec("wordllama")  # finds the folder without running the package
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the wordllama package is not installed")
-    root = Path(next(iter(spec.submodule_search_locations)))
-    tokenizer = Tokenizer.from_file(
-        str(root / "tokenizers" / f"{WORDLLAMA_CONFIG}_tokenizer_config.json")
-    )
-    weights = root / "weights" / f"{WORDLLAMA_CONFIG}_{dimensions}.safetensors"
-    with safe_open(str(weights), framework="np", device="cpu") as handle:
-        table = handle.get_tensor("embedding.weight")
+    root = _bundled_root()
+    tokenizer = Tokenizer.from_file(str(_tokenizer_file(root)))
+    with safe_open(str(_weights_file(root, dimensions)), framework="np", device="cpu") as handle:
+        table = handle.get_tensor(_TENSOR)
     return tokenizer, table
 
 
@@ -74,10 +86,13 @@ class WordLlamaEmbedder:
 
     input_style = "plain"
 
-    def __init__(self, dimensions: int = 256) -> None:
+    def __init__(self, dimensions: int = 256, *, cache_folder: str | None = None) -> None:
         import numpy as np
 
         self._dimensions = dimensions
+        self._cache_folder = cache_folder
+        self._light: tuple[TermTokenizer, TableRows] | None = None
+        self._light_failed = False
         self._model: Any = None
         self._tokenizer: Any = None
         self._half: Any = np.zeros((0, dimensions), dtype=np.float16)  # as stored
@@ -228,15 +243,13 @@ class WordLlamaEmbedder:
         """
         import numpy as np
 
-        tokenizer = self._load()
-        total = np.zeros(self._half.shape[1], dtype=np.float32)
-        plain = np.zeros(self._half.shape[1], dtype=np.float32)
+        total = np.zeros(self._dimensions, dtype=np.float32)
+        plain = np.zeros(self._dimensions, dtype=np.float32)
         weight_sum = 0.0
         for word, weight in terms:
-            ids = self._ids(tokenizer.encode(_lower(word), add_special_tokens=False))
-            if not len(ids):
+            vector = self._word_sum(_lower(word))
+            if vector is None:
                 continue
-            vector = self._half[ids].astype(np.float32).sum(axis=0)  # the rows it needs
             plain += vector
             if weight > 0 and np.isfinite(weight):
                 total += vector * np.float32(weight)
@@ -244,6 +257,49 @@ class WordLlamaEmbedder:
         chosen = total if weight_sum > 0 else plain
         row: Vectors = _normalise(chosen.reshape(1, -1))[0]
         return row
+
+    def _word_sum(self, word: str) -> Vectors | None:
+        """The float32 sum of a word's token rows (None when it has no tokens). A process
+        that has not loaded the model (a one-shot query) tokenizes the word itself and
+        reads only its rows (:mod:`memtrove.models.wordllama_terms`): the same ids, the
+        same rows, the same sum, without loading the tokenizer and the table."""
+        import numpy as np
+
+        if self._model is None:
+            light = self._light_parts()
+            if light is not None:
+                tokens, rows = light
+                ids = tokens.ids(word)
+                if ids is not None:
+                    if not ids:
+                        return None
+                    try:
+                        data = rows.read(ids)
+                    except (OSError, ValueError):
+                        data = b""
+                    if data:
+                        half = np.frombuffer(data, dtype=np.float16).reshape(len(ids), -1)
+                        summed: Vectors = half.astype(np.float32).sum(axis=0)
+                        return summed
+        tokenizer = self._load()
+        ids_array = self._ids(tokenizer.encode(word, add_special_tokens=False))
+        if not len(ids_array):
+            return None
+        vector: Vectors = self._half[ids_array].astype(np.float32).sum(axis=0)
+        return vector
+
+    def _light_parts(self) -> tuple[TermTokenizer, TableRows] | None:
+        with self._lock:
+            if self._light is None and not self._light_failed:
+                try:
+                    root = _bundled_root()
+                    rows = TableRows(_weights_file(root, self._dimensions), _TENSOR)
+                    if rows.width != self._dimensions:
+                        raise ValueError("another width")
+                    self._light = (TermTokenizer(_tokenizer_file(root), self._cache_folder), rows)
+                except Exception:  # a missing package or files: the model says why
+                    self._light_failed = True
+            return self._light
 
 
 def _skip_mask(tokenizer: Any, size: int) -> npt.NDArray[np.bool_]:

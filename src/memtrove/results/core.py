@@ -6,8 +6,6 @@ about a quarter of that process's time. ``_replace`` makes a changed copy; ``to_
 JSON shape.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -96,7 +94,7 @@ class SearchResult(NamedTuple):
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SearchResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> "SearchResult":
         """The inverse of :meth:`to_dict` (plus ``doc_id`` when present): the warm path."""
         content = data.get("content")
         return cls(
@@ -171,7 +169,7 @@ class SearchResults(list[SearchResult]):
         return {"results": [result.to_dict() for result in self], **self.how()}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SearchResults:
+    def from_dict(cls, data: Mapping[str, Any]) -> "SearchResults":
         """The inverse of :meth:`to_dict`: the warm path's answers."""
         return cls(
             (SearchResult.from_dict(item) for item in data.get("results") or ()),

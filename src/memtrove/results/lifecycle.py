@@ -1,8 +1,6 @@
 """What the lifecycle commands return: sweep candidates, sweeps, restores, purges, the
 archived documents a ``lifecycle search`` finds, and pin / snooze candidates."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 __all__ = [

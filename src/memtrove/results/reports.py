@@ -10,8 +10,6 @@ dataclasses: ``memtrove update`` and ``memtrove status`` are whole processes, an
 ``to_dict`` gives the JSON shapes ``dataclasses.asdict`` gave, nested records included.
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
 from typing import Any, NamedTuple
 

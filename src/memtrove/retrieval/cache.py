@@ -8,22 +8,18 @@ never fails a search.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 from memtrove.db.connection import Connection, write_unless_locked
-from memtrove.text import now_iso
+from memtrove.text import now_iso, sha256_hex
 
 __all__ = ["cache_get", "cache_key", "cache_put"]
 
 
 def cache_key(*parts: str) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()
+    """SHA-256 of the parts, each followed by a NUL byte."""
+    return sha256_hex(b"".join(part.encode("utf-8", "surrogatepass") + b"\x00" for part in parts))
 
 
 def cache_get(connection: Connection, key: str) -> Any | None:

@@ -22,14 +22,13 @@ The list joins the query's rank fusion as one more list (weight :data:`ENTITY_WE
 of an expansion list); see :mod:`memtrove.retrieval.temporal_channels`.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection
+from memtrove.patterns import LazyPattern
 from memtrove.text import STOPWORDS
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ ENTITY_SEEDS = 5  # the walk starts from this many of the best mentioning docume
 MIN_SPECIFICITY = 0.3  # graph.entity_resolution.ENTITY_EDGE_THRESHOLD
 MAX_PHRASE_WORDS = 4
 MAX_PHRASES = 200
-_TOKEN = re.compile(r"@?\w[\w.+#/-]*\w|@?\w", re.UNICODE)
+_TOKEN = LazyPattern(r"@?\w[\w.+#/-]*\w|@?\w", re.UNICODE)
 
 
 class NamedEntity(NamedTuple):
@@ -79,7 +78,7 @@ def _phrases(query: str) -> list[str]:
     return list(phrases)
 
 
-def filter_conditions(filters: Filters, alias: str = "d") -> tuple[str, list[object]]:
+def filter_conditions(filters: "Filters", alias: str = "d") -> tuple[str, list[object]]:
     """``AND ...`` conditions for the filters every channel applies, and their parameters."""
     where = [f"{alias}.active = 1", f"{alias}.invalidated_at IS NULL"]
     conditions, parameters = filters.where(alias)
@@ -135,7 +134,7 @@ def entity_list(
     entities: Sequence[NamedEntity],
     pool: Sequence[int],
     depth: int,
-    filters: Filters,
+    filters: "Filters",
 ) -> list[int]:
     """Documents mentioning ``entities`` then their 1-hop ``entity`` neighbours, best first
     (``pool``: retrieval's own order, which breaks ties among mentioning documents)."""

@@ -13,8 +13,6 @@ whose text the session's decisions or antipatterns document holds) are left out 
 ``show_records`` is set or asked for by type: a decision is found once.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import NamedTuple
 

@@ -13,9 +13,6 @@ phrases of single characters (overlapping bigrams for runs longer than two).
 Score: ``|bm25| / (1 + |bm25|)``, in [0, 1).
 """
 
-from __future__ import annotations
-
-import re
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple, TypeVar
@@ -23,6 +20,7 @@ from typing import NamedTuple, TypeVar
 from memtrove.db.connection import Connection, OperationalError
 from memtrove.db.passages import search_passages
 from memtrove.errors import InvalidQueryError
+from memtrove.patterns import LazyPattern
 from memtrove.retrieval.filters import Filters, filter_sql
 from memtrove.retrieval.stemming import porter_stemmer
 from memtrove.text import STOPWORDS, is_cjk, segment_cjk, words
@@ -56,8 +54,8 @@ MAX_QUERY_CHARS = 20_000
 # Shorter prefixes expand to thousands of terms (slow, and rarely meant): they search as words.
 MIN_PREFIX = 3
 
-_QUOTED = re.compile(r'"([^"]*)"')
-_TOKEN = re.compile(r"(?<![\w])-?[^\s\"]+")
+_QUOTED = LazyPattern(r'"([^"]*)"')
+_TOKEN = LazyPattern(r"(?<![\w])-?[^\s\"]+")
 
 
 class ParsedQuery(NamedTuple):

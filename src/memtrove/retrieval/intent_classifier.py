@@ -10,7 +10,6 @@ and is not cached. WHEN questions that name a time ("in March 2024", "last week"
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from memtrove.db.connection import Connection, write_unless_locked
 from memtrove.errors import InvalidQueryError, ModelError
 from memtrove.models.protocols import LLM
 from memtrove.retrieval.temporal import MONTHS
-from memtrove.text import to_iso
+from memtrove.text import sha256_hex, to_iso
 
 __all__ = [
     "CACHE_SECONDS",
@@ -211,8 +210,7 @@ def parse_llm_intent(answer: str) -> tuple[str, float] | None:
 
 
 def _query_hash(query: str) -> str:
-    digest = hashlib.sha256(f"{PROMPT_VERSION}\x00{query.strip().lower()}".encode())
-    return digest.hexdigest()
+    return sha256_hex(f"{PROMPT_VERSION}\x00{query.strip().lower()}".encode())
 
 
 def _cached(connection: Connection, key: str, now: datetime) -> IntentClassification | None:

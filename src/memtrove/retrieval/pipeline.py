@@ -134,9 +134,12 @@ def _rate_limited(key: str, message: str, warnings: list[str]) -> None:
 class Retriever:
     """The retrieval channels of one vault connection and its models."""
 
-    def __init__(self, connection: Connection, models: Models) -> None:
+    def __init__(
+        self, connection: Connection, models: Models, vault_path: str | None = None
+    ) -> None:
         self._connection = connection
         self._models = models
+        self._vault_path = vault_path  # names the mapped vector file (with the cache folder)
         self._vectors_in_memory: VectorMatrix | None = None  # built with the first vector
         self._second_matrix: SecondMatrix | None = None  # the second space's, when it is on
 
@@ -144,9 +147,13 @@ class Retriever:
     def matrix(self) -> VectorMatrix:
         """The vault's fragment vectors held in memory (loaded on first use)."""
         if self._vectors_in_memory is None:
+            from memtrove.retrieval.vector_file import vector_file
             from memtrove.retrieval.vector_matrix import VectorMatrix
 
-            self._vectors_in_memory = VectorMatrix()
+            folder, path = self._models.cache_folder, self._vault_path
+            self._vectors_in_memory = VectorMatrix(
+                vector_file(folder, path) if folder and path else None
+            )
         return self._vectors_in_memory
 
     # -- channels ------------------------------------------------------------------------------
@@ -444,7 +451,6 @@ class Retriever:
         """Fused candidates; ``raw`` is the BM25 search (``|bm25|``) the probe came from.
         The temporal and entity channels join when their triggers fire (temporal_channels)."""
         from memtrove.retrieval import temporal_channels as side
-        from memtrove.retrieval.expansion import expand_query
         from memtrove.retrieval.fusion import normalize_max, rrf
         from memtrove.retrieval.hybrid import HYBRID_DEPTH
 
@@ -470,6 +476,8 @@ class Retriever:
             lists.append((sorted(second, key=lambda doc: (-second[doc], doc)), EXPANSION_WEIGHT))
         if self._models.has_llm:
             try:
+                from memtrove.retrieval.expansion import expand_query
+
                 variants = expand_query(self._connection, self._models.llm, query, intent)
             except ModelError as error:
                 ranking.fail("expansion", error)

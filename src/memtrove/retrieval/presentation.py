@@ -6,6 +6,7 @@ import re
 
 from memtrove.db.connection import Connection
 from memtrove.index.documents import document_rows, fragment_texts
+from memtrove.patterns import LazyPattern
 from memtrove.results import SearchResult, SearchResults
 from memtrove.retrieval.fts import parse_query
 from memtrove.retrieval.pipeline import Ranking
@@ -13,7 +14,7 @@ from memtrove.retrieval.snippets import Highlighter, make_snippet
 
 __all__ = ["present_results", "strip_frontmatter"]
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+_FRONTMATTER = LazyPattern(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 
 
 def strip_frontmatter(text: str) -> str:

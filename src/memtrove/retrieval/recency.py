@@ -18,12 +18,11 @@ A question with topic words is topical; topic words are what is left after stopw
 the time words themselves and generic work verbs ("do", "change", "work", "status").
 """
 
-from __future__ import annotations
-
 import functools
 import re
 from typing import NamedTuple
 
+from memtrove.patterns import LazyPattern
 from memtrove.retrieval.scoring import (
     CONTINUATION_TYPES,
     RECENCY_FIRST_TYPES,
@@ -57,7 +56,7 @@ CURRENT_PATTERNS: tuple[str, ...] = (
     r"up\s+to\s+date",
     r"leave\s+off",
 )
-_CURRENT = re.compile(r"\b(?:" + "|".join(CURRENT_PATTERNS) + r")\b", re.IGNORECASE)
+_CURRENT = LazyPattern(r"\b(?:" + "|".join(CURRENT_PATTERNS) + r")\b", re.IGNORECASE)
 
 # Words that say "recent" or "work" without naming a topic.
 _TIME_WORDS = frozenset(

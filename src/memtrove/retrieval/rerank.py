@@ -7,7 +7,6 @@ whose scores are all near zero (a degenerate reranker) is not cached.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping
 
@@ -16,6 +15,7 @@ from memtrove.errors import ModelResponseError
 from memtrove.models.protocols import Reranker
 from memtrove.retrieval.cache import cache_get, cache_key, cache_put
 from memtrove.retrieval.fusion import RERANK_DEGENERATE_FLOOR
+from memtrove.text import sha256_hex
 
 __all__ = ["rerank_query", "rerank_texts"]
 
@@ -36,7 +36,7 @@ def rerank_texts(
             "rerank",
             reranker.identity,
             query,
-            hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+            sha256_hex(text.encode("utf-8", "surrogatepass")),
         )
         for text in by_text
     }

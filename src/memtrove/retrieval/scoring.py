@@ -37,8 +37,6 @@ The rule (see the README's "Composite scoring" for the evidence):
 Datetimes may be naive (read as UTC) or aware.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -46,6 +44,7 @@ from datetime import UTC, datetime
 from typing import Generic, NamedTuple, TypeVar
 
 from memtrove.index.types import CONFIDENCE_BASELINE
+from memtrove.patterns import LazyPattern
 
 __all__ = [
     "ATTENTION_DECAY_TYPES",
@@ -98,7 +97,7 @@ class Weights(_WeightFields):
 
     def __new__(
         cls, search: float, recency: float, confidence: float, blend: bool = False
-    ) -> Weights:
+    ) -> "Weights":
         for value in (search, recency, confidence):
             if not math.isfinite(value) or value < 0:
                 raise ValueError(
@@ -125,11 +124,11 @@ RECENCY_INTENT_PATTERNS: tuple[str, ...] = (
     r"pick\s+up\s+where",
     r"what\s+(?:was\s+i|were\s+we)\s+(?:doing|working\s+on)",
 )
-_RECENCY_INTENT = re.compile(r"\b(?:" + "|".join(RECENCY_INTENT_PATTERNS) + r")\b", re.IGNORECASE)
+_RECENCY_INTENT = LazyPattern(r"\b(?:" + "|".join(RECENCY_INTENT_PATTERNS) + r")\b", re.IGNORECASE)
 
 # "Where were we", "continue", "left off": a request to pick up the last session, answered
 # first by its handoff.
-_CONTINUATION = re.compile(
+_CONTINUATION = LazyPattern(
     r"\b(?:where\s+(?:were\s+we|was\s+i|did\s+(?:we|i)\s+leave\s+off)|left\s+off|continue"
     r"|pick\s+up\s+where|last\s+(?:session|time)|what\s+(?:was\s+i|were\s+we)\s+"
     r"(?:doing|working\s+on))\b",

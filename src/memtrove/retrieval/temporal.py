@@ -22,6 +22,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
+from memtrove.patterns import LazyPattern
 from memtrove.text import STOPWORDS
 
 __all__ = ["MONTHS", "TimeConstraint", "month_window", "time_constraint"]
@@ -97,23 +98,23 @@ _DATE = (
     rf"(?:(\d{{4}})-(\d{{2}})-(\d{{2}})|{_MONTH}\s+{_DAY},?\s+{_YEAR}"
     rf"|{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR})"
 )
-_OFFSET_DATE = re.compile(
+_OFFSET_DATE = LazyPattern(
     rf"\b(?:the\s+)?(?:{_COUNT}\s+)?{_UNIT}\s+({_BEFORE}|{_AFTER})\s+{_DATE}", re.IGNORECASE
 )
-_DIRECTED_DATE = re.compile(rf"\b(?:{_DIRECTION}\s+)?{_DATE}", re.IGNORECASE)
+_DIRECTED_DATE = LazyPattern(rf"\b(?:{_DIRECTION}\s+)?{_DATE}", re.IGNORECASE)
 _PART = r"(?:(?:the\s+)?(?:beginning|start|end|middle|first\s+half|second\s+half)\s+of\s+)?"
-_MONTH_YEAR = re.compile(rf"\b(?:{_DIRECTION}\s+)?{_PART}{_MONTH}\s*,?\s+{_YEAR}\b", re.I)
-_MONTH_ALONE = re.compile(rf"\b{_DIRECTION}\s+{_PART}{_MONTH}(?!\s*\d)\b", re.IGNORECASE)
-_YEAR_ALONE = re.compile(rf"\b{_DIRECTION}\s+(?:the\s+year\s+)?{_YEAR}\b(?!-)", re.IGNORECASE)
-_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
-_PAST_SPAN = re.compile(rf"\b(?:last|past|previous)\s+{_COUNT}\s+{_UNIT}\b", re.IGNORECASE)
-_RELATIVE = re.compile(
+_MONTH_YEAR = LazyPattern(rf"\b(?:{_DIRECTION}\s+)?{_PART}{_MONTH}\s*,?\s+{_YEAR}\b", re.I)
+_MONTH_ALONE = LazyPattern(rf"\b{_DIRECTION}\s+{_PART}{_MONTH}(?!\s*\d)\b", re.IGNORECASE)
+_YEAR_ALONE = LazyPattern(rf"\b{_DIRECTION}\s+(?:the\s+year\s+)?{_YEAR}\b(?!-)", re.IGNORECASE)
+_AGO = LazyPattern(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
+_PAST_SPAN = LazyPattern(rf"\b(?:last|past|previous)\s+{_COUNT}\s+{_UNIT}\b", re.IGNORECASE)
+_RELATIVE = LazyPattern(
     r"\b(the\s+day\s+before\s+yesterday|yesterday|today|tonight|this\s+morning|last\s+night"
     r"|(?:last|this|past|previous)\s+(?:weekend|week|month|year))\b",
     re.IGNORECASE,
 )
 # "before the migration", "after our launch", "since the outage"
-_EVENT = re.compile(
+_EVENT = LazyPattern(
     r"\b(before|until|till|prior\s+to|after|since|following)\s+(?:the|our|my|his|her|their|its|that|this)\s+"
     r"((?:[\w'-]+\s*){1,6})",
     re.IGNORECASE,

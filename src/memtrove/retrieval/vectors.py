@@ -9,8 +9,6 @@ share them and a renamed file keeps its vectors.
 A search ranks documents by the cosine similarity of their best fragment to the query.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -19,7 +17,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import EmbeddingSpaceError
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.retrieval.filters import Filters, filter_sql
-from memtrove.retrieval.vector_matrix import VectorMatrix, scan_nearest
+from memtrove.retrieval.vector_matrix import VectorMatrix, scan_nearest, vector_stamp
 from memtrove.text import now_iso
 
 if TYPE_CHECKING:
@@ -241,7 +239,14 @@ def search_vectors(
         if in_memory and matrix is not None:
             nearest = matrix.nearest(query_vector, k)
         elif scan:
-            nearest = scan_nearest(connection, query_vector, k, total)
+            keep = matrix.writer(connection, total) if matrix is not None else None
+            nearest = scan_nearest(connection, query_vector, k, total, keep)
+            if keep is not None:
+                if nearest is not None:  # kept only if no vector changed meanwhile
+                    keep.finish(vector_stamp(connection))
+                else:
+                    keep.abandon()
+                keep = None
             scan = nearest is not None
         if nearest is None:
             nearest = connection.execute(

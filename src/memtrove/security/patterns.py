@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
-from collections.abc import Iterator
+
+from memtrove.patterns import LazyPattern
 
 __all__ = [
     "FORMATS",
@@ -78,41 +78,6 @@ class Shape:
 @functools.cache
 def _compile(regex: str, flags: int) -> re.Pattern[str]:
     return re.compile(regex, flags)
-
-
-class LazyPattern:
-    """A regular expression compiled when first used (a hook process that never meets a
-    secret word never pays for compiling the expressions that judge one)."""
-
-    __slots__ = ("_compiled", "flags", "regex")
-
-    def __init__(self, regex: str, flags: int = 0) -> None:
-        self.regex = regex
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = _compile(self.regex, self.flags)
-        return self._compiled
-
-    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled.match(text, pos, endpos)
-
-    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text, pos, endpos)
-
-    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled.search(text, pos, endpos)
-
-    def sub(self, replacement: str, text: str) -> str:
-        return self.compiled.sub(replacement, text)
-
-    def finditer(
-        self, text: str, pos: int = 0, endpos: int = sys.maxsize
-    ) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text, pos, endpos)
 
 
 def _shape(

@@ -47,8 +47,6 @@ with any characters, Kubernetes Secrets, hidden spellings). See
 ``benchmarks/bench_redaction.py`` for what it adds to indexing and to a hook.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple

@@ -24,6 +24,7 @@ from memtrove.config import (
     DEFAULT_PATTERN,
     CollectionConfig,
     Settings,
+    cache_dir,
     check_exclude,
     check_stale_after_days,
     collection_name_for,
@@ -114,7 +115,7 @@ class Vault(
         self._collections = collections
         self._lock = threading.RLock()
         self.models = models or Models()
-        self._retriever = Retriever(connection, self.models)
+        self._retriever = Retriever(connection, self.models, str(path))
         self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
         self._spare_readers: list[Vault] = []  # second connections, kept warm for reuse
         self._is_closed = False
@@ -150,6 +151,8 @@ class Vault(
         elif isinstance(models, ModelSettings):
             models = Models(models)
         settings = Settings.from_env(vault=path, config_dir=config_dir)
+        if models.cache_folder is None:
+            models.cache_folder = str(cache_dir())
         if not create and not _exists(settings.vault_path):
             raise VaultNotFoundError(
                 f"no vault at {settings.vault_path}: create one with `memtrove init` or "
@@ -341,8 +344,11 @@ class Vault(
         with self._lock:
             from memtrove.index.indexer import update_collections
 
+            # A bad ``redaction:`` pattern fails here, before any work; the engine itself
+            # (its module, its automaton) is built only once a file is to be read.
+            self._collections.redaction_patterns()
             return update_collections(
-                self._connection, configured, progress=progress, redactor=self.redactor
+                self._connection, configured, progress=progress, redactor=lambda: self.redactor
             )
 
     @property

@@ -5,26 +5,28 @@ from __future__ import annotations
 import builtins
 import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memtrove.errors import MemtroveError
-from memtrove.index import curation
-from memtrove.index.documents import get_document
-from memtrove.lifecycle import sessions
-from memtrove.lifecycle.recall import RecallHistory, recall_history
 from memtrove.results import (
     Document,
     SessionRecord,
     TargetMatch,
 )
-from memtrove.results.lifecycle import Considered, PromptRecord
 from memtrove.retrieval.arguments import (
     MAX_LIMIT,
     check_count,
     check_limit,
 )
 from memtrove.retrieval.fts import MAX_QUERY_CHARS
-from memtrove.retrieval.target import find_target
 from memtrove.vault.state import VaultState
+
+if TYPE_CHECKING:
+    from memtrove.lifecycle.recall import RecallHistory
+    from memtrove.results.lifecycle import Considered, PromptRecord
+
+# Curation, session tracking and recall are imported by the methods that use them: a
+# search (the commonest short command) uses none of them.
 
 __all__ = ["Tracking"]
 
@@ -36,6 +38,8 @@ class Tracking(VaultState):
 
     def pin(self, ref: str, *, unpin: bool = False) -> Document:
         """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""
+        from memtrove.index import curation
+
         with self._lock:
             document = curation.pin_document(self._connection, ref, pinned=not unpin)
             self._note_curation("memory_pin")
@@ -47,6 +51,8 @@ class Tracking(VaultState):
 
         A moment not in the future is refused with InvalidQueryError.
         """
+        from memtrove.index import curation
+
         moment = curation.parse_snooze_until(until, self._clock())
         with self._lock:
             document = curation.snooze_document(self._connection, ref, moment)
@@ -56,6 +62,8 @@ class Tracking(VaultState):
     def forget(self, ref: str) -> Document:
         """Deactivate a document: it leaves every search (its text stays in the vault), and
         :meth:`update` leaves it out until its file's content changes. Idempotent."""
+        from memtrove.index import curation
+
         with self._lock:
             document = curation.forget_document(self._connection, ref)
             self._note_curation("memory_forget")
@@ -66,12 +74,16 @@ class Tracking(VaultState):
         with the body it had, and :meth:`update` keeps it while its file is there. An
         active document is returned as is; one inactive because its file left the
         collection is refused with InvalidQueryError."""
+        from memtrove.index import curation
+
         with self._lock:
             return curation.restore_document(self._connection, ref)
 
     def set_confidence(self, ref: str, confidence: float) -> Document:
         """Set a document's confidence by hand (0 to 1; anything else: InvalidQueryError).
         The next edit of its file classifies it again."""
+        from memtrove.index import curation
+
         with self._lock:
             return curation.set_confidence(self._connection, ref, confidence)
 
@@ -79,12 +91,16 @@ class Tracking(VaultState):
         """Set a document's type by hand (one of ``memtrove.index.types.CONTENT_TYPES``;
         anything else: InvalidQueryError), its confidence left as it is. The next edit of
         its file classifies it again."""
+        from memtrove.index import curation
+
         with self._lock:
             return curation.set_content_type(self._connection, ref, content_type)
 
     def find_target(self, query: str) -> TargetMatch:
         """The document ``query`` most likely names: exact ref or path, else BM25, title
         words, vectors (see :mod:`memtrove.retrieval.target`); check ``confident``."""
+        from memtrove.retrieval.target import find_target
+
         if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS]
         with self._lock:
@@ -98,6 +114,8 @@ class Tracking(VaultState):
         """True when ``hook_name`` saw this prompt (SHA-256 of it trimmed) within the window
         in the same session; records the sighting either way. Best-effort: a vault still
         locked after the busy timeout records nothing and answers False, never raising."""
+        from memtrove.lifecycle import sessions
+
         prompt = self.redact(prompt)
         with self._lock:
             return sessions.record_prompt(
@@ -106,6 +124,8 @@ class Tracking(VaultState):
 
     def turn_index(self, session_id: str, hook_name: str = "context-surfacing") -> int:
         """How many context_usage rows ``hook_name`` logged for the session before now."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.turn_index(self._connection, session_id, hook_name)
 
@@ -113,6 +133,8 @@ class Tracking(VaultState):
         self, session_id: str, *, within_seconds: int = 600, limit: int = 2
     ) -> builtins.list[str]:
         """The session's latest context-surfacing prompts (query_text), newest first."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.recent_queries(
                 self._connection,
@@ -126,6 +148,8 @@ class Tracking(VaultState):
         self, session_id: str, *, within_seconds: int = 600, limit: int = 2
     ) -> builtins.list[int]:
         """Ids of the first documents the session's latest context-surfacing turn injected."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.last_injected(
                 self._connection,
@@ -153,6 +177,8 @@ class Tracking(VaultState):
         A locked vault is waited for: the write is retried for 30 s (on top of the busy
         timeout) before VaultBusyError. An unknown doc id raises DocumentNotFoundError.
         """
+        from memtrove.lifecycle import sessions
+
         if query_text is not None:
             query_text = self.redact(query_text)
         with self._lock:
@@ -170,27 +196,37 @@ class Tracking(VaultState):
 
     def co_activation_count(self, doc_id: int) -> int:
         """How often the document was injected together with any other document."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.co_activation_count(self._connection, doc_id)
 
     def prompts_since_curation(self, hook_name: str = "context-surfacing") -> int:
         """Prompts (``hook_name`` rows) since the last pin, snooze or forget."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.prompts_since_curation(self._connection, hook_name)
 
     def _note_curation(self, action: str) -> None:
         """Best effort: a locked vault must not undo the curation that just committed."""
+        from memtrove.lifecycle import sessions
+
         with contextlib.suppress(MemtroveError):
             sessions.log_curation(self._connection, action, self._clock())
 
     def co_activation_pairs(self, doc_ids: Sequence[int]) -> dict[tuple[int, int], int]:
         """How often each pair of ``doc_ids`` was injected together (keys ``(low, high)``)."""
+        from memtrove.lifecycle import sessions
+
         with self._lock:
             return sessions.co_activation_pairs(self._connection, doc_ids)
 
     def session_prompts(self, session_id: str, limit: int = 200) -> builtins.list[PromptRecord]:
         """The prompts context-surfacing answered in session ``session_id``, oldest first
         (the newest ``limit``), each with what it injected and whether the reply used it."""
+        from memtrove.lifecycle import sessions
+
         limit = check_limit(limit, ceiling=1000)
         with self._lock:
             return sessions.session_prompts(self._connection, session_id, limit)
@@ -199,6 +235,9 @@ class Tracking(VaultState):
         """How often document ``ref`` (a forgotten or archived one too) was injected, into
         how many sessions and how often the reply used it, with its newest ``limit``
         injections: session, moment, score, prompt, verdict (None: not judged)."""
+        from memtrove.index.documents import get_document
+        from memtrove.lifecycle.recall import recall_history
+
         limit = check_limit(limit, ceiling=1000)
         with self._lock:
             doc_id = get_document(self._connection, ref, include_inactive=True).doc_id
@@ -206,6 +245,8 @@ class Tracking(VaultState):
 
     def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
         """Recent sessions, the most recently active first."""
+        from memtrove.lifecycle import sessions
+
         limit = check_limit(limit)
         with self._lock:
             return sessions.session_records(self._connection, limit)

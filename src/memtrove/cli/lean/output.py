@@ -11,8 +11,9 @@ console made like the CLI's (:func:`rich_console`), so the output is the same ei
 from __future__ import annotations
 
 import os
-import re
 import sys
+
+from memtrove.patterns import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,10 +36,10 @@ __all__ = [
 
 # Characters Rich removes or expands (BEL, BS, VT, FF, CR; tab), other C0 and C1 controls,
 # DEL, lone surrogates and line separators: a line holding one goes through Rich.
-_UNUSUAL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # what typer.echo strips off a non-terminal
-_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")  # what rich.markup.escape escapes
-_TAG = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")  # a tag, as rich.markup reads them
+_UNUSUAL = LazyPattern("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_ANSI = LazyPattern(r"\033\[[;?0-9]*[a-zA-Z]")  # what typer.echo strips off a non-terminal
+_MARKUP_TAG = LazyPattern(r"(\\*)(\[[a-z#/@][^[]*?])")  # what rich.markup.escape escapes
+_TAG = LazyPattern(r"((\\*)\[([a-z#/@][^[]*?)])")  # a tag, as rich.markup reads them
 _FORMAT_TAGS = ("bold", "dim", "/")
 _EMOJI_VARIANTS = ("-emoji", "-text")
 _console: Console | None = None
@@ -56,8 +57,8 @@ def rich_console() -> Console:
     return _console
 
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROLS_BUT_TAB = re.compile(
+_CONTROLS = LazyPattern("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_BUT_TAB = LazyPattern(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 
@@ -112,7 +113,8 @@ def print_line(markup: str, *, tags: int = 0, markup_on: bool = True) -> None:
     """Print one line as ``console.print(markup, markup=markup_on)`` does; ``tags`` is how
     many markup tags the format itself put in (``[bold]``, ``[dim]``, ``[/]``)."""
     plain = _rendered(markup, tags) if markup_on else markup
-    if plain is None or not _plain_stdout() or _UNUSUAL.search(plain) or _has_emoji_code(plain):
+    unusual = not plain.isprintable() and _UNUSUAL.search(plain) if plain else False
+    if plain is None or not _plain_stdout() or unusual or _has_emoji_code(plain):
         rich_console().print(markup, markup=markup_on)
         return
     sys.stdout.write(plain + "\n")

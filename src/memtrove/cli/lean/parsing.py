@@ -10,7 +10,7 @@ message and exit status 2 stay the only ones users see.
 
 from __future__ import annotations
 
-import re
+from memtrove.patterns import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "NotUnderstood", "Parsed", "parse"]
 
 COMMANDS = ("search", "vsearch", "query", "get", "status", "update")
-_INTEGER = re.compile(r"0|[1-9][0-9]{0,8}")
-_FRACTION = re.compile(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,17})?")
+_INTEGER = LazyPattern(r"0|[1-9][0-9]{0,8}")
+_FRACTION = LazyPattern(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,17})?")
 
 # option -> (destination, kind, lowest, highest); kinds: int, float, text, many (repeatable),
 # true and false (flags).

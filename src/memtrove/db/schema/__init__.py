@@ -34,6 +34,7 @@ from memtrove.db.schema import (
     m021_long_passages,
     m022_injection_audit,
     m023_second_vectors,
+    m024_vector_version_random,
 )
 
 __all__ = ["MIGRATIONS", "Step"]
@@ -66,4 +67,5 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m021_long_passages.NAME, m021_long_passages.STATEMENTS),
     (m022_injection_audit.NAME, m022_injection_audit.STATEMENTS),
     (m023_second_vectors.NAME, m023_second_vectors.STATEMENTS),
+    (m024_vector_version_random.NAME, m024_vector_version_random.STATEMENTS),
 )
