@@ -214,7 +214,7 @@ def main() -> int:
             if not args.json:
                 print("\n".join(_table("corpora only", report["clean"])), flush=True)
             if not args.no_mine:
-                mined = vault.mine(EXPORTS, embed=args.vectors)
+                mined = vault.mining.mine(EXPORTS, embed=args.vectors)
                 report["mined_documents"] = mined.written
                 report["mined"] = measure(vault, examples, hook_vectors)
                 report["difference"] = _difference(report["clean"], report["mined"])

@@ -55,7 +55,7 @@ def open_copy(size: int) -> Vault:
         shutil.copytree(source, home, dirs_exist_ok=True)
     vault = Vault.open(home / "vault.sqlite", config_dir=home / "config")
     started = time.perf_counter()
-    report = vault.enrich_entities(use_llm=False)
+    report = vault.knowledge.enrich_entities(use_llm=False)
     if report["documents"]:
         log(f"entities: {report['documents']} documents in {time.perf_counter() - started:.1f} s")
     return vault

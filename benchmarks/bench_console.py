@@ -51,7 +51,7 @@ def _session(vault: Vault, prompts: list[str]) -> str:
     surfacer.new_session()
     for prompt in prompts:
         surfacer(prompt, 10, None)
-    return vault.session_log(1)[0].session_id
+    return vault.sessions.session_log(1)[0].session_id
 
 
 def _graph_vault(folder: Path, nodes: int) -> str:

@@ -42,7 +42,7 @@ def benchmark(size: int, runs: int = 3) -> dict[str, object]:
                 results["documents"] = copy.status().documents
                 for name, entities in (("amem", False), ("amem+entities", True)):
                     started = time.perf_counter()
-                    report = copy.enrich(force=True, use_llm=False, entities=entities)
+                    report = copy.enrichment.enrich(force=True, use_llm=False, entities=entities)
                     seconds = time.perf_counter() - started
                     timings[name].append(seconds)
                     rate = report.documents / seconds if seconds else 0.0
@@ -56,7 +56,7 @@ def benchmark(size: int, runs: int = 3) -> dict[str, object]:
                         "vectors": report.vectors,
                     }
                 started = time.perf_counter()
-                again = copy.enrich(use_llm=False)
+                again = copy.enrichment.enrich(use_llm=False)
                 results["rerun"] = {
                     "documents": again.documents,
                     "unchanged": again.unchanged,

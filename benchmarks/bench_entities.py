@@ -12,7 +12,7 @@ quotes, backticks, ``()``, ``/...``, a leading ``@``/``$``/``,``/``//`` dropped)
 Precision and recall are micro-averaged over every (document, entity) pair; the
 per-document figures and the misses are printed with ``--verbose``. Also times the
 extractor on those documents (documents per second, extraction and filters, no database),
-and ``Vault.enrich_entities`` without an LLM over the generated corpus of ``--corpus``
+and ``Vault.knowledge.enrich_entities`` without an LLM over the generated corpus of ``--corpus``
 notes (default 1,000 of ~2 KB, ``corpus.py``): extraction, resolution, mentions,
 co-occurrences and entity edges, first run and re-run (``everything=True``).
 
@@ -103,10 +103,10 @@ def measure_vault(count: int) -> dict[str, Any]:
             vault.add_collection(root / "corpus", name="corpus")
             vault.update()
             started = time.perf_counter()
-            first = vault.enrich_entities(use_llm=False)
+            first = vault.knowledge.enrich_entities(use_llm=False)
             first_seconds = time.perf_counter() - started
             started = time.perf_counter()
-            vault.enrich_entities(everything=True, use_llm=False)
+            vault.knowledge.enrich_entities(everything=True, use_llm=False)
             again_seconds = time.perf_counter() - started
     return {
         "notes": count,

@@ -1,6 +1,6 @@
 """Lifecycle sweep and restore at scale: every document of a 10,000-note vault archived by
-``lifecycle_sweep(apply=True)`` and brought back by ``lifecycle_restore(all=True)``, with
-nothing lost.
+``vault.lifecycle.sweep(apply=True)`` and brought back by ``vault.lifecycle.restore(all=True)``,
+with nothing lost.
 
 The source is the generated corpus of ``--size`` notes (default 10,000; ``corpus.py``),
 indexed and embedded into ``.bench/lifecycle-<n>/source.sqlite`` with ``--relations``
@@ -11,7 +11,7 @@ note long unused), and checks:
 - before the sweep, per document: docid, content hash, SHA-256 of the stored body, fragment
   and vector counts, pin; plus every relation; after the restore, all of it identical;
 - while archived, that ``search`` of ``--queries`` generated queries (default 50) finds none
-  of the archived notes (pinned and durable ones stay), and ``lifecycle_search`` finds them;
+  of the archived notes (pinned and durable ones stay), and ``lifecycle.search`` finds them;
 - after the restore, how many queries' top 10 are identical to before the sweep (all of
   them since archive and restore rewrite FTS5's BM25 totals; 30 of 50 before that).
 
@@ -55,7 +55,7 @@ def source_vault(size: int, relations: int) -> Path:
         for index in range(min(relations, len(docids) - 1)):
             vault.relate(docids[index], docids[index + 1], "supporting")
         for docid in docids[::100]:
-            vault.pin(docid)
+            vault.curation.pin(docid)
 
     return cached_source_vault(
         "lifecycle", size, str(relations), f"indexing and embedding {size} notes", fill
@@ -95,16 +95,16 @@ def run_once(source: Path, queries: list[str]) -> dict[str, Any]:
             vault._clock = lambda: LATER
             before, ranked = snapshot(vault), top10(vault, queries)
             started = time.perf_counter()
-            swept = vault.lifecycle_sweep(apply=True)
+            swept = vault.lifecycle.sweep(apply=True)
             sweep_seconds = time.perf_counter() - started
             archived = {candidate.docid for candidate in swept.documents}
             leaked = sum(
                 1 for query in queries for r in vault.search(query, limit=50)
                 if r.docid in archived
             )  # fmt: skip
-            archived_found = sum(bool(vault.lifecycle_search(query)) for query in queries)
+            archived_found = sum(bool(vault.lifecycle.search(query)) for query in queries)
             started = time.perf_counter()
-            restored = vault.lifecycle_restore(all=True)
+            restored = vault.lifecycle.restore(all=True)
             restore_seconds = time.perf_counter() - started
             intact = snapshot(vault) == before
             same = sum(a == b for a, b in zip(top10(vault, queries), ranked, strict=True))

@@ -45,11 +45,11 @@ from memtrove.vault import Vault
 path, name, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
 done, errors = 0, []
 with Vault.open(path, config_dir=path + ".config") as vault:
-    vault.project_store = "bench"
+    vault.memory.project_store = "bench"
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            vault.remember(f"{name} note {done}", f"Process {name} wrote note {done} about "
+            vault.memory.remember(f"{name} note {done}", f"Process {name} wrote note {done} about "
                            f"the {['deploy', 'cache', 'auth'][done % 3]} service.")
             done += 1
         except Exception as error:
@@ -67,13 +67,13 @@ def note(rng: random.Random, number: int) -> tuple[str, str]:
 def bench_remember(root: Path, writes: int) -> dict[str, float]:
     rng = random.Random(7)
     with Vault.open(root / "remember.sqlite", config_dir=root / "config") as vault:
-        vault.project_store = "bench"
-        vault.remember("warm up", "loads the embedded model")
+        vault.memory.project_store = "bench"
+        vault.memory.remember("warm up", "loads the embedded model")
         times = []
         for number in range(writes):
             label, content = note(rng, number)
             started = time.perf_counter()
-            vault.remember(label, content)
+            vault.memory.remember(label, content)
             times.append((time.perf_counter() - started) * 1000)
     return {
         "writes": writes,
@@ -86,7 +86,7 @@ def bench_duplicates(root: Path, count: int, rounds: int) -> dict[str, float]:
     rng = random.Random(11)
     path = root / "duplicates.sqlite"
     with Vault.open(path, config_dir=root / "config") as vault:
-        vault.project_store = "bench"
+        vault.memory.project_store = "bench"
         embedder = vault.models.embedder
         notes = [note(rng, number) for number in range(count)]
         for index in range(0, count, 50):  # 2%: a near-copy of an earlier note
@@ -107,7 +107,7 @@ def bench_duplicates(root: Path, count: int, rounds: int) -> dict[str, float]:
         report = None
         for _ in range(rounds):
             started = time.perf_counter()
-            report = vault.find_duplicates("bench")
+            report = vault.memory.find_duplicates("bench")
             times.append(time.perf_counter() - started)
     assert report is not None
     return {
@@ -139,7 +139,7 @@ def bench_concurrency(root: Path, processes: int, seconds: float) -> dict[str, o
         results.append(json.loads(out))
     reported = sum(int(result["done"]) for result in results)
     with Vault.open(path, config_dir=str(path) + ".config") as vault:
-        stored = len(vault.entries(store="bench"))
+        stored = len(vault.memory.entries(store="bench"))
     errors = [error for result in results for error in result["errors"]]
     return {
         "processes": processes,

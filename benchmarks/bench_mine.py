@@ -95,10 +95,10 @@ def mine_once(path: Path) -> dict[str, float]:
         Vault.open(Path(folder) / "v.sqlite", config_dir=Path(folder) / "config") as vault,
     ):
         started = time.perf_counter()
-        first = vault.mine(path)
+        first = vault.mining.mine(path)
         import_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        again = vault.mine(path)
+        again = vault.mining.mine(path)
         rerun_seconds = time.perf_counter() - started
     assert again.written == 0 and again.unchanged == first.written
     return {
@@ -290,7 +290,7 @@ from memtrove import Vault
 folder = Path(sys.argv[1])
 with Vault.open(folder / "v.sqlite", config_dir=folder / "config") as vault:
     started = time.perf_counter()
-    report = vault.mine(sys.argv[2]) if len(sys.argv) > 2 else None
+    report = vault.mining.mine(sys.argv[2]) if len(sys.argv) > 2 else None
     seconds = time.perf_counter() - started
 print(report.exchanges if report else 0, round(seconds, 2),
       resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

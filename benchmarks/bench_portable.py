@@ -6,8 +6,8 @@ indexed into ``.bench/portable-<n>/source.sqlite`` with ``--entries`` memory ent
 (default 2,000; every tenth overwritten once, so entries have versions), built once and
 reused. Each run, in child processes (so each peak RSS is that step's alone):
 
-1. ``Vault.export_to`` of the source to a JSON-lines file;
-2. ``Vault.import_from`` of that file into a new vault.
+1. ``Vault.portable.export_to`` of the source to a JSON-lines file;
+2. ``Vault.portable.import_from`` of that file into a new vault.
 
 Then, in this process: every document's id, docid and content hash compared, and the top 10
 of ``--queries`` generated queries (default 100) searched in both. The baseline is the least
@@ -47,13 +47,13 @@ def source_vault(size: int, entries: int) -> Path:
 
     def fill(vault: Vault) -> None:
         for index in range(entries):
-            vault.remember(
+            vault.memory.remember(
                 f"entry {index}",
                 f"Memory {index}: {generate_queries(1, index)[0]}.",
                 store="global",
             )
             if index % 10 == 0:
-                vault.remember(
+                vault.memory.remember(
                     f"entry {index}", f"Memory {index}, revised.", store="global", overwrite=True
                 )
 
@@ -67,13 +67,13 @@ def child(step: str, vault_path: Path, file: Path) -> None:
     started = time.perf_counter()
     with Vault.open(vault_path, config_dir=vault_path.parent / f"config-{step}") as vault:
         if step in ("export", "export-vectors"):
-            report = vault.export_to(file, vectors=step == "export-vectors")
+            report = vault.portable.export_to(file, vectors=step == "export-vectors")
             outcome = {"records": report.records, "bytes": report.bytes}
         elif step == "index":  # the other way to rebuild a vault: index the files again
             vault.add_collection(file, name="bench")
             outcome = {"records": vault.update().added}
         else:
-            imported = vault.import_from(file)
+            imported = vault.portable.import_from(file)
             outcome = {"records": sum(imported.records.values())}
             if step == "import-embed":  # what the vectors cost to make again, not to carry
                 embedded = time.perf_counter()

@@ -48,7 +48,7 @@ def test_clawmem_tags_nested_too_deep_or_not_a_list(vault: Vault, tmp_path: Path
         ]:
             connection.execute("UPDATE documents SET tags = ? WHERE path = ?", (tags, path))
     connection.close()
-    report = vault.import_clawmem(copy)
+    report = vault.portable.import_clawmem(copy)
     assert report.documents["added"] == 38
     tags = dict(
         vault._connection.execute(

@@ -58,16 +58,18 @@ def test_identical_files_get_distinct_docids(copies: Vault) -> None:
 
 def test_curation_acts_on_the_named_copy(copies: Vault) -> None:
     en, fr = copies.get("adr/en/adr7.md"), copies.get("adr/fr/adr7.md")
-    assert copies.pin("#" + fr.docid).doc_id == fr.doc_id
+    assert copies.curation.pin("#" + fr.docid).doc_id == fr.doc_id
     assert copies.get("adr/fr/adr7.md").pinned and not copies.get("adr/en/adr7.md").pinned
-    copies.snooze("#" + en.docid, "2999-01-01")
+    copies.curation.snooze("#" + en.docid, "2999-01-01")
     assert copies.get("adr/en/adr7.md").snoozed_until is not None
     assert copies.get("adr/fr/adr7.md").snoozed_until is None
-    assert copies.forget("#" + fr.docid).doc_id == fr.doc_id
+    assert copies.curation.forget("#" + fr.docid).doc_id == fr.doc_id
     assert copies.get("#" + en.docid).active
     with pytest.raises(DocumentNotFoundError):
         copies.get("adr/fr/adr7.md")
-    assert copies.forget("#" + fr.docid).doc_id == fr.doc_id  # forgetting twice is harmless
+    assert (
+        copies.curation.forget("#" + fr.docid).doc_id == fr.doc_id
+    )  # forgetting twice is harmless
     assert copies.update().added == 0  # the forgotten copy stays forgotten
 
 
@@ -109,9 +111,9 @@ def test_an_ambiguous_prefix_is_refused_naming_the_candidates(copies: Vault) -> 
     assert "collection/path" in message
     assert caught.value.status == 409
     for operation in (
-        copies.pin,
-        copies.forget,
-        lambda ref: copies.snooze(ref, "2999-01-01"),
+        copies.curation.pin,
+        copies.curation.forget,
+        lambda ref: copies.curation.snooze(ref, "2999-01-01"),
         copies.timeline,
         copies.find_similar,
     ):
@@ -146,10 +148,10 @@ def test_the_message_lists_at_most_five_candidates(vault: Vault, notes: Path) ->
 
 def test_find_target_offers_every_copy(copies: Vault) -> None:
     en = copies.get("adr/en/adr7.md")
-    match = copies.find_target("#" + en.hash[:12])
+    match = copies.curation.find_target("#" + en.hash[:12])
     assert not match.confident and match.method == "exact"
     assert sorted(c.path for c in match.candidates) == ["en/adr7.md", "fr/adr7.md"]
-    exact = copies.find_target("#" + en.docid)
+    exact = copies.curation.find_target("#" + en.docid)
     assert exact.confident and exact.target is not None and exact.target.path == "en/adr7.md"
 
 

@@ -31,7 +31,7 @@ def test_a_forgotten_document_leaves_every_retrieval_method(embedded: Vault) -> 
     methods = (embedded.search, embedded.vsearch, embedded.hybrid, embedded.query)
     for method in methods:
         assert "wal.md" in [r.path for r in method(QUERY)], method.__name__
-    embedded.forget("notes/wal.md")
+    embedded.curation.forget("notes/wal.md")
     for method in methods:
         assert "wal.md" not in [r.path for r in method(QUERY)], method.__name__
     assert all(r.path != "wal.md" for r in embedded.find_similar("notes/locks.md"))
@@ -44,8 +44,8 @@ def test_a_forgotten_document_leaves_every_retrieval_method(embedded: Vault) -> 
 
 
 def test_snoozed_and_pinned_documents_stay_searchable(embedded: Vault) -> None:
-    embedded.snooze("notes/wal.md", "2999-01-01")
-    embedded.pin("notes/locks.md")
+    embedded.curation.snooze("notes/wal.md", "2999-01-01")
+    embedded.curation.pin("notes/locks.md")
     for method in (embedded.search, embedded.vsearch, embedded.hybrid, embedded.query):
         paths = [r.path for r in method(QUERY)]
         assert "wal.md" in paths and "locks.md" in paths
@@ -57,9 +57,11 @@ def test_co_activations_feed_query_scoring(embedded: Vault) -> None:
 
     before = scores()
     wal, tuning = (embedded.get(f"notes/{name}").doc_id for name in ("wal.md", "tuning.md"))
-    assert embedded.co_activation_count(wal) == 0
-    embedded.log_context_usage("s1", "context-surfacing", injected=[(wal, 0.8), (tuning, 0.4)])
-    assert embedded.co_activation_count(wal) == 1
+    assert embedded.sessions.co_activation_count(wal) == 0
+    embedded.sessions.log_context_usage(
+        "s1", "context-surfacing", injected=[(wal, 0.8), (tuning, 0.4)]
+    )
+    assert embedded.sessions.co_activation_count(wal) == 1
     once = scores()
     # Composite scoring gives co-activation a third of the spec's +10 % per pair, so it
     # orders near-ties without burying a better match (retrieval.scoring).
@@ -67,7 +69,9 @@ def test_co_activations_feed_query_scoring(embedded: Vault) -> None:
     assert once["tuning.md"] == pytest.approx(before["tuning.md"] * (1 + 0.1 / 3), rel=1e-4)
     assert once["locks.md"] == pytest.approx(before["locks.md"], rel=1e-4)
     for _ in range(3):
-        embedded.log_context_usage("s1", "context-surfacing", injected=[(wal, 0.8), (tuning, 0.4)])
+        embedded.sessions.log_context_usage(
+            "s1", "context-surfacing", injected=[(wal, 0.8), (tuning, 0.4)]
+        )
     capped = scores()
     assert capped["tuning.md"] == pytest.approx(before["tuning.md"] * 1.05, rel=1e-4)
 
@@ -77,9 +81,9 @@ def test_new_results_are_json_ready(vault: Vault) -> None:
     vault.update()
     vault.embed()
     reference = "demo/decisions/0001-postgresql-for-metadata.md"
-    target = vault.find_target("rotating refresh token reuse detection")
+    target = vault.curation.find_target("rotating refresh token reuse detection")
     document = vault.get(reference)
-    usage = vault.log_context_usage(
+    usage = vault.sessions.log_context_usage(
         "session-1",
         "context-surfacing",
         injected=[(document.doc_id, 0.9)],
@@ -93,15 +97,15 @@ def test_new_results_are_json_ready(vault: Vault) -> None:
         "timeline": vault.timeline(reference),
         "multi_get": vault.multi_get("demo/decisions/*.md", max_bytes=200),
         "index_stats": vault.index_stats(),
-        "lifecycle_status": vault.lifecycle_status(),
-        "pin": vault.pin(reference),
-        "snooze": vault.snooze(reference, "2999-12-31"),
-        "forget": vault.forget(reference),
+        "lifecycle_status": vault.lifecycle.status(),
+        "pin": vault.curation.pin(reference),
+        "snooze": vault.curation.snooze(reference, "2999-12-31"),
+        "forget": vault.curation.forget(reference),
     }
     for name, value in values.items():
         data = json.loads(json.dumps(value.to_dict()))
         assert isinstance(data, dict) and data, name
-    records = [json.loads(json.dumps(r.to_dict())) for r in vault.session_log()]
+    records = [json.loads(json.dumps(r.to_dict())) for r in vault.sessions.session_log()]
     assert records[0]["session_id"] == "session-1" and records[0]["estimated_tokens"] == 40
     multi = values["multi_get"].to_dict()
     assert set(multi) == {"documents", "errors", "truncated"} and len(multi["truncated"]) == 6

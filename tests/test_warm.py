@@ -300,9 +300,11 @@ def test_vector_version_moves_with_vectors_only(examples: Vault) -> None:
     assert examples.embed().fragments == 0  # nothing pending: nothing written
     assert vector_version(examples) == embedded
     doc_id = examples.get(JWT_NOTE).doc_id
-    row = examples.log_context_usage("session-1", "context-surfacing", injected=[(doc_id, 0.8)])
-    assert row > 0 and examples.turn_index("session-1") == 1  # the session row is there
-    examples.hook_seen("context-surfacing", "a prompt")
+    row = examples.sessions.log_context_usage(
+        "session-1", "context-surfacing", injected=[(doc_id, 0.8)]
+    )
+    assert row > 0 and examples.sessions.turn_index("session-1") == 1  # the session row is there
+    examples.sessions.hook_seen("context-surfacing", "a prompt")
     assert vector_version(examples) == embedded
     examples.embed(force=True)
     assert vector_version(examples) not in (embedded, before)
@@ -315,7 +317,7 @@ def test_the_vector_matrix_reloads_on_vector_changes_only(examples: Vault) -> No
     assert matrix.ready(connection) and matrix.size > 0
     loaded = matrix._matrix
     doc_id = examples.get(JWT_NOTE).doc_id
-    examples.log_context_usage("session-1", "context-surfacing", injected=[(doc_id, 0.8)])
+    examples.sessions.log_context_usage("session-1", "context-surfacing", injected=[(doc_id, 0.8)])
     assert matrix.ready(connection) and matrix._matrix is loaded  # kept: no reload
     examples.embed(force=True)
     assert matrix.ready(connection) and matrix._matrix is not loaded

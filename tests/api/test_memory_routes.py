@@ -17,7 +17,7 @@ from tests.api.conftest import JSON, local_client
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     vault = Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c")
-    vault.project_store = "api-project"
+    vault.memory.project_store = "api-project"
     app = create_app(vault, queue_folder=tmp_path / "queue")
     with local_client(app) as test_client:
         yield test_client

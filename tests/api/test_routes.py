@@ -249,7 +249,9 @@ def test_collections(client: TestClient, example_copy: Path) -> None:
 def test_sessions(client: TestClient, demo: Vault, docid: str) -> None:
     assert client.get("/sessions").json() == {"count": 0, "sessions": []}
     document = demo.get(f"#{docid}")
-    demo.log_context_usage("session-1", "context-surfacing", injected=[(document.doc_id, 0.9)])
+    demo.sessions.log_context_usage(
+        "session-1", "context-surfacing", injected=[(document.doc_id, 0.9)]
+    )
     found = client.get("/sessions", params={"limit": 5}).json()
     assert found["count"] == 1 and found["sessions"][0]["session_id"] == "session-1"
     assert found["sessions"][0]["handoff_path"] is None

@@ -206,13 +206,13 @@ def test_the_hook_answers_as_the_hook_process_would(
     root = copy_of(template, tmp_path / "b")
     with Vault.open(root / "vault.sqlite", config_dir=root / "config") as other:
         expected = in_process(raw, other, caller_env(other, isolated_environment))
-        other_turns = other.turn_index(json.loads(raw)["session_id"])
+        other_turns = other.sessions.turn_index(json.loads(raw)["session_id"])
     assert answer.json()["answer"] == expected
     assert expected["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     context = expected["hookSpecificOutput"]["additionalContext"]
     assert ("<vault-context>" in context) is (fixture == "user_prompt_submit.json")
     # the after-work (the context_usage row) ran on the served vault as it does in-process
-    assert served.turn_index(json.loads(raw)["session_id"]) == other_turns == 1
+    assert served.sessions.turn_index(json.loads(raw)["session_id"]) == other_turns == 1
 
 
 def test_the_hook_fails_open_and_checks_its_payload(

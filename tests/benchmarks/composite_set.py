@@ -146,16 +146,17 @@ def apply_setup(
     setup: Setup | None = None,
     now: datetime | None = None,
 ) -> None:
-    """Apply ``setup.json`` to the indexed collection: pins (``Vault.pin``), snoozes
-    (``Vault.snooze`` until :data:`SNOOZE_DAYS` from now) and supersessions (:func:`_supersede`).
+    """Apply ``setup.json`` to the indexed collection: pins (``Vault.curation.pin``),
+    snoozes (``Vault.curation.snooze`` until :data:`SNOOZE_DAYS` from now) and supersessions
+    (:func:`_supersede`).
     """
     plan = setup if setup is not None else load_setup()
     moment = _now(now)
     for path in plan.pin:
-        vault.pin(f"{collection}/{path}")
+        vault.curation.pin(f"{collection}/{path}")
     until = (moment + timedelta(days=SNOOZE_DAYS)).date().isoformat()
     for path in plan.snooze:
-        vault.snooze(f"{collection}/{path}", until)
+        vault.curation.snooze(f"{collection}/{path}", until)
     for old, new in plan.supersede:
         _supersede(vault, f"{collection}/{old}", f"{collection}/{new}", moment)
 

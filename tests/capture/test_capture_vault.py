@@ -78,7 +78,7 @@ def replying(
 def test_without_an_llm_the_heuristic_writes_marked_observations(
     vault: Vault, transcripts: tuple[str, str]
 ) -> None:
-    report = vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    report = vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     assert report.source == "heuristic" and report.observations >= 3 and report.triples == 0
     paths = [str(p) for (p,) in rows(vault, "SELECT path FROM documents ORDER BY id")]
     observations = [p for p in paths if p.startswith("agent/observations/")]
@@ -92,7 +92,7 @@ def test_without_an_llm_the_heuristic_writes_marked_observations(
         assert key in head, key
     # The cursor: the same turns again write nothing.
     before = snapshot(vault)
-    again = vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    again = vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     assert again.turns == 0 and snapshot(vault)[:3] == before[:3]
 
 
@@ -100,7 +100,7 @@ def test_the_observer_writes_observations_triples_and_causal_links(
     smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
 ) -> None:
     model_server.set_chat_reply(replying(OBSERVED))
-    report = smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    report = smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     assert report.source == "observer" and report.observations == 3 and report.llm_error is None
     # Canonical predicates only: "likes" is skipped; the problem's type is not eligible.
     facts = rows(smart, "SELECT predicate, object_literal FROM entity_triples ORDER BY id")
@@ -132,7 +132,9 @@ def test_every_observer_failure_falls_back_to_the_heuristic(
         model_server.set_chat_reply("<observations><observation><type>decision</type><title>Cut")
     else:
         model_server.set_mode("chat", fault)
-    report = smart.capture_observations(SESSION, read_turns(transcripts[0]), time_budget=1.0)
+    report = smart.capture.capture_observations(
+        SESSION, read_turns(transcripts[0]), time_budget=1.0
+    )
     assert report.source == "heuristic" and report.llm_error
     sources = {str(s) for (s,) in rows(smart, "SELECT path FROM documents")}
     assert sources and all("observer" not in smart.get(f"_memtrove/{p}").body.split("---")[1]
@@ -155,7 +157,7 @@ def test_a_failed_write_leaves_nothing_half_done(
 
     monkeypatch.setattr(internal, "write_internal", failing)
     with pytest.raises(RuntimeError):
-        vault.capture_observations(SESSION, read_turns(transcripts[0]))
+        vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     assert rows(vault, "SELECT COUNT(*) FROM documents") == [(0,)]
     assert rows(vault, "SELECT COUNT(*) FROM session_log") == [(0,)]
 
@@ -174,11 +176,11 @@ def test_a_failed_edge_write_takes_the_documents_and_facts_with_it(
         " WHEN NEW.relation_type = 'causal' BEGIN SELECT RAISE(ABORT, 'disk full'); END"
     )
     with pytest.raises(DatabaseError, match="disk full"):
-        smart.capture_observations(SESSION, read_turns(transcripts[0]))
+        smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     for table in ("documents", "entity_triples", "memory_relations", "session_log"):
         assert rows(smart, f"SELECT COUNT(*) FROM {table}") == [(0,)], table
     smart._connection.execute("DROP TRIGGER refuse_causal")
-    report = smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    report = smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     assert report.observations == 3 and report.triples == 2 and report.causal_links == 1
 
 
@@ -196,11 +198,11 @@ def decision_confidence(vault: Vault) -> dict[str, tuple[float, object]]:
 def test_a_contradicting_decision_lowers_the_old_one(
     vault: Vault, transcripts: tuple[str, str], invalidate: bool
 ) -> None:
-    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     (old_path,) = decision_confidence(vault)
     old_confidence = decision_confidence(vault)[old_path][0]
     assert old_confidence == 0.85
-    report = vault.capture_observations(
+    report = vault.capture.capture_observations(
         OTHER_SESSION, read_turns(transcripts[1]), invalidate=invalidate
     )
     assert len(report.contradictions) == 1
@@ -218,11 +220,11 @@ def test_a_contradicting_decision_lowers_the_old_one(
 
 
 def test_the_confidence_floor(vault: Vault, transcripts: tuple[str, str]) -> None:
-    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     vault._connection.execute(
         "UPDATE documents SET confidence = 0.3 WHERE path LIKE 'agent/decisions/%'"
     )
-    vault.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    vault.capture.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
     lowest = min(conf for conf, _ in decision_confidence(vault).values())
     assert lowest == FLOOR
 
@@ -231,20 +233,20 @@ def test_the_llm_verdict_overrides_the_heuristic(
     smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
 ) -> None:
     model_server.set_chat_reply("garbage")  # first session: heuristic decisions
-    smart.capture_observations(SESSION, read_turns(transcripts[1].replace("two", "one")))
+    smart.capture.capture_observations(SESSION, read_turns(transcripts[1].replace("two", "one")))
     second = (
         "<observations><observation><type>decision</type><title>Stop using Redis for the "
         "session cache</title><narrative>We switch the session cache to Memcached instead of "
         "Redis.</narrative></observation></observations>"
     )
     model_server.set_chat_reply(replying(second, '{"contradicts": false, "confidence": 0.9}'))
-    report = smart.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    report = smart.capture.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
     assert report.source == "observer" and report.contradictions == ()
     assert {conf for conf, _ in decision_confidence(smart).values()} == {0.85}
     third_answer = second.replace("Stop using Redis", "Drop Redis")
     fenced = '```json\n{"contradicts": true, "confidence": 0.7}\n```'
     model_server.set_chat_reply(replying(third_answer, fenced))
-    third = smart.capture_observations("third-session", read_turns(transcripts[1]))
+    third = smart.capture.capture_observations("third-session", read_turns(transcripts[1]))
     assert len(third.contradictions) >= 1 and "llm" in third.contradictions[0]
 
 
@@ -256,8 +258,8 @@ def test_the_collection_name_is_the_index_one() -> None:
 
 
 def test_doctor_says_how_capture_runs(vault: Vault, transcripts: tuple[str, str]) -> None:
-    vault.capture_observations(SESSION, read_turns(transcripts[0]))
-    vault.write_handoff(SESSION, read_turns(transcripts[0]))
+    vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault.capture.write_handoff(SESSION, read_turns(transcripts[0]))
     check = next(c for c in vault.doctor().checks if c.name == "capture")
     assert check.status == "ok" and "without an LLM" in check.detail
     assert "1 handoff(s)" in check.detail and "MEMTROVE_LLM_URL" in check.fix
@@ -274,8 +276,8 @@ def test_secrets_never_reach_the_model(
         [user(f"deploy with {key}"), assistant(f"We decided to rotate {key} weekly.")],
     )
     model_server.set_chat_reply(replying(OBSERVED))
-    smart.capture_observations(SESSION, read_turns(str(path)))
-    smart.write_handoff(SESSION, read_turns(str(path)))
+    smart.capture.capture_observations(SESSION, read_turns(str(path)))
+    smart.capture.write_handoff(SESSION, read_turns(str(path)))
     sent = [json.dumps(r.body) for r in model_server.requests_to("chat")]
     assert len(sent) >= 2 and not any(key in body for body in sent)
 
@@ -289,8 +291,8 @@ def test_authored_at_comes_from_the_transcript(vault: Vault, tmp_path: Path) -> 
         entry["timestamp"] = stamp
     turns = read_turns(str(write_transcript(tmp_path / "t.jsonl", entries)))
     assert turns[0].at == "2026-05-01T09:00:07.123Z"
-    vault.capture_observations(SESSION, turns)
-    report = vault.write_handoff(SESSION, turns)
+    vault.capture.capture_observations(SESSION, turns)
+    report = vault.capture.write_handoff(SESSION, turns)
     paths = [d.path for d in vault.list(10, collection="_memtrove")]
     for path in [*paths, report.path]:
         assert 'authored_at: "2026-05-01T09:00:07' in vault.get(f"_memtrove/{path}").body, path
@@ -301,14 +303,14 @@ def test_an_unreadable_verdict_leaves_the_heuristic_standing(
     smart: Vault, model_server: ModelServer, transcripts: tuple[str, str], verdict: str
 ) -> None:
     model_server.set_chat_reply("garbage")
-    smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     second = (
         "<observations><observation><type>decision</type><title>Stop using Redis for the "
         "session cache</title><narrative>We switch the session cache to Memcached instead of "
         "Redis.</narrative></observation></observations>"
     )
     model_server.set_chat_reply(replying(second, verdict))
-    report = smart.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
+    report = smart.capture.capture_observations(OTHER_SESSION, read_turns(transcripts[1]))
     assert report.source == "observer" and len(report.contradictions) == 1
     assert "heuristic" in report.contradictions[0]
     assert min(conf for conf, _ in decision_confidence(smart).values()) == pytest.approx(0.60)
@@ -327,8 +329,8 @@ def test_no_vault_lock_is_held_across_a_model_call(
         return SUMMARYLESS if "Summarise" in prompt else OBSERVED
 
     model_server.set_chat_reply(reply)
-    smart.capture_observations(SESSION, read_turns(transcripts[0]))
-    smart.write_handoff(SESSION, read_turns(transcripts[0]))
+    smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
+    smart.capture.write_handoff(SESSION, read_turns(transcripts[0]))
     assert len(free) >= 2 and all(free)
 
 
@@ -347,8 +349,8 @@ def test_captured_documents_are_embedded_as_they_are_written(
     vault.update()
     assert vault.embed().fragments > 0  # the vault has vectors: captures join them
     turns = read_turns(transcripts[0])
-    report = vault.capture_observations(SESSION, turns)
-    handoff = vault.write_handoff(SESSION, turns)
+    report = vault.capture.capture_observations(SESSION, turns)
+    handoff = vault.capture.write_handoff(SESSION, turns)
     pending = rows(
         vault,
         "SELECT path FROM documents WHERE collection = '_memtrove' AND embed_state != 'synced'",
@@ -362,7 +364,7 @@ def test_captured_documents_are_embedded_as_they_are_written(
 def test_a_vault_without_vectors_leaves_captures_to_embed(
     vault: Vault, transcripts: tuple[str, str]
 ) -> None:
-    vault.capture_observations(SESSION, read_turns(transcripts[0]))
+    vault.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     synced = rows(vault, "SELECT COUNT(*) FROM documents WHERE embed_state = 'synced'")
     assert synced == [(0,)] and rows(vault, "SELECT COUNT(*) FROM embedding_space") == [(0,)]
 
@@ -371,7 +373,7 @@ def test_a_captured_decision_and_rule_are_found_once(
     smart: Vault, model_server: ModelServer, transcripts: tuple[str, str]
 ) -> None:
     model_server.set_chat_reply(replying(OBSERVED))
-    smart.capture_observations(SESSION, read_turns(transcripts[0]))
+    smart.capture.capture_observations(SESSION, read_turns(transcripts[0]))
     types = dict(rows(smart, "SELECT title, content_type FROM documents"))
     # the decision's and the rule's observations are their records; the problem is not
     assert types["Use Redis with a bigger connection pool"] == "decision"  # its session doc

@@ -110,14 +110,14 @@ def test_feedback_marks_each_turn_and_keeps_the_books(tmp_path: Path) -> None:
         vault.update()
         documents = [d for d in vault.list(40, collection="demo")][:4]
         a, b, c, d = (vault.get(f"demo/{doc.path}") for doc in documents)
-        vault.log_context_usage(
+        vault.sessions.log_context_usage(
             SESSION,
             "context-surfacing",
             injected=[(a.doc_id, 0.9), (b.doc_id, 0.8)],
             turn_index=0,
             query_text="first",
         )
-        vault.log_context_usage(
+        vault.sessions.log_context_usage(
             SESSION,
             "context-surfacing",
             injected=[(c.doc_id, 0.9), (d.doc_id, 0.7)],
@@ -134,7 +134,7 @@ def test_feedback_marks_each_turn_and_keeps_the_books(tmp_path: Path) -> None:
             ],
         )
         before = {doc.doc_id: (doc.confidence,) for doc in (a, b, c, d)}
-        report = vault.apply_feedback(SESSION, read_turns(str(transcript)))
+        report = vault.capture.apply_feedback(SESSION, read_turns(str(transcript)))
         assert (report.checked, report.referenced, report.negatives) == (4, 2, 2)
         assert report.usage_edges == 1 and report.unaligned == 0
         con = vault._connection
@@ -169,7 +169,7 @@ def test_feedback_marks_each_turn_and_keeps_the_books(tmp_path: Path) -> None:
         )
         assert signals == {a.doc_id: 1, b.doc_id: 1, c.doc_id: 0, d.doc_id: 0}
         # Judged once: running again changes nothing.
-        assert vault.apply_feedback(SESSION, read_turns(str(transcript))).checked == 0
+        assert vault.capture.apply_feedback(SESSION, read_turns(str(transcript))).checked == 0
         count = con.execute(
             "SELECT access_count FROM documents WHERE id = ?", (a.doc_id,)
         ).fetchone()
@@ -182,18 +182,18 @@ def test_turns_outside_the_window_are_not_negatives(tmp_path: Path) -> None:
         vault.update()
         doc = vault.get(f"demo/{vault.list(1, collection='demo')[0].path}")
         for turn in range(3):
-            vault.log_context_usage(
+            vault.sessions.log_context_usage(
                 SESSION, "context-surfacing", injected=[(doc.doc_id, 0.5)], turn_index=turn
             )
         transcript = write_transcript(
             tmp_path / "t.jsonl", [user("only the last turn"), assistant("ok")]
         )
-        report = vault.apply_feedback(SESSION, read_turns(str(transcript)))
+        report = vault.capture.apply_feedback(SESSION, read_turns(str(transcript)))
         assert (report.checked, report.negatives, report.unaligned) == (3, 1, 2)
         counted = vault._connection.execute(
             "SELECT negative_count FROM recall_stats WHERE doc_id = ?", (doc.doc_id,)
         ).fetchone()[0]
-        vault.recompute_recall_stats()  # one definition: the rebuild agrees with the loop
+        vault.lifecycle.recompute_recall_stats()  # one definition: the rebuild agrees with the loop
         recounted = vault._connection.execute(
             "SELECT negative_count FROM recall_stats WHERE doc_id = ?", (doc.doc_id,)
         ).fetchone()[0]

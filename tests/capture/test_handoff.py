@@ -38,7 +38,7 @@ def test_parse_summary() -> None:
 
 def test_the_regex_fallback_handoff(vault: Vault, tmp_path: Path) -> None:
     turns = read_turns(str(write_transcript(tmp_path / "t.jsonl", SESSION_ONE)))
-    report = vault.write_handoff(SESSION, turns)
+    report = vault.capture.write_handoff(SESSION, turns)
     day = vault._clock().strftime("%Y-%m-%d")
     assert report.path == f"agent/handoffs/{day}-9f1e2d3c.md" and report.source == "heuristic"
     body = vault.get(f"_memtrove/{report.path}").body
@@ -51,7 +51,7 @@ def test_the_regex_fallback_handoff(vault: Vault, tmp_path: Path) -> None:
     ]
     assert str(summary).startswith("Asked: The session cache") and ended
     # update_existing: the next Stop rewrites the same document.
-    again = vault.write_handoff(SESSION, turns)
+    again = vault.capture.write_handoff(SESSION, turns)
     assert again.path == report.path and again.doc_id == report.doc_id
 
 
@@ -60,12 +60,12 @@ def test_the_llm_summary_and_its_failure(tmp_path: Path, model_server: ModelServ
     settings = ModelSettings(llm_url=model_server.url)
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c", models=settings) as vault:
         model_server.set_chat_reply(SUMMARY)
-        report = vault.write_handoff(SESSION, turns)
+        report = vault.capture.write_handoff(SESSION, turns)
         body = vault.get(f"_memtrove/{report.path}").body
         assert report.source == "observer" and "## Open questions" in body
         assert "Load-test at twice the traffic" in body and "/project/app/cache.py" in body
         model_server.set_mode("chat", "malformed_json")
-        failed = vault.write_handoff(SESSION, turns)
+        failed = vault.capture.write_handoff(SESSION, turns)
         assert failed.source == "heuristic" and failed.llm_error
         assert "## Asked" in vault.get(f"_memtrove/{report.path}").body
 
@@ -81,7 +81,7 @@ def test_secrets_never_reach_the_handoff(vault: Vault, tmp_path: Path) -> None:
             )
         )
     )
-    report = vault.write_handoff(SESSION, turns)
+    report = vault.capture.write_handoff(SESSION, turns)
     assert key not in vault.get(f"_memtrove/{report.path}").body
     assert key not in str(session_row(vault))
 
@@ -92,7 +92,7 @@ def test_recorded_sessions_get_handoffs(vault: Vault) -> None:
     for index, path in enumerate(sorted(BENCH.rglob("*.jsonl"))):
         turns = read_turns(str(path))
         if len(turns) >= 2:
-            report = vault.write_handoff(f"recorded-{index}", turns)
+            report = vault.capture.write_handoff(f"recorded-{index}", turns)
             assert "# Handoff:" in vault.get(f"_memtrove/{report.path}").body
             written += 1
     assert written >= 5

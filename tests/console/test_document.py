@@ -25,12 +25,12 @@ def test_entities_are_shown_with_their_current_facts(
 ) -> None:
     empty = client.get(f"/ui/doc?ref=%23{docid}").text
     assert "No entities recorded" in _section(empty, "entities-heading")
-    demo.extract_entities(JWT_NOTE, use_llm=False)
-    demo.add_fact("JWT", "uses", object_literal="RS256")
-    demo.add_fact("JWT", "uses", object_literal="HS256", valid_to="2001-01-01")
-    demo.add_fact("JWT", "depends_on", object_literal=HOSTILE)
+    demo.knowledge.extract_entities(JWT_NOTE, use_llm=False)
+    demo.graph.add_fact("JWT", "uses", object_literal="RS256")
+    demo.graph.add_fact("JWT", "uses", object_literal="HS256", valid_to="2001-01-01")
+    demo.graph.add_fact("JWT", "depends_on", object_literal=HOSTILE)
     section = _section(client.get(f"/ui/doc?ref=%23{docid}").text, "entities-heading")
-    names = [entity.name for entity in demo.document_entities(JWT_NOTE)]
+    names = [entity.name for entity in demo.knowledge.document_entities(JWT_NOTE)]
     assert "JWT" in names and "OAuth 2.0" in names
     assert '<a href="/ui/graph?entity=JWT">JWT</a>' in section
     assert '<a href="/ui/graph?entity=OAuth%202.0">OAuth 2.0</a>' in section
@@ -44,11 +44,11 @@ def test_the_recall_history_lists_each_injection(
 ) -> None:
     assert "Never injected" in client.get(f"/ui/doc?ref=%23{docid}").text
     doc_id = demo.get(JWT_NOTE).doc_id
-    demo.log_context_usage(
+    demo.sessions.log_context_usage(
         "session-one", "context-surfacing", injected=[(doc_id, 0.9)], estimated_tokens=100,
         query_text="q",
     )  # fmt: skip
-    demo.log_context_usage(
+    demo.sessions.log_context_usage(
         HOSTILE, "context-surfacing", injected=[(doc_id, 0.7)], query_text="why " + HOSTILE
     )
     section = _section(client.get(f"/ui/doc?ref=%23{docid}").text, "recall-heading")
@@ -58,7 +58,7 @@ def test_the_recall_history_lists_each_injection(
     assert "not judged" in section
     assert "<script>" not in section and "<img" not in section
     assert "why &lt;script&gt;" in section
-    history = demo.recall_history(JWT_NOTE)
+    history = demo.sessions.recall_history(JWT_NOTE)
     assert (history.injected, history.sessions, history.referenced) == (2, 2, 0)
     assert [event.session_id for event in history.events] == [HOSTILE, "session-one"]
 
@@ -66,7 +66,7 @@ def test_the_recall_history_lists_each_injection(
 def test_the_recall_history_is_capped(client: TestClient, demo: Vault, docid: str) -> None:
     doc_id = demo.get(JWT_NOTE).doc_id
     for turn in range(RECALL_ROWS + 3):
-        demo.log_context_usage(
+        demo.sessions.log_context_usage(
             "long-session", "context-surfacing", injected=[(doc_id, 0.5)], turn_index=turn
         )
     section = _section(client.get(f"/ui/doc?ref=%23{docid}").text, "recall-heading")
@@ -139,7 +139,7 @@ def test_a_folder_document_links_to_its_file(
     page = client.get(f"/ui/doc?ref=%23{docid}").text
     target = (example_copy / JWT_NOTE.removeprefix("demo/")).absolute().as_uri()
     assert f'href="{target}" rel="noreferrer"' in page
-    memory = demo.remember("hostile " + HOSTILE, "An agent memory, not a file.").entry
+    memory = demo.memory.remember("hostile " + HOSTILE, "An agent memory, not a file.").entry
     internal = client.get(f"/ui/doc?ref=%23{memory.docid}")
     assert internal.status_code == 200
     assert "file://" not in internal.text and "Open file" not in internal.text

@@ -12,7 +12,7 @@ POSTMORTEM = "demo/problems/2026-09-10-refresh-token-race-logouts.md"
 
 
 def test_a_document_shows_its_causal_chain(client: TestClient, demo: Vault) -> None:
-    demo.relate(POSTMORTEM, JWT_NOTE, "causal")
+    demo.graph.relate(POSTMORTEM, JWT_NOTE, "causal")
     start = demo.get(POSTMORTEM)
     page = client.get(f"/ui/graph?ref=%23{start.docid}")
     assert page.status_code == 200
@@ -24,9 +24,11 @@ def test_a_document_shows_its_causal_chain(client: TestClient, demo: Vault) -> N
 
 
 def test_an_entity_shows_its_facts_as_of_a_date(client: TestClient, demo: Vault) -> None:
-    demo.add_triple("Lanternfish", "uses", "Redis", valid_from="2025-01-01", valid_to="2025-12-31")
-    demo.add_triple("Lanternfish", "uses", "Valkey", valid_from="2026-01-01")
-    demo.add_triple("Lanternfish", "prefers", "<script>alert(1)</script>")
+    demo.knowledge.add_triple(
+        "Lanternfish", "uses", "Redis", valid_from="2025-01-01", valid_to="2025-12-31"
+    )
+    demo.knowledge.add_triple("Lanternfish", "uses", "Valkey", valid_from="2026-01-01")
+    demo.knowledge.add_triple("Lanternfish", "prefers", "<script>alert(1)</script>")
     page = client.get("/ui/graph?entity=Lanternfish")
     assert page.status_code == 200
     rows = page.text.split('class="facts"', 1)[1].split("</table>", 1)[0]

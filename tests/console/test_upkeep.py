@@ -34,23 +34,25 @@ def _store(page: str, name: str) -> str:
 def test_the_page_shows_entries_upkeep_observations_and_imports(
     client: TestClient, demo: Vault, tmp_path: Path
 ) -> None:
-    demo.remember("deploy rule", "Deploy on Wednesdays after the standup.", store="global")
-    demo.remember("deploy rule", "Deploy on Thursdays.", store="global", overwrite=True)
-    demo.remember("deploy rules", "Deploy on Thursdays, after the standup.", store="global")
-    demo.remember("feature flags", "Flags live in flags.yaml.", branch="feature-x")
+    demo.memory.remember("deploy rule", "Deploy on Wednesdays after the standup.", store="global")
+    demo.memory.remember("deploy rule", "Deploy on Thursdays.", store="global", overwrite=True)
+    demo.memory.remember("deploy rules", "Deploy on Thursdays, after the standup.", store="global")
+    demo.memory.remember("feature flags", "Flags live in flags.yaml.", branch="feature-x")
     observe(demo, "a1", [PATTERN])
     observe(demo, "a2", [PATTERN])
-    demo.consolidate(lanes=LaneSettings(merge_normal=0.5, merge_strict=0.5), use_llm=False)
+    demo.consolidation.consolidate(
+        lanes=LaneSettings(merge_normal=0.5, merge_strict=0.5), use_llm=False
+    )
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not an export\n", encoding="utf-8")
     with pytest.raises(PortableFormatError):
-        demo.import_from(broken)
+        demo.portable.import_from(broken)
 
     page = client.get("/ui/memory")
     assert page.status_code == 200
     assert page.headers["content-security-policy"] == CSP
     assert 'aria-current="page">Memory</a>' in page.text
-    project = _store(page.text, demo.resolve_store())
+    project = _store(page.text, demo.memory.resolve_store())
     assert "Branch <code>feature-x</code>" in project and "feature flags" in project
     shared = _store(page.text, "global")
     entries = _section(shared, "<h3>Entries</h3>")
@@ -82,7 +84,7 @@ def test_an_empty_store_answers_with_none_yet(client: TestClient) -> None:
 
 def test_stored_text_is_escaped(client: TestClient, demo: Vault) -> None:
     hostile = "<script>alert(1)</script>"
-    demo.remember(hostile, hostile, store="global", branch='"><img src=x onerror=alert(1)>')
+    demo.memory.remember(hostile, hostile, store="global", branch='"><img src=x onerror=alert(1)>')
     page = client.get("/ui/memory")
     assert page.status_code == 200
     assert "<script>alert" not in page.text and "<img" not in page.text
@@ -93,13 +95,13 @@ def test_stored_text_is_escaped(client: TestClient, demo: Vault) -> None:
 def test_a_failing_section_shows_its_error_and_the_rest_renders(
     client: TestClient, demo: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    demo.remember("deploy rule", "Deploy on Wednesdays.", store="global")
+    demo.memory.remember("deploy rule", "Deploy on Wednesdays.", store="global")
 
     def refuse(*arguments: object, **options: object) -> None:
         raise InvalidQueryError("duplicates are out of order today\nsecond line")
 
-    monkeypatch.setattr(demo, "find_duplicates", refuse)
-    monkeypatch.setattr(demo, "import_runs", refuse)
+    monkeypatch.setattr(demo.memory, "find_duplicates", refuse)
+    monkeypatch.setattr(demo.mining, "import_runs", refuse)
     page = client.get("/ui/memory")
     assert page.status_code == 200
     duplicates = _section(page.text, "<h3>Duplicate clusters</h3>")
@@ -120,8 +122,8 @@ def test_the_policy_dry_run_and_the_doctor_run_when_asked(client: TestClient) ->
 
 
 def test_a_duplicate_pair_gets_its_verdict_from_the_page(client: TestClient, demo: Vault) -> None:
-    demo.remember("deploy rule", "Deploy on Thursdays, after the standup.", store="global")
-    demo.remember("deploy rules", "Deploy on Thursdays, after the standup!", store="global")
+    demo.memory.remember("deploy rule", "Deploy on Thursdays, after the standup.", store="global")
+    demo.memory.remember("deploy rules", "Deploy on Thursdays, after the standup!", store="global")
     page = client.get("/ui/memory?store=global").text
     assert 'data-action="verdict"' in page and 'data-other="deploy rules"' in page
     headers = change_headers(client)
@@ -134,5 +136,5 @@ def test_a_duplicate_pair_gets_its_verdict_from_the_page(client: TestClient, dem
         "/ui/actions/verdict", json={**body, "verdict": "supplement"}, headers=headers
     )
     assert done.status_code == 200 and done.json()["ok"] is True
-    assert not demo.find_duplicates("global").clusters  # judged: no longer listed
+    assert not demo.memory.find_duplicates("global").clusters  # judged: no longer listed
     assert 'data-action="verdict"' not in client.get("/ui/memory?store=global").text

@@ -131,7 +131,7 @@ def test_passages_follow_edits_removals_forgetting_and_archiving(vault: Vault, n
     vault.update()
     assert _passage_rows(vault, a) == 0 and _found(vault, "marmalade") == []
 
-    vault.forget("notes/b.md")
+    vault.curation.forget("notes/b.md")
     assert _passage_rows(vault, b) == 0 and _found(vault, "lantern") == []  # short ones: none
 
     write(notes, "c.md", f"# C\n\n## One\n\nyellow submarine {pad}\n\n## Two\n\n{pad}\n")
@@ -139,7 +139,7 @@ def test_passages_follow_edits_removals_forgetting_and_archiving(vault: Vault, n
     c = vault.get("notes/c.md").doc_id
     archive_documents(vault._connection, [(c, "test")], datetime.now(UTC))
     assert _found(vault, "submarine") == []
-    assert vault.lifecycle_restore(query="submarine").restored == 1
+    assert vault.lifecycle.restore(query="submarine").restored == 1
     assert _found(vault, "submarine") == [c]
 
 

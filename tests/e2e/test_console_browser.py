@@ -161,7 +161,7 @@ def test_the_audit_lists_what_the_hook_injected(
             "SELECT injected_paths, estimated_tokens FROM context_usage WHERE session_id = ?",
             (SESSION,),
         ).fetchall()
-        (prompt,) = vault.session_prompts(SESSION)
+        (prompt,) = vault.sessions.session_prompts(SESSION)
     assert len(rows) == 1
     injected = json.loads(rows[0][0])
     # the trail: what was injected, in order, then what was weighed and left out, and why
@@ -195,8 +195,8 @@ def test_the_graph_draws_a_neighbourhood_and_expands_a_node(
 ) -> None:
     with open_vault(home) as vault:
         start_doc = vault.get(f"demo/{POSTMORTEM}")
-        neighbours = {e.target_id for e in vault.relations_of(f"#{start_doc.docid}")} | {
-            e.source_id for e in vault.relations_of(f"#{start_doc.docid}")
+        neighbours = {e.target_id for e in vault.graph.relations_of(f"#{start_doc.docid}")} | {
+            e.source_id for e in vault.graph.relations_of(f"#{start_doc.docid}")
         }
     assert len(neighbours) >= 2
     page.goto(f"{server.url}/ui/graph?ref=%23{start_doc.docid}")
@@ -302,8 +302,8 @@ def test_the_graph_starts_from_an_entity_and_expands_another(
     page: Any, server: Server, home: Path, tmp_path: Path
 ) -> None:
     with open_vault(home) as vault:
-        vault.add_triple("Lanternfish", "uses", "Redis", valid_from="2025-01-01")
-        vault.add_triple("Redis", "depends_on", "Sentinel")
+        vault.knowledge.add_triple("Lanternfish", "uses", "Redis", valid_from="2025-01-01")
+        vault.knowledge.add_triple("Redis", "depends_on", "Sentinel")
     page.goto(f"{server.url}/ui/graph?entity=Lanternfish")
     page.wait_for_selector("#graph[data-ready=true]")
     assert page.evaluate("window.memtroveGraph.nodes().length") == 2
@@ -354,9 +354,11 @@ def test_a_duplicate_pair_is_judged_from_the_memory_page(
     page: Any, server: Server, home: Path
 ) -> None:
     with open_vault(home) as vault:
-        vault.remember("release rule", "Release on Tuesdays after the demo.", store="global")
-        vault.remember("release rules", "Release on Tuesdays after the demo!", store="global")
-        assert vault.find_duplicates("global").clusters
+        vault.memory.remember("release rule", "Release on Tuesdays after the demo.", store="global")
+        vault.memory.remember(
+            "release rules", "Release on Tuesdays after the demo!", store="global"
+        )
+        assert vault.memory.find_duplicates("global").clusters
     page.goto(f"{server.url}/ui/memory?store=global")
     row = page.locator("tr.pair", has_text="release rules")
     row.locator("select").select_option("duplicate")
@@ -364,4 +366,4 @@ def test_a_duplicate_pair_is_judged_from_the_memory_page(
     page.wait_for_selector("#toast.shown")
     assert "done" in page.locator("#toast").inner_text()
     with open_vault(home) as vault:
-        assert not vault.find_duplicates("global").clusters
+        assert not vault.memory.find_duplicates("global").clusters

@@ -63,7 +63,7 @@ def test_the_next_session_in_the_project_starts_from_the_last_handoff(
     for name in ("decision-extractor", "handoff-generator"):
         hook(name, json.dumps(stop).encode(), env)
     with open_test_vault(hook_env) as vault:
-        (handoff,) = vault.latest_handoffs(5)
+        (handoff,) = vault.capture.latest_handoffs(5)
         assert handoff.session_id == FIRST
 
     (billing / "invoices").mkdir()

@@ -52,7 +52,7 @@ def reference_edges(home: Path) -> set[tuple[str, str]]:
     with Vault.open(home / "vault.sqlite", config_dir=home / "config") as vault:
         return {
             (r.source_title, r.target_title)
-            for r in vault.relations_of("notes/decision.md")
+            for r in vault.graph.relations_of("notes/decision.md")
             if r.relation_type == "reference"
         }
 

@@ -48,7 +48,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     memtrove(env, "bootstrap", str(folder / "notes"), "--name", "intent")
     with Vault.open(folder / "vault.sqlite", config_dir=folder / "config") as vault:
         for source, target, kind, weight in json.loads(EDGES.read_text(encoding="utf-8")):
-            vault.relate(f"intent/{source}", f"intent/{target}", kind, weight)
+            vault.graph.relate(f"intent/{source}", f"intent/{target}", kind, weight)
     return folder
 
 

@@ -58,7 +58,7 @@ def crowded(tmp_path: Path) -> Iterator[dict[str, str]]:
                     (),
                 )
             ]
-            vault.write_handoff(f"session-{index:02d}", turns, use_llm=False)
+            vault.capture.write_handoff(f"session-{index:02d}", turns, use_llm=False)
     finally:
         vault.close()
     env = {

@@ -47,9 +47,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["documents"] == 2
     with Vault.open(folder / "vault.sqlite", config_dir=folder / "config") as vault:
-        vault.add_triple("Catalog", "runs_on", "MySQL", valid_from="2024-01-01")
-        vault.add_triple("Catalog", "runs_on", "PostgreSQL", valid_from="2025-03-15")
-        vault.add_triple("Catalog", "prefers", "small transactions")
+        vault.knowledge.add_triple("Catalog", "runs_on", "MySQL", valid_from="2024-01-01")
+        vault.knowledge.add_triple("Catalog", "runs_on", "PostgreSQL", valid_from="2025-03-15")
+        vault.knowledge.add_triple("Catalog", "prefers", "small transactions")
     return folder
 
 

@@ -35,8 +35,8 @@ def test_any_query_is_answered_or_refused_clearly(vault: Vault, query: str) -> N
         lambda: vault.search(query, limit=5),
         lambda: vault.hybrid(query, limit=5, vectors=False),
         lambda: vault.query(query, limit=5),
-        lambda: vault.find_target(query),
-        lambda: vault.recall(query),
+        lambda: vault.curation.find_target(query),
+        lambda: vault.memory.recall(query),
     ):
         try:
             answer = search()

@@ -162,7 +162,7 @@ def test_link_answers_are_validated() -> None:
 
 
 def test_without_an_llm_notes_come_from_the_documents_themselves(plain: Vault) -> None:
-    report = plain.enrich()
+    report = plain.enrichment.enrich()
     assert report.documents == 3 and report.heuristic_notes == 3 and report.llm_notes == 0
     assert report.vectors and report.llm_failures == 0
     keywords, tags, context = note_of(plain, "fruit.md")
@@ -188,31 +188,31 @@ def test_without_vectors_there_are_no_links(tmp_path: Path, folder: Path) -> Non
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c") as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        report = vault.enrich()
+        report = vault.enrichment.enrich()
         assert report.documents == 3 and not report.vectors and edges(vault) == set()
         assert "no vectors yet" in report.text()
 
 
 def test_enrichment_is_idempotent_and_follows_changes(plain: Vault, folder: Path) -> None:
-    assert plain.enrich().documents == 3
+    assert plain.enrichment.enrich().documents == 3
     state = digest(plain._connection)
-    again = plain.enrich()
+    again = plain.enrichment.enrich()
     assert again.documents == 0 and again.unchanged == 3
     assert digest(plain._connection) == state
     write(folder, "fruit.md", FRUIT.replace("yellow", "green plantain"))
     plain.update()
-    changed = plain.enrich()
+    changed = plain.enrichment.enrich()
     assert changed.documents == 1 and changed.unchanged == 2
     assert "plantain" in note_of(plain, "fruit.md")[0]
-    assert plain.enrich(force=True).documents == 3
-    assert plain.enrich(limit=1, force=True).documents == 1
+    assert plain.enrichment.enrich(force=True).documents == 3
+    assert plain.enrichment.enrich(limit=1, force=True).documents == 1
 
 
 def test_the_newest_documents_come_first_with_a_limit(plain: Vault) -> None:
     newest = plain._connection.execute(
         "SELECT path FROM documents ORDER BY COALESCE(authored_at, modified_at) DESC, id DESC"
     ).fetchone()[0]
-    assert plain.enrich(limit=1).documents == 1
+    assert plain.enrichment.enrich(limit=1).documents == 1
     enriched = plain._connection.execute(
         "SELECT d.path FROM entity_enrichment_state s JOIN documents d ON d.id = s.doc_id"
     ).fetchall()
@@ -221,11 +221,11 @@ def test_the_newest_documents_come_first_with_a_limit(plain: Vault) -> None:
 
 def test_reindex_rescans_then_enriches(plain: Vault, folder: Path) -> None:
     write(folder, "new.md", "# New\n\nA fresh note about kayaks.\n")
-    only = plain.reindex()
+    only = plain.enrichment.reindex()
     assert only.enrichment is None and only.update.added == 1
-    report = plain.reindex(enrich=True)
+    report = plain.enrichment.reindex(enrich=True)
     assert report.enrichment is not None and report.enrichment.documents == 4
-    assert plain.reindex(force=True).enrichment.documents == 4  # type: ignore[union-attr]
+    assert plain.enrichment.reindex(force=True).enrichment.documents == 4  # type: ignore[union-attr]
     assert "enrichment" in report.to_dict() and "reindexed" in report.text()
 
 
@@ -233,7 +233,7 @@ def test_doctor_says_enrichment_runs_without_an_llm(plain: Vault) -> None:
     check = next(c for c in plain.doctor(timeout=2).checks if c.name == "enrichment")
     assert check.status == "ok" and "without an LLM" in check.detail
     assert "0 of 3" in check.detail and "reindex --enrich" in check.fix
-    plain.enrich()
+    plain.enrichment.enrich()
     check = next(c for c in plain.doctor(timeout=2).checks if c.name == "enrichment")
     assert "3 of 3" in check.detail
 
@@ -245,7 +245,7 @@ def test_a_good_llm_writes_notes_classified_links_and_evolution(
     smart: Vault, model_server: ModelServer, folder: Path
 ) -> None:
     model_server.set_chat_reply(note_and_links([]))
-    first = smart.enrich()
+    first = smart.enrichment.enrich()
     assert first.llm_notes == 3 and first.llm_failures == 0 and first.evolutions == 0
     assert note_of(smart, "fruit.md") == (["redis", "sessions", "ttl"], ["cache"], "How sessions")
     links = [
@@ -256,7 +256,7 @@ def test_a_good_llm_writes_notes_classified_links_and_evolution(
     write(folder, "cache-three.md", CACHE_TOO.replace("notes", "three") + "Redis TTL.\n")
     smart.update()
     smart.embed()
-    report = smart.enrich()
+    report = smart.enrichment.enrich()
     assert report.documents == 1
     assert report.links["contradicts"] >= 1 and report.evolutions >= 1
     kinds = {edge[2] for edge in edges(smart)}
@@ -274,7 +274,7 @@ def test_a_good_llm_writes_notes_classified_links_and_evolution(
     assert version == 1 and json.loads(old) == ["redis", "sessions", "ttl"]
     assert json.loads(new) == ["redis", "ttl", "disputed"] and context == "Disputed by a newer note"
     assert reasoning == "TTL differs" and trigger is not None
-    status = smart.memory_evolution(f"notes/{path}")
+    status = smart.enrichment.memory_evolution(f"notes/{path}")
     assert status.count >= 1 and status.evolution[0].new_keywords == ["redis", "ttl", "disputed"]
     assert status.keywords == ["redis", "ttl", "disputed"]
     assert "disputed" in status.text() and status.to_dict()["count"] == status.count
@@ -284,9 +284,9 @@ def test_a_good_llm_writes_notes_classified_links_and_evolution(
 
 def test_a_second_llm_run_asks_nothing(smart: Vault, model_server: ModelServer) -> None:
     model_server.set_chat_reply(note_and_links([]))
-    smart.enrich()
+    smart.enrichment.enrich()
     asked = len(model_server.requests_to("chat"))
-    assert smart.enrich().documents == 0
+    assert smart.enrichment.enrich().documents == 0
     assert len(model_server.requests_to("chat")) == asked
 
 
@@ -302,12 +302,12 @@ def test_an_unreadable_note_falls_back_and_is_asked_again(
     smart: Vault, model_server: ModelServer, reply: str
 ) -> None:
     model_server.set_chat_reply(reply)
-    report = smart.enrich()
+    report = smart.enrichment.enrich()
     assert report.documents == 3 and report.heuristic_notes == 3 and report.llm_failures == 3
     assert "bananas" in note_of(smart, "fruit.md")[0]
     assert {edge[2] for edge in edges(smart)} <= {"semantic"}  # the cosine links stand
     model_server.set_chat_reply(note_and_links([]))
-    assert smart.enrich().llm_notes == 3  # not marked enriched: retried
+    assert smart.enrichment.enrich().llm_notes == 3  # not marked enriched: retried
 
 
 def test_fenced_answers_are_read(smart: Vault, model_server: ModelServer) -> None:
@@ -317,7 +317,7 @@ def test_fenced_answers_are_read(smart: Vault, model_server: ModelServer) -> Non
         return "```json\n" + json.dumps(NOTE) + "\n```"
 
     model_server.set_chat_reply(reply)
-    report = smart.enrich()
+    report = smart.enrichment.enrich()
     assert report.llm_notes == 3 and report.links["supporting"] >= 1
 
 
@@ -330,7 +330,7 @@ def test_a_truncated_link_answer_keeps_the_complete_items(
         return json.dumps(NOTE)
 
     model_server.set_chat_reply(reply)
-    report = smart.enrich()
+    report = smart.enrichment.enrich()
     assert report.llm_failures == 0 and report.links["supporting"] >= 1
 
 
@@ -344,7 +344,7 @@ def test_a_failing_llm_leaves_nothing_half_written(
         plain.add_collection(folder, name="notes")
         plain.update()
         plain.embed()
-        plain.enrich(entities=False)
+        plain.enrichment.enrich(entities=False)
         expected = vault_rows(
             plain._connection, "SELECT path, amem_keywords, amem_tags FROM documents ORDER BY 1"
         )
@@ -358,7 +358,7 @@ def test_a_failing_llm_leaves_nothing_half_written(
         vault.update()
         vault.embed()
         vault.models._llm = HttpLLM(model_server.url, timeout=0.3)
-        report = vault.enrich(entities=False)
+        report = vault.enrichment.enrich(entities=False)
         assert report.llm_failures == 3 and report.llm_notes == 0
         got = vault_rows(
             vault._connection, "SELECT path, amem_keywords, amem_tags FROM documents ORDER BY 1"
@@ -392,7 +392,7 @@ def test_hostile_documents_are_enriched_safely(tmp_path: Path, model_server: Mod
         vault.add_collection(notes, name="notes")
         vault.update()
         indexed = vault.status().documents
-        report = vault.enrich()
+        report = vault.enrichment.enrich()
         assert indexed >= 3 and report.documents == indexed and report.llm_failures == 0
         assert all(len(prompt) < 5000 for prompt in seen)  # huge bodies are cut
         keywords, _, context = note_of(vault, "inject.md")
@@ -400,18 +400,18 @@ def test_hostile_documents_are_enriched_safely(tmp_path: Path, model_server: Mod
     with Vault.open(tmp_path / "p.sqlite", config_dir=tmp_path / "p") as plain:
         plain.add_collection(notes, name="notes")
         plain.update()
-        assert plain.enrich().documents == plain.status().documents
+        assert plain.enrichment.enrich().documents == plain.status().documents
         assert "scalability" in note_of(plain, "huge.md")[0]
         assert note_of(plain, "inject.md")[0]
 
 
 def test_memory_evolution_refuses_bad_arguments(plain: Vault) -> None:
-    assert plain.memory_evolution("notes/cache.md").count == 0
+    assert plain.enrichment.memory_evolution("notes/cache.md").count == 0
     for limit in (0, 101, True):
         with pytest.raises(InvalidQueryError, match="limit must be between 1 and 100"):
-            plain.memory_evolution("notes/cache.md", limit)  # type: ignore[arg-type]
+            plain.enrichment.memory_evolution("notes/cache.md", limit)  # type: ignore[arg-type]
     with pytest.raises(DocumentNotFoundError):
-        plain.memory_evolution("#ffffff")
+        plain.enrichment.memory_evolution("#ffffff")
 
 
 def test_a_large_entity_run_restores_the_page_cache(tmp_path: Path) -> None:

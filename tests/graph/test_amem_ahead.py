@@ -79,7 +79,7 @@ def enriched(root: Path, server: ModelServer) -> tuple[str, Any]:
         vault.add_collection(notes(root / "notes"), name="notes")
         vault.update()
         vault.embed()
-        report = vault.enrich(force=True, use_llm=False)
+        report = vault.enrichment.enrich(force=True, use_llm=False)
         return state(vault), (report.documents, report.entities, dict(report.links))
 
 

@@ -44,7 +44,7 @@ def enriched(tmp_path: Path, name: str, *, hold: bool) -> list[tuple[object, ...
         other = open_connection(tmp_path / name / "v.sqlite")
         held = Lease.acquire(other, DEFERRAL_LEASE) if hold else None
         try:
-            report = vault.enrich(use_llm=False)
+            report = vault.enrichment.enrich(use_llm=False)
             assert report.documents == 130 and report.entities
             if held is not None:  # the run did not take the lease, and left it alone
                 held.renew()
@@ -73,7 +73,7 @@ def two_runs(tmp_path: Path, name: str, *, die: bool) -> list[tuple[object, ...]
     with Vault.open(tmp_path / name / "v.sqlite", config_dir=tmp_path / name / "c") as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        vault.enrich(use_llm=False)
+        vault.enrichment.enrich(use_llm=False)
         connection = vault._connection
         if die:
             connection.execute("DELETE FROM entity_cooccurrences")
@@ -88,7 +88,7 @@ def two_runs(tmp_path: Path, name: str, *, die: bool) -> list[tuple[object, ...]
                 f"# More {index}\n\nAlan Turing and `queue_{index % 9}` on Kafka.\n",
             )
         vault.update()
-        assert vault.enrich(use_llm=False).documents == 130  # only the new ones
+        assert vault.enrichment.enrich(use_llm=False).documents == 130  # only the new ones
         assert connection.execute("SELECT COUNT(*) FROM vault_state").fetchone()[0] == 0
         return counts(vault)
 
@@ -103,7 +103,7 @@ def test_a_small_run_also_recounts_what_an_interrupted_one_left(tmp_path: Path) 
     with Vault.open(tmp_path / "died" / "v.sqlite", config_dir=tmp_path / "died" / "c") as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        vault.enrich(use_llm=False)
+        vault.enrichment.enrich(use_llm=False)
         connection = vault._connection
         connection.execute("DELETE FROM entity_cooccurrences")
         connection.execute(
@@ -112,6 +112,6 @@ def test_a_small_run_also_recounts_what_an_interrupted_one_left(tmp_path: Path) 
         )
         write(folder, "late.md", "# Late\n\nNothing named here.\n")
         vault.update()
-        assert vault.enrich(use_llm=False).documents == 1  # a small run
+        assert vault.enrichment.enrich(use_llm=False).documents == 1  # a small run
         assert connection.execute("SELECT COUNT(*) FROM vault_state").fetchone()[0] == 0
         assert counts(vault) == expected

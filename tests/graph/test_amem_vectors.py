@@ -45,7 +45,7 @@ def test_centroids_are_the_normalised_mean_of_each_active_bodys_vectors(
     vault.update()
     vault.embed()
     garden = vault.get("notes/garden.md").doc_id
-    vault.forget("notes/garden.md")
+    vault.curation.forget("notes/garden.md")
     connection = vault._connection
     centroids = Centroids(connection)
 

@@ -46,54 +46,54 @@ def edges(vault: Vault, kind: str) -> dict[tuple[str, str], float]:
 
 
 def test_temporal_backbone_in_time_order_and_idempotent(vault: Vault) -> None:
-    report = vault.build_graphs(["temporal"])
+    report = vault.graph.build_graphs(["temporal"])
     assert (report.temporal, report.temporal_total, report.semantic) == (3, 3, None)
     assert set(edges(vault, "temporal")) == {("a.md", "b.md"), ("b.md", "c.md"), ("c.md", "d.md")}
-    again = vault.build_graphs("temporal")
+    again = vault.graph.build_graphs("temporal")
     assert (again.temporal, again.temporal_total) == (0, 3)
     assert again.text().startswith("0 new edge(s), 3 total")
     assert again.as_dict() == {"temporal": 0, "temporalTotal": 3, "documents": 4, "notes": []}
 
 
 def test_semantic_without_vectors_says_what_to_do(vault: Vault) -> None:
-    report = vault.build_graphs(["semantic"])
+    report = vault.graph.build_graphs(["semantic"])
     assert report.semantic == 0
     assert "memtrove embed" in report.notes[0]
 
 
 def test_semantic_edges_thresholds_and_reruns(vault: Vault) -> None:
     vault.embed()
-    none = vault.build_graphs(["semantic"], semantic_threshold=1.0)
+    none = vault.graph.build_graphs(["semantic"], semantic_threshold=1.0)
     assert none.semantic == 0
-    strict = vault.build_graphs(["semantic"], semantic_threshold=0.9)
+    strict = vault.graph.build_graphs(["semantic"], semantic_threshold=0.9)
     found = edges(vault, "semantic")
     assert ("a.md", "b.md") in found and found[("a.md", "b.md")] >= 0.9
     assert all(weight >= 0.9 for weight in found.values())
     assert strict.semantic == len(found) == strict.semantic_total
-    loose = vault.build_graphs(["all"], semantic_threshold=0.0)
+    loose = vault.graph.build_graphs(["all"], semantic_threshold=0.0)
     assert loose.semantic_total == strict.semantic_total + loose.semantic
     assert len(edges(vault, "semantic")) == loose.semantic_total <= 6  # a pair once at most
     assert loose.temporal == 3
     assert edges(vault, "semantic")[("a.md", "b.md")] == found[("a.md", "b.md")]  # kept
-    rerun = vault.build_graphs(["all"], semantic_threshold=0.0)
+    rerun = vault.graph.build_graphs(["all"], semantic_threshold=0.0)
     assert (rerun.semantic, rerun.temporal, rerun.new_edges) == (0, 0, 0)
 
 
 def test_semantic_never_shadows_a_classified_edge(vault: Vault) -> None:
     vault.embed()
-    vault.relate("notes/b.md", "notes/a.md", "contradicts", 0.8)
-    vault.relate("notes/c.md", "notes/d.md", "semantic", 0.2)  # first writer wins
-    vault.build_graphs(["semantic"], semantic_threshold=0.0)
+    vault.graph.relate("notes/b.md", "notes/a.md", "contradicts", 0.8)
+    vault.graph.relate("notes/c.md", "notes/d.md", "semantic", 0.2)  # first writer wins
+    vault.graph.build_graphs(["semantic"], semantic_threshold=0.0)
     found = edges(vault, "semantic")
     assert ("a.md", "b.md") not in found and ("b.md", "a.md") not in found
     assert found[("c.md", "d.md")] == 0.2 and ("d.md", "c.md") not in found
-    vault.relate("notes/c.md", "notes/d.md", "semantic", 0.9)
+    vault.graph.relate("notes/c.md", "notes/d.md", "semantic", 0.9)
     assert edges(vault, "semantic")[("c.md", "d.md")] == 0.2
 
 
 def test_inactive_documents_are_left_out(vault: Vault) -> None:
-    vault.forget("notes/b.md")
-    vault.build_graphs(["temporal"])
+    vault.curation.forget("notes/b.md")
+    vault.graph.build_graphs(["temporal"])
     assert set(edges(vault, "temporal")) == {("a.md", "c.md"), ("c.md", "d.md")}
 
 
@@ -110,7 +110,7 @@ def test_inactive_documents_are_left_out(vault: Vault) -> None:
 )
 def test_bad_arguments_are_one_line(vault: Vault, arguments: dict, message: str) -> None:
     with pytest.raises(InvalidQueryError, match=message):
-        vault.build_graphs(**arguments)
+        vault.graph.build_graphs(**arguments)
 
 
 def test_graph_types_parse() -> None:

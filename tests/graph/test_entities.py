@@ -241,9 +241,9 @@ def test_a_failing_llm_leaves_nothing_half_written(
 
 
 def test_rerunning_replaces_a_documents_mentions(documents: Vault) -> None:
-    first = documents.extract_entities("notes/cache.md")
+    first = documents.knowledge.extract_entities("notes/cache.md")
     state = digest(documents._connection)
-    again = documents.extract_entities("notes/cache.md")
+    again = documents.knowledge.extract_entities("notes/cache.md")
     assert sorted(again.entities) == sorted(first.entities)
     assert digest(documents._connection) == state
     counts = dict(
@@ -253,10 +253,10 @@ def test_rerunning_replaces_a_documents_mentions(documents: Vault) -> None:
 
 
 def test_enrich_entities_covers_every_document_once(documents: Vault) -> None:
-    report = documents.enrich_entities()
+    report = documents.knowledge.enrich_entities()
     assert report["documents"] == 2 and report["heuristic"] == 2 and report["llm"] == 0
-    assert documents.enrich_entities()["documents"] == 0  # nothing lacks entities now
-    assert documents.enrich_entities(everything=True)["documents"] == 2
+    assert documents.knowledge.enrich_entities()["documents"] == 0  # nothing lacks entities now
+    assert documents.knowledge.enrich_entities(everything=True)["documents"] == 2
     counts = dict(
         documents._connection.execute("SELECT name, mention_count FROM entity_nodes").fetchall()
     )
@@ -277,16 +277,16 @@ def test_the_vault_uses_its_configured_llm_and_survives_losing_it(
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c", models=settings) as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        report = vault.enrich_entities()
+        report = vault.knowledge.enrich_entities()
         assert (report["llm"], report["heuristic"], report["llm_failures"]) == (2, 0, 0)
         assert report["entity_edges"] == 2  # two documents share Redis: linked both ways
-        assert vault.enrich_entities(everything=True, use_llm=False)["heuristic"] == 2
+        assert vault.knowledge.enrich_entities(everything=True, use_llm=False)["heuristic"] == 2
     lost = ModelSettings(llm_url=refused_url())
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c", models=lost) as vault:
-        report = vault.enrich_entities(everything=True)
+        report = vault.knowledge.enrich_entities(everything=True)
         assert (report["llm"], report["heuristic"], report["llm_failures"]) == (0, 2, 2)
         assert "Kubernetes" in {
-            name for _, name, _ in vault.extract_entities("notes/other.md").entities
+            name for _, name, _ in vault.knowledge.extract_entities("notes/other.md").entities
         }
 
 

@@ -230,7 +230,7 @@ def test_entity_edges_link_rare_entities_not_ubiquitous_ones(tmp_path: Path) -> 
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        vault.enrich_entities()
+        vault.knowledge.enrich_entities()
         rows = vault._connection.execute(
             "SELECT source_id, target_id, weight, metadata FROM memory_relations"
             " WHERE relation_type = 'entity'"
@@ -250,7 +250,7 @@ def test_cooccurrences_are_counted_once_per_document_and_replaced(
     write(folder, "b.md", "# B\n\nRedis and Kafka again.\n")
     vault.add_collection(folder, name="notes")
     vault.update()
-    vault.enrich_entities()
+    vault.knowledge.enrich_entities()
     pairs = vault._connection.execute(
         "SELECT entity_a, entity_b, count FROM entity_cooccurrences"
     ).fetchall()
@@ -274,7 +274,7 @@ def test_an_entity_no_longer_shared_takes_its_edge_with_it(tmp_path: Path) -> No
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
         vault.add_collection(folder, name="notes")
         vault.update()
-        vault.enrich_entities()
+        vault.knowledge.enrich_entities()
 
         def edges() -> int:
             row = vault._connection.execute(
@@ -285,7 +285,7 @@ def test_an_entity_no_longer_shared_takes_its_edge_with_it(tmp_path: Path) -> No
         assert edges() == 2
         write(folder, "b.md", "# B\n\nBackups of something else.\n")
         vault.update()
-        vault.extract_entities("notes/b.md")
+        vault.knowledge.extract_entities("notes/b.md")
         assert edges() == 0
 
 

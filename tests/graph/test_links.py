@@ -158,16 +158,16 @@ def test_links_become_reference_edges(linked: tuple[Vault, Path]) -> None:
     }
     stored = {
         (kind, target, text, target_id is not None)
-        for kind, target, text, target_id in vault.links("kb/index.md")
+        for kind, target, text, target_id in vault.graph.links("kb/index.md")
     }
     assert stored == {
         ("wiki", "Alpha", None, True),
         ("markdown", "topics/beta.md", "beta", True),
         ("wiki", "Later", None, False),  # waiting for its target
     }
-    alpha = vault.links("kb/Alpha.md")
+    alpha = vault.graph.links("kb/Alpha.md")
     assert ("wiki", "Alpha", None, vault.get("kb/Alpha.md").doc_id) in alpha  # a self-link: no edge
-    relation_types = {r.relation_type for r in vault.relations_of("kb/index.md")}
+    relation_types = {r.relation_type for r in vault.graph.relations_of("kb/index.md")}
     assert relation_types == {"reference"}
 
 
@@ -196,7 +196,7 @@ def test_edit_rename_delete(linked: tuple[Vault, Path]) -> None:
     (folder / "Alpha.md").unlink()
     vault.update()
     assert not [edge for edge in edges(vault) if "Alpha.md" in edge]
-    waiting = [link for link in vault.links("kb/moved.md") if link[1] == "alpha"]
+    waiting = [link for link in vault.graph.links("kb/moved.md") if link[1] == "alpha"]
     assert waiting and waiting[0][3] is None
     write(folder, "Alpha.md", "# Alpha reborn\n")
     vault.update()
@@ -218,7 +218,7 @@ def test_closer_candidate_appearing_takes_over(tmp_path: Path) -> None:
 
 def test_forgotten_document_leaves_traversal(linked: tuple[Vault, Path]) -> None:
     vault, _ = linked
-    vault.forget("kb/Alpha.md")
+    vault.curation.forget("kb/Alpha.md")
     assert not [edge for edge in edges(vault) if "Alpha.md" in edge]
 
 
@@ -298,7 +298,7 @@ def test_hostile_file_names_and_an_obsidian_layout(tmp_path: Path) -> None:
         (daily, "Home.md"),
         ("Café Ünïcode.md", daily),
     }
-    home = vault.links("obsidian/Home.md")
+    home = vault.graph.links("obsidian/Home.md")
     assert [(kind, target, target_id is None) for kind, target, _, target_id in home] == [
         ("wiki", "Home", False),
         ("wiki", "Missing One", True),

@@ -41,11 +41,13 @@ def walk(vault: Vault, *anchors: str, **options: object) -> dict[int, float]:
 
 
 def test_outbound_every_type_inbound_only_semantic_and_entity(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "causal", 0.9)
-    vault.relate("notes/a.md", "notes/c.md", "temporal", 0.9)
-    vault.relate("notes/d.md", "notes/a.md", "causal", 0.9)  # inbound causal: not followed
-    vault.relate("notes/e.md", "notes/a.md", "temporal", 0.9)  # inbound temporal: not followed
-    vault.relate("notes/f.md", "notes/a.md", "entity", 0.9)  # inbound entity: followed
+    vault.graph.relate("notes/a.md", "notes/b.md", "causal", 0.9)
+    vault.graph.relate("notes/a.md", "notes/c.md", "temporal", 0.9)
+    vault.graph.relate("notes/d.md", "notes/a.md", "causal", 0.9)  # inbound causal: not followed
+    vault.graph.relate(
+        "notes/e.md", "notes/a.md", "temporal", 0.9
+    )  # inbound temporal: not followed
+    vault.graph.relate("notes/f.md", "notes/a.md", "entity", 0.9)  # inbound entity: followed
     found = walk(vault, "a")
     assert set(found) == {doc(vault, "b"), doc(vault, "c"), doc(vault, "f")}
     assert max(found.values()) == 1.0 and all(0.0 <= score <= 1.0 for score in found.values())
@@ -54,10 +56,10 @@ def test_outbound_every_type_inbound_only_semantic_and_entity(vault: Vault) -> N
 
 
 def test_depth_decay_weight_and_anchor_relevance_order_the_discoveries(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "supporting", 1.0)
-    vault.relate("notes/b.md", "notes/c.md", "supporting", 1.0)  # two hops
-    vault.relate("notes/c.md", "notes/d.md", "supporting", 1.0)  # three hops: past depth 2
-    vault.relate("notes/a.md", "notes/e.md", "supporting", 0.5)
+    vault.graph.relate("notes/a.md", "notes/b.md", "supporting", 1.0)
+    vault.graph.relate("notes/b.md", "notes/c.md", "supporting", 1.0)  # two hops
+    vault.graph.relate("notes/c.md", "notes/d.md", "supporting", 1.0)  # three hops: past depth 2
+    vault.graph.relate("notes/a.md", "notes/e.md", "supporting", 0.5)
     found = walk(vault, "a")
     # b: 1.0 x 0.5 (no vectors: neutral similarity) x 0.8; e: half of that; c: b's score again
     # x 0.5 x 0.8 (the decay compounds)
@@ -67,14 +69,14 @@ def test_depth_decay_weight_and_anchor_relevance_order_the_discoveries(vault: Va
     assert doc(vault, "d") not in found
     assert doc(vault, "d") in walk(vault, "a", depth=3)
     # a path from the stronger anchor wins
-    vault.relate("notes/f.md", "notes/g.md", "supporting", 1.0)
+    vault.graph.relate("notes/f.md", "notes/g.md", "supporting", 1.0)
     strong = adaptive_traversal(vault._connection, {doc(vault, "f"): 1.0, doc(vault, "a"): 0.2})
     assert strong[0].doc_id == doc(vault, "g") and strong[0].anchor == doc(vault, "f")
 
 
 def test_beam_and_budget_cap_the_walk(vault: Vault) -> None:
     for index in range(12):
-        vault.relate("notes/a.md", f"notes/fan/{index:02d}.md", "semantic", 0.5 + index / 100)
+        vault.graph.relate("notes/a.md", f"notes/fan/{index:02d}.md", "semantic", 0.5 + index / 100)
     assert len(walk(vault, "a")) == 5  # the beam
     assert len(walk(vault, "a", beam=20, budget=7)) == 7
     assert walk(vault, "a", budget=0) == {} and walk(vault, "a", depth=0) == {}
@@ -84,32 +86,32 @@ def test_beam_and_budget_cap_the_walk(vault: Vault) -> None:
 
 
 def test_an_anchor_reached_from_another_is_listed_but_not_expanded_again(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "causal", 0.9)
-    vault.relate("notes/b.md", "notes/c.md", "causal", 0.9)
+    vault.graph.relate("notes/a.md", "notes/b.md", "causal", 0.9)
+    vault.graph.relate("notes/b.md", "notes/c.md", "causal", 0.9)
     found = walk(vault, "a", "b")
     assert doc(vault, "b") in found and doc(vault, "a") not in found
 
 
 def test_inactive_documents_are_never_visited(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "causal", 0.9)
-    vault.relate("notes/b.md", "notes/c.md", "causal", 0.9)
-    vault.forget("notes/b.md")
+    vault.graph.relate("notes/a.md", "notes/b.md", "causal", 0.9)
+    vault.graph.relate("notes/b.md", "notes/c.md", "causal", 0.9)
+    vault.curation.forget("notes/b.md")
     assert walk(vault, "a") == {}
 
 
 def test_similarity_scales_candidates(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "semantic", 0.9)
-    vault.relate("notes/a.md", "notes/c.md", "semantic", 0.9)
+    vault.graph.relate("notes/a.md", "notes/b.md", "semantic", 0.9)
+    vault.graph.relate("notes/a.md", "notes/c.md", "semantic", 0.9)
     close, far = doc(vault, "b"), doc(vault, "c")
     found = walk(vault, "a", similarity=lambda ids: {close: 0.9, far: 0.1})
     assert list(found) == [close, far] and found[far] < found[close]
 
 
 def test_causal_links_follow_the_direction_asked_for(vault: Vault) -> None:
-    vault.relate("notes/a.md", "notes/b.md", "causal", 0.9)
-    vault.relate("notes/b.md", "notes/c.md", "causal", 0.8)
-    vault.relate("notes/c.md", "notes/a.md", "causal", 0.7)  # a cycle: each edge once
-    vault.relate("notes/b.md", "notes/d.md", "semantic", 0.9)  # not causal
+    vault.graph.relate("notes/a.md", "notes/b.md", "causal", 0.9)
+    vault.graph.relate("notes/b.md", "notes/c.md", "causal", 0.8)
+    vault.graph.relate("notes/c.md", "notes/a.md", "causal", 0.7)  # a cycle: each edge once
+    vault.graph.relate("notes/b.md", "notes/d.md", "semantic", 0.9)  # not causal
     b = doc(vault, "b")
     causes = causal_links(vault._connection, b, "causes", 5)
     assert [(link.source_id, link.target_id, link.hop) for link in causes] == [

@@ -72,8 +72,14 @@ def test_precompact_writes_state_and_postcompact_injects_it(
     assert context.endswith("</vault-postcompact>")
     assert estimate_tokens(context) <= TOTAL_BUDGET
     with open_test_vault(hook_env) as vault:
-        assert vault.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "precompact-extract") == 1
-        assert vault.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "postcompact-inject") == 1
+        assert (
+            vault.sessions.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "precompact-extract")
+            == 1
+        )
+        assert (
+            vault.sessions.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "postcompact-inject")
+            == 1
+        )
 
     startup = payload("session_start_startup.json", transcript_path=str(transcript))
     assert context_of(run_hook("postcompact-inject", startup, hook_env)) == ""

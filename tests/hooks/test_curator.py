@@ -61,7 +61,7 @@ def test_curate_command_and_the_nudge(
     for name, value in hook_env.items():
         monkeypatch.setenv(name, value)
     with open_test_vault(hook_env) as vault:
-        vault.snooze("demo/notes/glossary.md", "2999-01-01")
+        vault.curation.snooze("demo/notes/glossary.md", "2999-01-01")
     nudge = context_of(run_hook("curator-nudge", payload("session_start_startup.json"), hook_env))
     assert "Curator has never run. Consider: `memtrove curate`." in nudge
 
@@ -82,7 +82,9 @@ def test_curate_command_and_the_nudge(
     assert nudge.startswith("<vault-curator>\n**Curator (")
     assert "wait for embedding: run `memtrove embed`" in nudge
     with open_test_vault(hook_env) as vault:
-        assert vault.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "curator-nudge") == 2
+        assert (
+            vault.sessions.turn_index("5d1c2c8e-6f0b-4c5e-9a52-0c4f1d9a7e11", "curator-nudge") == 2
+        )
 
     text = CliRunner().invoke(cli_app(), ["curate"]).stdout
     assert "pending" in text and "report:" in text

@@ -43,7 +43,7 @@ def test_handoffs_do_not_crowd_out_the_notes(
                     (),
                 )
             ]
-            v.write_handoff(f"session-{index:02d}", turns, use_llm=False)
+            v.capture.write_handoff(f"session-{index:02d}", turns, use_llm=False)
         assert {r.collection for r in v.hybrid(prompt, 10, vectors=False)} == {"_memtrove"}
     raw = payload("user_prompt_submit.json", prompt=prompt, session_id="s-new")
     context = context_of(run_hook("context-surfacing", raw, hook_env))

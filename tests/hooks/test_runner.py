@@ -16,7 +16,7 @@ from memtrove.hooks import context_surfacing
 from memtrove.hooks.events import HookResult
 from memtrove.hooks.hooklog import MAX_LOG_BYTES, HookLog
 from memtrove.hooks.runner import HOOKS, main
-from memtrove.vault import Vault
+from memtrove.vault.sessions import SessionsArea
 from tests.hooks.conftest import FIXTURES, context_of, payload, run_hook
 
 ALL_FIXTURES = sorted(path.name for path in FIXTURES.glob("*.json"))
@@ -90,7 +90,7 @@ def test_a_failed_log_write_keeps_the_answer(
     def refuse(*_: Any, **__: Any) -> int:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(Vault, "log_context_usage", refuse)
+    monkeypatch.setattr(SessionsArea, "log_context_usage", refuse)
     answer = run_hook("context-surfacing", payload("user_prompt_submit.json"), hook_env)
     assert "<vault-context>" in context_of(answer)
     assert "after answering: RuntimeError: disk full" in log_text(hook_env)

@@ -39,9 +39,9 @@ def test_hygiene_follows_when_something_needs_tending(
 ) -> None:
     folder = repo(tmp_path)
     with open_test_vault(hook_env) as vault:
-        vault.remember("Deploy A", DEPLOY, store="photo-app")
-        vault.remember("Deploy B", DEPLOY + " ", store="photo-app")
-        vault.remember("Old branch note", "scoped to a gone branch", store="photo-app",
+        vault.memory.remember("Deploy A", DEPLOY, store="photo-app")
+        vault.memory.remember("Deploy B", DEPLOY + " ", store="photo-app")
+        vault.memory.remember("Old branch note", "scoped to a gone branch", store="photo-app",
                        branch="feature/gone")  # fmt: skip
     text = start(hook_env, folder)
     assert "<memory-hygiene>" in text
@@ -55,12 +55,12 @@ def test_confirmed_rules_surface_in_context(
     folder = repo(tmp_path)
     situation = "the thumbnail worker runs out of memory"
     with open_test_vault(hook_env) as vault:
-        fresh = vault.add_rule("behavior", "Check pyvips cache limits first", when=[situation],
+        fresh = vault.rules.add_rule("behavior", "Check pyvips cache limits first", when=[situation],
                                store="photo-app")  # fmt: skip
-        trusted = vault.add_rule("prediction", "The user wants a minimal patch", when=[situation],
+        trusted = vault.rules.add_rule("prediction", "The user wants a minimal patch", when=[situation],
                                  store="global")  # fmt: skip
         for _ in range(8):
-            vault.signal_rule("prediction", trusted.id, "confirm")
+            vault.rules.signal_rule("prediction", trusted.id, "confirm")
     prompt = "Why does the thumbnail worker run out of memory?"
     raw = payload("user_prompt_submit.json", prompt=prompt, cwd=str(folder))
     text = context_of(run_hook("context-surfacing", raw, hook_env))

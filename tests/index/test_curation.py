@@ -75,26 +75,29 @@ def test_snooze_garbage_is_refused(value: str) -> None:
 
 def test_snooze_and_unsnooze(indexed: Vault) -> None:
     indexed._clock = lambda: NOW
-    snoozed = indexed.snooze("notes/auth.md", "2026-04-01")
+    snoozed = indexed.curation.snooze("notes/auth.md", "2026-04-01")
     assert snoozed.snoozed_until == "2026-04-01T23:59:59Z"
     assert indexed.get("notes/auth.md").snoozed_until == "2026-04-01T23:59:59Z"
-    assert indexed.lifecycle_status().snoozed == 1
+    assert indexed.lifecycle.status().snoozed == 1
     # still searchable: snoozing only matters to context surfacing
     assert indexed.search("refresh token rotation")[0].path == "auth.md"
-    assert indexed.snooze("notes/auth.md", "2026-04-01").snoozed_until == "2026-04-01T23:59:59Z"
+    assert (
+        indexed.curation.snooze("notes/auth.md", "2026-04-01").snoozed_until
+        == "2026-04-01T23:59:59Z"
+    )
     with pytest.raises(InvalidQueryError):
-        indexed.snooze("notes/auth.md", "2026-03-01")
+        indexed.curation.snooze("notes/auth.md", "2026-03-01")
     assert indexed.get("notes/auth.md").snoozed_until == "2026-04-01T23:59:59Z"  # unchanged
-    assert indexed.snooze("notes/auth.md").snoozed_until is None
+    assert indexed.curation.snooze("notes/auth.md").snoozed_until is None
     assert indexed.get("notes/auth.md").snoozed_until is None
-    assert indexed.lifecycle_status().snoozed == 0
+    assert indexed.lifecycle.status().snoozed == 0
 
 
 def test_expired_snooze_is_not_counted(indexed: Vault) -> None:
     indexed._clock = lambda: NOW
-    indexed.snooze("notes/auth.md", "2026-03-11")
+    indexed.curation.snooze("notes/auth.md", "2026-03-11")
     indexed._clock = lambda: datetime(2026, 3, 12, tzinfo=UTC)
-    assert indexed.lifecycle_status().snoozed == 0
+    assert indexed.lifecycle.status().snoozed == 0
 
 
 # -- pin ------------------------------------------------------------------------------------
@@ -103,28 +106,28 @@ def test_expired_snooze_is_not_counted(indexed: Vault) -> None:
 def test_pin_is_idempotent_and_reversible(indexed: Vault) -> None:
     document = indexed.get("notes/wal.md")
     assert not document.pinned
-    assert indexed.pin("#" + document.docid).pinned
-    assert indexed.pin(document.docid).pinned  # twice: still pinned
+    assert indexed.curation.pin("#" + document.docid).pinned
+    assert indexed.curation.pin(document.docid).pinned  # twice: still pinned
     assert indexed.get("notes/wal.md").pinned
-    assert indexed.lifecycle_status().pinned == 1
-    assert not indexed.pin("memtrove://notes/wal.md", unpin=True).pinned
-    assert not indexed.pin("notes/wal.md", unpin=True).pinned
+    assert indexed.lifecycle.status().pinned == 1
+    assert not indexed.curation.pin("memtrove://notes/wal.md", unpin=True).pinned
+    assert not indexed.curation.pin("notes/wal.md", unpin=True).pinned
     assert not indexed.get("notes/wal.md").pinned
 
 
 @pytest.mark.parametrize("reference", ["#000000", "notes/nope.md", "nope/auth.md", "", "zzz"])
 def test_unknown_references_are_not_found(indexed: Vault, reference: str) -> None:
     actions: list[Callable[[], object]] = [
-        lambda: indexed.pin(reference),
-        lambda: indexed.pin(reference, unpin=True),
-        lambda: indexed.snooze(reference, "2999-01-01"),
-        lambda: indexed.snooze(reference),
-        lambda: indexed.forget(reference),
+        lambda: indexed.curation.pin(reference),
+        lambda: indexed.curation.pin(reference, unpin=True),
+        lambda: indexed.curation.snooze(reference, "2999-01-01"),
+        lambda: indexed.curation.snooze(reference),
+        lambda: indexed.curation.forget(reference),
     ]
     for action in actions:
         with pytest.raises(DocumentNotFoundError):
             action()
-    assert indexed.lifecycle_status().active == 3
+    assert indexed.lifecycle.status().active == 3
 
 
 # -- forget ---------------------------------------------------------------------------------
@@ -133,16 +136,16 @@ def test_unknown_references_are_not_found(indexed: Vault, reference: str) -> Non
 def test_forget_deactivates_and_is_idempotent(indexed: Vault) -> None:
     document = indexed.get("notes/auth.md")
     assert fts_rows(indexed, document.doc_id) == 1
-    forgotten = indexed.forget("notes/auth.md")
+    forgotten = indexed.curation.forget("notes/auth.md")
     assert forgotten.doc_id == document.doc_id and not forgotten.active
     assert fts_rows(indexed, document.doc_id) == 0
     with pytest.raises(DocumentNotFoundError):
         indexed.get("notes/auth.md")
-    again = indexed.forget("notes/auth.md")  # an inactive document can still be named
+    again = indexed.curation.forget("notes/auth.md")  # an inactive document can still be named
     assert again.doc_id == document.doc_id and not again.active
-    assert indexed.forget("#" + document.docid).doc_id == document.doc_id
+    assert indexed.curation.forget("#" + document.docid).doc_id == document.doc_id
     assert indexed.search("refresh token rotation") == []
-    status = indexed.lifecycle_status()
+    status = indexed.lifecycle.status()
     assert (status.active, status.inactive) == (2, 1)
     body = indexed._connection.execute(
         "SELECT COUNT(*) FROM content WHERE hash = ?", (document.hash,)
@@ -151,7 +154,7 @@ def test_forget_deactivates_and_is_idempotent(indexed: Vault) -> None:
 
 
 def test_update_does_not_bring_a_forgotten_document_back(indexed: Vault, notes: Path) -> None:
-    doc_id = indexed.forget("notes/auth.md").doc_id
+    doc_id = indexed.curation.forget("notes/auth.md").doc_id
     report = indexed.update()
     assert (report.added, report.updated, report.removed) == (0, 0, 0)
     assert report.unchanged == 3
@@ -164,7 +167,7 @@ def test_update_does_not_bring_a_forgotten_document_back(indexed: Vault, notes: 
 
 
 def test_changed_content_brings_a_forgotten_document_back(indexed: Vault, notes: Path) -> None:
-    doc_id = indexed.forget("notes/auth.md").doc_id
+    doc_id = indexed.curation.forget("notes/auth.md").doc_id
     write(notes, "auth.md", "# Auth tokens\n\nRefresh token rotation, now with reuse detection.\n")
     report = indexed.update()
     assert report.added == 1
@@ -172,13 +175,13 @@ def test_changed_content_brings_a_forgotten_document_back(indexed: Vault, notes:
     assert document.doc_id == doc_id and document.active
     assert [r.path for r in indexed.search("reuse detection")] == ["auth.md"]
     # forgotten again, with the new body: the same rules apply to it
-    indexed.forget("notes/auth.md")
+    indexed.curation.forget("notes/auth.md")
     assert indexed.update().added == 0
     assert indexed.search("reuse detection") == []
 
 
 def test_a_moved_forgotten_file_stays_forgotten(indexed: Vault, notes: Path) -> None:
-    doc_id = indexed.forget("notes/auth.md").doc_id
+    doc_id = indexed.curation.forget("notes/auth.md").doc_id
     (notes / "archive").mkdir()
     (notes / "auth.md").rename(notes / "archive" / "auth.md")
     report = indexed.update()
@@ -195,7 +198,7 @@ def test_a_forgotten_file_that_disappears_and_returns_stays_forgotten(
     indexed: Vault, notes: Path
 ) -> None:
     text = (notes / "auth.md").read_text()
-    indexed.forget("notes/auth.md")
+    indexed.curation.forget("notes/auth.md")
     (notes / "auth.md").unlink()
     assert indexed.update().removed == 0  # already inactive
     write(notes, "auth.md", text)
@@ -207,7 +210,7 @@ def test_forgetting_a_removed_document_keeps_it_out(indexed: Vault, notes: Path)
     text = (notes / "wal.md").read_text()
     (notes / "wal.md").unlink()
     assert indexed.update().removed == 1
-    assert not indexed.forget("notes/wal.md").active  # inactive documents can be forgotten
+    assert not indexed.curation.forget("notes/wal.md").active  # inactive documents can be forgotten
     write(notes, "wal.md", text)
     assert indexed.update().added == 0
     assert indexed.search("write-ahead logging") == []
@@ -216,7 +219,7 @@ def test_forgetting_a_removed_document_keeps_it_out(indexed: Vault, notes: Path)
 def test_forgotten_documents_stay_out_when_a_collection_is_re_added(
     indexed: Vault, notes: Path
 ) -> None:
-    indexed.forget("notes/auth.md")
+    indexed.curation.forget("notes/auth.md")
     indexed.remove_collection("notes")
     indexed.add_collection(notes, name="notes")
     report = indexed.update()

@@ -49,19 +49,19 @@ def test_restore_brings_a_forgotten_document_back(indexed: Vault) -> None:
     document = indexed.get("notes/long.md")
     sections = passages(indexed, document.doc_id)
     assert sections > 1
-    links = indexed.links("notes/long.md")
-    indexed.forget("notes/long.md")
+    links = indexed.graph.links("notes/long.md")
+    indexed.curation.forget("notes/long.md")
     assert found(indexed, "checkpoint journal") == []
     assert passages(indexed, document.doc_id) == 0
 
-    restored = indexed.restore("notes/long.md")
+    restored = indexed.curation.restore("notes/long.md")
     assert restored.active and restored.doc_id == document.doc_id
     assert found(indexed, "checkpoint journal") == ["long.md"]
     assert passages(indexed, document.doc_id) == sections
-    assert indexed.links("notes/long.md") == links  # its own links, resolved again
+    assert indexed.graph.links("notes/long.md") == links  # its own links, resolved again
     assert links and links[0][3] == indexed.get("notes/auth.md").doc_id
     # the link written to it resolves again too
-    assert indexed.links("notes/links.md")[0][3] == document.doc_id
+    assert indexed.graph.links("notes/links.md")[0][3] == document.doc_id
     assert not fts_totals_drifted(indexed._connection, "documents_fts")
 
     report = indexed.update()  # the file is unchanged: the document stays as it is
@@ -73,10 +73,10 @@ def test_restore_brings_a_forgotten_document_back(indexed: Vault) -> None:
 
 def test_restore_is_idempotent(indexed: Vault) -> None:
     document = indexed.get("notes/auth.md")
-    assert indexed.restore("notes/auth.md") == document  # active: returned as is
-    indexed.forget("#" + document.docid)
-    indexed.restore("#" + document.docid)
-    assert indexed.restore("notes/auth.md").active
+    assert indexed.curation.restore("notes/auth.md") == document  # active: returned as is
+    indexed.curation.forget("#" + document.docid)
+    indexed.curation.restore("#" + document.docid)
+    assert indexed.curation.restore("notes/auth.md").active
     assert found(indexed, "refresh token rotation") == ["auth.md"]
     row = indexed._connection.execute(
         "SELECT COUNT(*) FROM documents_fts WHERE rowid = ?", (document.doc_id,)
@@ -85,9 +85,9 @@ def test_restore_is_idempotent(indexed: Vault) -> None:
 
 
 def test_a_restored_document_is_forgotten_again_like_any_other(indexed: Vault, notes: Path) -> None:
-    indexed.forget("notes/auth.md")
-    indexed.restore("notes/auth.md")
-    indexed.forget("notes/auth.md")
+    indexed.curation.forget("notes/auth.md")
+    indexed.curation.restore("notes/auth.md")
+    indexed.curation.forget("notes/auth.md")
     assert indexed.update().added == 0
     assert found(indexed, "refresh token rotation") == []
 
@@ -96,31 +96,31 @@ def test_an_archived_document_is_restored_by_the_lifecycle_path(indexed: Vault) 
     doc_id = indexed.get("notes/auth.md").doc_id
     archive_documents(indexed._connection, [(doc_id, "stale")], datetime.now(UTC))
     assert found(indexed, "refresh token rotation") == []
-    assert indexed.restore("notes/auth.md").active
+    assert indexed.curation.restore("notes/auth.md").active
     assert found(indexed, "refresh token rotation") == ["auth.md"]
-    assert indexed.lifecycle_status().archived == 0
+    assert indexed.lifecycle.status().archived == 0
 
 
 def test_a_document_whose_file_left_is_not_restored(indexed: Vault, notes: Path) -> None:
     (notes / "auth.md").unlink()
     indexed.update()
     with pytest.raises(InvalidQueryError, match="was not forgotten"):
-        indexed.restore("notes/auth.md")
+        indexed.curation.restore("notes/auth.md")
     with pytest.raises(DocumentNotFoundError):
-        indexed.restore("notes/none.md")
+        indexed.curation.restore("notes/none.md")
 
 
 def test_confidence_and_type_are_set_by_hand(indexed: Vault) -> None:
-    assert indexed.set_confidence("notes/auth.md", 0.4).confidence == 0.4
-    assert indexed.set_type("notes/auth.md", "decision").content_type == "decision"
+    assert indexed.curation.set_confidence("notes/auth.md", 0.4).confidence == 0.4
+    assert indexed.curation.set_type("notes/auth.md", "decision").content_type == "decision"
     document = indexed.get("notes/auth.md")
     assert (document.confidence, document.content_type) == (0.4, "decision")
     for value in (-0.01, 1.01, float("nan"), float("inf"), True, "0.5", None, 10**400):
         with pytest.raises(InvalidQueryError, match="confidence must be"):
-            indexed.set_confidence("notes/auth.md", value)  # type: ignore[arg-type]
+            indexed.curation.set_confidence("notes/auth.md", value)  # type: ignore[arg-type]
     for kind in ("observation", "Decision", "", None, 3):
         with pytest.raises(InvalidQueryError, match="type must be one of"):
-            indexed.set_type("notes/auth.md", kind)  # type: ignore[arg-type]
+            indexed.curation.set_type("notes/auth.md", kind)  # type: ignore[arg-type]
     assert indexed.get("notes/auth.md").confidence == 0.4
     assert indexed.update().updated == 0  # an unchanged file keeps what was set by hand
     assert indexed.get("notes/auth.md").content_type == "decision"

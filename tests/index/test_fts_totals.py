@@ -53,8 +53,8 @@ def test_a_rewritten_agent_memory_is_recounted_by_the_next_update(tmp_path: Path
         vault.update()
         connection = vault._connection
         assert not fts_totals_drifted(connection, "documents_fts")
-        vault.remember("billing-retries", "Billing retries twice, then gives up.")
-        vault.remember("billing-retries", "Billing retries three times now.", overwrite=True)
+        vault.memory.remember("billing-retries", "Billing retries twice, then gives up.")
+        vault.memory.remember("billing-retries", "Billing retries three times now.", overwrite=True)
         assert fts_totals_drifted(connection, "documents_fts")  # the rewrite left it inflated
         vault.update()  # nothing changed on disk, but the totals are settled
         assert not fts_totals_drifted(connection, "documents_fts")

@@ -168,7 +168,7 @@ def test_a_forgotten_document_follows_its_file(vault: Vault, notes: Path, others
     write(notes, "old.md", "# Forgotten\n\nbody")
     vault.add_collection(notes, name="notes")
     vault.update()
-    vault.forget("notes/old.md")
+    vault.curation.forget("notes/old.md")
     (notes / "old.md").rename(notes / "new.md")
     report = vault.update()
     assert (report.renamed, report.added, report.unchanged) == (1, 0, others)

@@ -128,8 +128,8 @@ def test_pinned_and_snoozed_documents_are_not_stale(clocked: Vault, notes: Path)
     clocked.add_collection(notes, name="notes")
     clocked.update()
     assert len(stale(clocked)) == 3
-    clocked.pin("notes/a.md")
-    clocked.snooze("notes/b.md", "2030-07-01")
+    clocked.curation.pin("notes/a.md")
+    clocked.curation.snooze("notes/b.md", "2030-07-01")
     assert stale(clocked) == ["notes/c.md"]
     clocked._clock = lambda: NOW + timedelta(days=45)  # the snooze has ended
     assert stale(clocked) == ["notes/b.md", "notes/c.md"]

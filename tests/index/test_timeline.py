@@ -71,7 +71,7 @@ def test_timeline_same_collection(two_collections: Vault) -> None:
 def test_timeline_skips_inactive_documents_and_checks_its_arguments(
     two_collections: Vault,
 ) -> None:
-    two_collections.forget("home/b.md")
+    two_collections.curation.forget("home/b.md")
     assert names(two_collections.timeline("work/c.md").before) == ["work/a.md"]
     with pytest.raises(DocumentNotFoundError):
         two_collections.timeline("home/b.md")
@@ -171,7 +171,7 @@ def test_index_stats(two_collections: Vault) -> None:
     assert (stats.embedded_documents, stats.pending_embeds, stats.failed_embeds) == (0, 7, 0)
     assert stats.vectors == 0 and stats.embedding_space is None
     assert sum(stats.content_types.values()) == 7
-    two_collections.forget("work/a.md")
+    two_collections.curation.forget("work/a.md")
     two_collections.embed()
     stats = two_collections.index_stats()
     assert (stats.documents, stats.inactive_documents, stats.stale_documents) == (6, 1, 1)
@@ -182,15 +182,15 @@ def test_index_stats(two_collections: Vault) -> None:
 
 def test_lifecycle_status(two_collections: Vault) -> None:
     two_collections._clock = lambda: datetime(2026, 1, 10, tzinfo=UTC)
-    two_collections.pin("work/a.md")
-    two_collections.pin("work/c.md")
-    two_collections.snooze("work/c.md", "2026-02-01")
-    two_collections.forget("work/c.md")  # pinned and snoozed, but inactive: not counted
-    two_collections.snooze("home/b.md", "2026-02-01")
+    two_collections.curation.pin("work/a.md")
+    two_collections.curation.pin("work/c.md")
+    two_collections.curation.snooze("work/c.md", "2026-02-01")
+    two_collections.curation.forget("work/c.md")  # pinned and snoozed, but inactive: not counted
+    two_collections.curation.snooze("home/b.md", "2026-02-01")
     two_collections._connection.execute(
         "UPDATE documents SET invalidated_at = '2026-01-09T00:00:00Z' WHERE path = 'e.md'"
     )
-    status = two_collections.lifecycle_status()
+    status = two_collections.lifecycle.status()
     counts = {key: value for key, value in status.to_dict().items() if isinstance(value, int)}
     assert counts == {
         "active": 6, "inactive": 1, "pinned": 1, "snoozed": 1, "invalidated": 1,
@@ -201,7 +201,7 @@ def test_lifecycle_status(two_collections: Vault) -> None:
 def test_counts_of_an_empty_vault(vault: Vault) -> None:
     stats = vault.index_stats()
     assert stats.documents == 0 and stats.oldest is None and stats.content_types == {}
-    data = vault.lifecycle_status().to_dict()
+    data = vault.lifecycle.status().to_dict()
     counts = ("active", "inactive", "pinned", "snoozed", "invalidated", "archived", "forgotten")
     assert {key: data[key] for key in counts} == dict.fromkeys(counts, 0)
     assert data["pin_candidates"] == data["snooze_candidates"] == []

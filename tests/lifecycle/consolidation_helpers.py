@@ -73,4 +73,4 @@ def smart_vault(tmp_path: Path, server: ModelServer, name: str = "smart.sqlite")
 
 
 def rows(vault: Vault, *, everything: bool = False) -> list[dict[str, Any]]:
-    return vault.consolidated_observations(include_inactive=everything)
+    return vault.consolidation.consolidated_observations(include_inactive=everything)

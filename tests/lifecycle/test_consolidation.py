@@ -201,10 +201,10 @@ def test_lane_settings_thresholds_reach_the_gate(vault: Vault) -> None:
     lanes = LaneSettings(merge_normal=0.5, merge_strict=0.5)
     observe(vault, "a1", ["we keep the release notes in the wiki"])
     observe(vault, "a2", ["we keep the release notes in the wiki"])
-    vault.consolidate(lanes=lanes, use_llm=False)
+    vault.consolidation.consolidate(lanes=lanes, use_llm=False)
     observe(vault, "a3", ["we keep all of the release notes in the wiki pages"])
     observe(vault, "a4", ["we keep all of the release notes in the wiki pages"])
-    report = vault.consolidate(lanes=lanes, use_llm=False)
+    report = vault.consolidation.consolidate(lanes=lanes, use_llm=False)
     assert report.phase2 is not None and report.phase2.merged == 1
 
 

@@ -43,7 +43,7 @@ def dupes(tmp_path: Path, notes: Path) -> Iterator[Vault]:
         vault._connection.execute(
             "UPDATE documents SET confidence = 0.1 WHERE collection = 'other'"
         )
-        vault.pin("notes/pinned-copy.md")
+        vault.curation.pin("notes/pinned-copy.md")
         yield vault
 
 
@@ -53,31 +53,33 @@ def test_word_jaccard() -> None:
 
 
 def test_a_dry_run_lists_the_weaker_duplicate_and_writes_nothing(dupes: Vault) -> None:
-    report = dupes.consolidate_duplicates()
+    report = dupes.consolidation.consolidate_duplicates()
     assert report.dry_run and report.archived == 0
     assert [(p.archived, p.kept) for p in report.pairs] == [
         ("notes/broker-copy.md", "notes/broker.md")
     ]  # the pinned copy is never archived; other collections are not compared
     assert report.checked == 4  # the fillers keep their default confidence
     assert "--apply" in report.text()
-    assert dupes.lifecycle_status().archived == 0
+    assert dupes.lifecycle.status().archived == 0
 
 
 def test_apply_archives_and_restore_brings_it_back(dupes: Vault) -> None:
-    report = dupes.consolidate_duplicates(50, apply=True)
+    report = dupes.consolidation.consolidate_duplicates(50, apply=True)
     assert report.archived == 1 and not report.dry_run
-    [archived] = dupes.lifecycle_search("kestrel")
+    [archived] = dupes.lifecycle.search("kestrel")
     assert archived.path == "broker-copy.md"
     assert archived.reason == "duplicate of notes/broker.md"
     paths = {r.path for r in dupes.search("kestrel broker", limit=20)}
     assert "broker-copy.md" not in paths and "broker.md" in paths
-    assert dupes.consolidate_duplicates(apply=True).archived == 0  # nothing left to archive
-    assert dupes.lifecycle_restore(all=True).documents == ["notes/broker-copy.md"]
+    # nothing left to archive
+    assert dupes.consolidation.consolidate_duplicates(apply=True).archived == 0
+    assert dupes.lifecycle.restore(all=True).documents == ["notes/broker-copy.md"]
     assert report.to_dict()["pairs"][0]["kept"] == "notes/broker.md"
 
 
 def test_a_small_n_checks_only_the_least_confident(dupes: Vault) -> None:
-    report = dupes.consolidate_duplicates(2)  # pinned-copy (0.1) and other/broker (0.1)
+    # pinned-copy (0.1) and other/broker (0.1)
+    report = dupes.consolidation.consolidate_duplicates(2)
     assert report.checked == 2 and report.pairs == []
     with pytest.raises(InvalidQueryError, match="N must be"):
-        dupes.consolidate_duplicates(0)
+        dupes.consolidation.consolidate_duplicates(0)

@@ -115,21 +115,27 @@ def test_the_rate_gate_counts_the_last_ten_minutes(vault: Vault) -> None:
 
 
 def reasons(vault: Vault, lane: str = "heavy") -> list[tuple[str, str, str | None]]:
-    return [(r.phase, r.status, r.reason) for r in reversed(vault.maintenance_runs(lane=lane))]
+    return [
+        (r.phase, r.status, r.reason)
+        for r in reversed(vault.consolidation.maintenance_runs(lane=lane))
+    ]
 
 
 def test_every_heavy_attempt_is_journaled_with_its_reason(vault: Vault) -> None:
     noon = datetime.now().astimezone().replace(hour=12, minute=0)
     night = LaneSettings(window_start=22, window_end=6, max_usages=2)
-    assert vault.heavy_lane_tick(night, now=noon).reason == "outside_window"
+    assert vault.consolidation.heavy_lane_tick(night, now=noon).reason == "outside_window"
     usage(vault, datetime.now(UTC), 3)
     open_window = LaneSettings(max_usages=2)
-    assert vault.heavy_lane_tick(open_window).reason == "query_rate_high"
+    assert vault.consolidation.heavy_lane_tick(open_window).reason == "query_rate_high"
     with Lease.acquire(vault._connection, HEAVY_LEASE):
-        assert vault.heavy_lane_tick(LaneSettings(max_usages=10)).reason == "lease_unavailable"
+        assert (
+            vault.consolidation.heavy_lane_tick(LaneSettings(max_usages=10)).reason
+            == "lease_unavailable"
+        )
     observe(vault, "a1", [ALICE])
     observe(vault, "a2", [ALICE])
-    tick = vault.heavy_lane_tick(LaneSettings(max_usages=10))
+    tick = vault.consolidation.heavy_lane_tick(LaneSettings(max_usages=10))
     assert tick.status == "completed"
     assert reasons(vault) == [
         ("gate", "skipped", "outside_window"),
@@ -138,7 +144,7 @@ def test_every_heavy_attempt_is_journaled_with_its_reason(vault: Vault) -> None:
         ("consolidate", "completed", None),
         ("deductive", "skipped", "no_llm"),
     ]
-    runs = vault.maintenance_runs(lane="heavy")
+    runs = vault.consolidation.maintenance_runs(lane="heavy")
     consolidate = next(r for r in runs if r.phase == "consolidate")
     assert consolidate.metrics["selector"] == "stale-first" and consolidate.created_count == 1
     assert consolidate.finished_at is not None and consolidate.started_at <= consolidate.finished_at
@@ -153,17 +159,19 @@ def test_the_heavy_lane_enforces_the_guard_even_in_dry_run(vault: Vault) -> None
     lanes = LaneSettings(guard_dry_run=True)
     observe(vault, "a1", [ALICE])
     observe(vault, "a2", [ALICE])
-    vault.heavy_lane_tick(lanes)
+    vault.consolidation.heavy_lane_tick(lanes)
     observe(vault, "b1", [ALICE.replace("Alice", "Bob")])
     observe(vault, "b2", [ALICE.replace("Alice", "Bob")])
-    vault.heavy_lane_tick(lanes)
+    vault.consolidation.heavy_lane_tick(lanes)
     assert len(rows(vault)) == 2
 
 
 def test_surprisal_without_vectors_falls_back_to_stale_first(vault: Vault) -> None:
     observe(vault, "a1", [ALICE])
-    vault.heavy_lane_tick(LaneSettings(surprisal=True))
-    [run] = [r for r in vault.maintenance_runs(lane="heavy") if r.phase == "consolidate"]
+    vault.consolidation.heavy_lane_tick(LaneSettings(surprisal=True))
+    [run] = [
+        r for r in vault.consolidation.maintenance_runs(lane="heavy") if r.phase == "consolidate"
+    ]
     assert run.metrics["selector"] == "surprisal-fallback-stale"
 
 
@@ -171,18 +179,20 @@ def test_surprisal_with_vectors_selects_its_batch(vault: Vault) -> None:
     for i in range(8):
         observe(vault, f"o{i}", [f"observation {i} about {'cats' if i % 2 else 'trains'}"])
     vault.embed()
-    vault.heavy_lane_tick(LaneSettings(surprisal=True, observation_limit=4))
-    [run] = [r for r in vault.maintenance_runs(lane="heavy") if r.phase == "consolidate"]
+    vault.consolidation.heavy_lane_tick(LaneSettings(surprisal=True, observation_limit=4))
+    [run] = [
+        r for r in vault.consolidation.maintenance_runs(lane="heavy") if r.phase == "consolidate"
+    ]
     assert run.metrics["selector"] == "surprisal" and run.metrics["candidateCount"] == 4
     assert run.selected_count == 4
 
 
 def test_the_light_tick_runs_each_phase_on_its_cadence(vault: Vault) -> None:
     lanes = LaneSettings(light_interval=3600)
-    first = vault.light_lane_tick(lanes)
+    first = vault.consolidation.light_lane_tick(lanes)
     assert first.status == "completed" and first.report is not None
     assert first.report.phase2 is not None and first.report.phase3 is not None
-    second = vault.light_lane_tick(lanes)
+    second = vault.consolidation.light_lane_tick(lanes)
     assert second.report is not None and second.report.enrichment is not None
     assert second.report.phase2 is None and second.report.phase3 is None
     with write_transaction(vault._connection):  # three intervals later: Phase 3 only
@@ -190,16 +200,16 @@ def test_the_light_tick_runs_each_phase_on_its_cadence(vault: Vault) -> None:
             "UPDATE consolidation_state SET last_run_at = ? WHERE phase = 'phase3'",
             ("2000-01-01T00:00:00.000000Z",),
         )
-    third = vault.light_lane_tick(lanes)
+    third = vault.consolidation.light_lane_tick(lanes)
     assert third.report is not None and third.report.phase2 is None and third.report.phase3
     assert [s for _, s, _ in reasons(vault, "light")] == ["completed"] * 3
 
 
 def test_the_light_tick_skips_while_another_holds_the_lease(vault: Vault) -> None:
     with Lease.acquire(vault._connection, LIGHT_LEASE):
-        assert vault.light_lane_tick(LaneSettings()).reason == "lease_unavailable"
+        assert vault.consolidation.light_lane_tick(LaneSettings()).reason == "lease_unavailable"
         with pytest.raises(LeaseHeldError, match="light-consolidation"):
-            vault.consolidate()
+            vault.consolidation.consolidate()
     assert reasons(vault, "light") == [("gate", "skipped", "lease_unavailable")]
 
 
@@ -209,10 +219,10 @@ def test_consolidate_runs_every_phase_and_enriches(vault: Vault, notes: Path) ->
     vault.update()
     observe(vault, "a1", [ALICE])
     observe(vault, "a2", [ALICE])
-    preview = vault.consolidate(dry_run=True)
+    preview = vault.consolidation.consolidate(dry_run=True)
     assert preview.dry_run and preview.enrichment is None and rows(vault) == []
-    assert vault.maintenance_runs() == []
-    report = vault.consolidate()
+    assert vault.consolidation.maintenance_runs() == []
+    report = vault.consolidation.consolidate()
     assert report.enrichment is not None and report.enrichment["documents"] == 3
     assert report.phase2 is not None and report.phase2.created == 1
     assert "phase 3: skipped (no llm)" in report.text()
@@ -222,10 +232,10 @@ def test_consolidate_runs_every_phase_and_enriches(vault: Vault, notes: Path) ->
     assert pattern["proof_count"] == 2 and pattern["status"] == "active"
     assert "consolidated observations: 1 active" in report.text()
     assert f"  2x {pattern['observation']}" in report.text()
-    assert vault.consolidate(dry_run=True).observations == (pattern,)
-    [tick] = [run for run in vault.maintenance_runs() if run.phase == "tick"]
+    assert vault.consolidation.consolidate(dry_run=True).observations == (pattern,)
+    [tick] = [run for run in vault.consolidation.maintenance_runs() if run.phase == "tick"]
     assert "consolidated_observations" not in tick.metrics  # the journal keeps the phases
-    reflection = vault.reflect(14)
+    reflection = vault.consolidation.reflect(14)
     assert reflection.to_dict()["patterns"] == [pattern]
     assert f"  2x {pattern['observation']}  (" in reflection.text()
 
@@ -254,7 +264,7 @@ def test_reflect_finds_repeated_phrases_and_co_activations(vault: Vault) -> None
             "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, 4, ?)",
             (ids[0], ids[1], now),
         )
-    reflection = vault.reflect(14)
+    reflection = vault.consolidation.reflect(14)
     assert reflection.decisions == 2
     phrases = {p["phrase"]: p["count"] for p in reflection.phrases}
     assert phrases["billing service"] == 4 and "the billing" not in phrases
@@ -262,7 +272,7 @@ def test_reflect_finds_repeated_phrases_and_co_activations(vault: Vault) -> None
     assert reflection.co_activations[0]["count"] == 4
     assert "billing service" in reflection.text()
     with pytest.raises(InvalidQueryError):
-        vault.reflect(0)
+        vault.consolidation.reflect(0)
 
 
 def test_a_lane_host_ticks_and_drains(tmp_path: Path, vault: Vault) -> None:
@@ -282,7 +292,7 @@ def test_a_lane_host_ticks_and_drains(tmp_path: Path, vault: Vault) -> None:
     assert host.stop() and not host.running
     assert any(s.startswith("light:") for s in seen) and any(s.startswith("heavy:") for s in seen)
     assert len(rows(vault)) == 1  # one lane consolidated them, never both
-    runs = vault.maintenance_runs(limit=1000)
+    runs = vault.consolidation.maintenance_runs(limit=1000)
     assert all(r.finished_at is not None for r in runs)
     with pytest.raises(RuntimeError):
         host.start()
@@ -315,7 +325,7 @@ def test_a_stuck_tick_is_abandoned_at_stop_and_finishes_safely(
         assert time.monotonic() < deadline
         time.sleep(0.05)
     with Vault.open(settings.vault_path, config_dir=settings.config_dir) as reopened:
-        [tick] = reopened.maintenance_runs(lane="light")
+        [tick] = reopened.consolidation.maintenance_runs(lane="light")
         assert tick.status == "completed" and tick.finished_at is not None
         assert reopened._connection.execute("SELECT COUNT(*) FROM worker_leases").fetchone()[0] == 0
 
@@ -327,7 +337,7 @@ def test_doctor_says_how_consolidation_runs(vault: Vault) -> None:
     fresh = check()
     assert fresh.status == "ok" and "last light tick: never" in fresh.detail
     assert "no deductive synthesis" in fresh.detail and "MEMTROVE_ENABLE_CONSOLIDATION" in fresh.fix
-    vault.light_lane_tick(LaneSettings())
+    vault.consolidation.light_lane_tick(LaneSettings())
     assert "last light tick: completed at" in check().detail and check().fix == ""
     with write_transaction(vault._connection):  # a host killed mid-tick, long ago
         vault._connection.execute(
@@ -348,8 +358,8 @@ def test_journal_rows_older_than_30_days_are_pruned(vault: Vault) -> None:
                 for stamp in ("2000-01-01T00:00:00.000000Z", to_iso(datetime.now(UTC)))
             ],
         )
-    vault.light_lane_tick(LaneSettings())
-    runs = vault.maintenance_runs()
+    vault.consolidation.light_lane_tick(LaneSettings())
+    runs = vault.consolidation.maintenance_runs()
     assert len(runs) == 2 and not any(r.started_at.startswith("2000") for r in runs)
 
 
@@ -364,18 +374,18 @@ def test_a_lease_left_on_another_host_waits_out_its_ttl(
             "holder_host, holder_pid) VALUES (?, 'theirs', ?, ?, 'another-host', 1)",
             (HEAVY_LEASE, to_iso(datetime.now(UTC)), expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
         )
-    assert vault.heavy_lane_tick(LaneSettings()).status == status
+    assert vault.consolidation.heavy_lane_tick(LaneSettings()).status == status
 
 
 def test_a_failing_phase_is_journaled_as_failed(vault: Vault) -> None:
     observe(vault, "a1", [ALICE])
     with write_transaction(vault._connection):  # a damaged vault: Phase 2 cannot read
         vault._connection.execute("ALTER TABLE consolidated_observations RENAME TO broken")
-    tick = vault.heavy_lane_tick(LaneSettings())
+    tick = vault.consolidation.heavy_lane_tick(LaneSettings())
     assert (tick.status, tick.reason) == ("failed", "phase2_exception")
-    [run] = vault.maintenance_runs(lane="heavy")
+    [run] = vault.consolidation.maintenance_runs(lane="heavy")
     assert (run.phase, run.status, run.reason) == ("consolidate", "failed", "phase2_exception")
     assert "consolidated_observations" in run.metrics["error"] and run.finished_at is not None
     Lease.acquire(vault._connection, HEAVY_LEASE).release()  # released despite the failure
-    light = vault.light_lane_tick(LaneSettings())
+    light = vault.consolidation.light_lane_tick(LaneSettings())
     assert (light.status, light.reason) == ("failed", "tick_exception")

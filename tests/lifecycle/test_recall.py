@@ -31,7 +31,7 @@ def recalled(tmp_path: Path, notes: Path) -> Iterator[Vault]:
             vault._clock = lambda day=day: START + timedelta(days=day * 3)
             session = f"session-{day}"
             for turn in range(2):
-                vault.log_context_usage(
+                vault.sessions.log_context_usage(
                     session,
                     "context-surfacing",
                     injected=[(ids["useful"], 0.8), (ids["noise"], 0.4)],
@@ -61,7 +61,7 @@ def stats(vault: Vault, name: str) -> tuple[object, ...]:
 
 def test_recompute_matches_the_events(recalled: Vault) -> None:
     running = stats(recalled, "noise")
-    assert recalled.recompute_recall_stats() == 2
+    assert recalled.lifecycle.recompute_recall_stats() == 2
     # The same counts and scores as the hooks folded in as they went ...
     assert stats(recalled, "noise")[:5] == running[:5]
     count, queries, days, diversity, spacing, negatives, first, last = stats(recalled, "noise")
@@ -77,7 +77,7 @@ def test_recompute_matches_the_events(recalled: Vault) -> None:
 def test_only_judged_events_are_negatives(recalled: Vault) -> None:
     connection = recalled._connection
     connection.execute("UPDATE session_log SET ended_at = '2026-03-20T00:00:00Z'")
-    recalled.recompute_recall_stats()  # an ended session's last turn is still unjudged
+    recalled.lifecycle.recompute_recall_stats()  # an ended session's last turn is still unjudged
     assert stats(recalled, "noise")[5] == 6 and stats(recalled, "useful")[5] == 0
     connection.execute(  # checked without a verdict: the turn had left the window
         "UPDATE recall_events SET checked_at = surfaced_at, was_referenced = ? "
@@ -88,7 +88,7 @@ def test_only_judged_events_are_negatives(recalled: Vault) -> None:
         "UPDATE recall_events SET checked_at = surfaced_at WHERE turn_index = 1 "
         "AND session_id = 'session-2'"
     )
-    recalled.recompute_recall_stats()
+    recalled.lifecycle.recompute_recall_stats()
     assert stats(recalled, "noise")[5] == 7 and stats(recalled, "useful")[5] == 1
 
 
@@ -97,20 +97,20 @@ def test_rows_without_events_go(recalled: Vault) -> None:
         "DELETE FROM recall_events WHERE doc_id = (SELECT id FROM documents WHERE path = ?)",
         ("noise.md",),
     )
-    assert recalled.recompute_recall_stats() == 1
+    assert recalled.lifecycle.recompute_recall_stats() == 1
     assert stats(recalled, "noise") == ()
 
 
 def test_status_suggests_pins_and_snoozes(recalled: Vault) -> None:
-    recalled.recompute_recall_stats()
-    status = recalled.lifecycle_status()
+    recalled.lifecycle.recompute_recall_stats()
+    status = recalled.lifecycle.status()
     assert [item.path for item in status.pin_candidates] == ["useful.md"]
     assert [item.path for item in status.snooze_candidates] == ["noise.md"]
     assert status.snooze_candidates[0].negative_count == 6
     assert "pin? #" in status.text() and "snooze? #" in status.text()
-    recalled.pin("notes/useful.md")
-    recalled.snooze("notes/noise.md", "2026-06-01")
-    status = recalled.lifecycle_status()
+    recalled.curation.pin("notes/useful.md")
+    recalled.curation.snooze("notes/noise.md", "2026-06-01")
+    status = recalled.lifecycle.status()
     assert status.pin_candidates == [] and status.snooze_candidates == []
 
 
@@ -147,6 +147,6 @@ def test_negatives_of_one_session_alone_suggest_no_snooze(recalled: Vault) -> No
         ),
         (sessions[0], *sessions),
     )
-    recalled.recompute_recall_stats()
+    recalled.lifecycle.recompute_recall_stats()
     assert stats(recalled, "noise")[5] == 6  # as many negatives as before
-    assert recalled.lifecycle_status().snooze_candidates == []
+    assert recalled.lifecycle.status().snooze_candidates == []

@@ -67,22 +67,24 @@ def rows(vault: Vault, sql: str, *params: object) -> list[tuple[object, ...]]:
 
 
 def test_hook_seen_within_the_window(tracked: Vault, clock: Clock) -> None:
-    assert tracked.hook_seen(HOOK, "How do we rotate tokens?") is False
-    assert tracked.hook_seen(HOOK, "  How do we rotate tokens?\n") is True  # trimmed
-    assert tracked.hook_seen("another-hook", "How do we rotate tokens?") is False  # per hook
-    assert tracked.hook_seen(HOOK, "how do we rotate tokens?") is False  # case matters
+    assert tracked.sessions.hook_seen(HOOK, "How do we rotate tokens?") is False
+    assert tracked.sessions.hook_seen(HOOK, "  How do we rotate tokens?\n") is True  # trimmed
+    assert (
+        tracked.sessions.hook_seen("another-hook", "How do we rotate tokens?") is False
+    )  # per hook
+    assert tracked.sessions.hook_seen(HOOK, "how do we rotate tokens?") is False  # case matters
     clock.advance(599)
-    assert tracked.hook_seen(HOOK, "How do we rotate tokens?") is True
+    assert tracked.sessions.hook_seen(HOOK, "How do we rotate tokens?") is True
     clock.advance(601)  # each sighting is recorded: the window restarts from the last one
-    assert tracked.hook_seen(HOOK, "How do we rotate tokens?") is False
+    assert tracked.sessions.hook_seen(HOOK, "How do we rotate tokens?") is False
     clock.advance(30)
-    assert tracked.hook_seen(HOOK, "How do we rotate tokens?", window_seconds=10) is False
-    assert tracked.hook_seen(HOOK, "How do we rotate tokens?", window_seconds=0) is False
+    assert tracked.sessions.hook_seen(HOOK, "How do we rotate tokens?", window_seconds=10) is False
+    assert tracked.sessions.hook_seen(HOOK, "How do we rotate tokens?", window_seconds=0) is False
 
 
 def test_hook_seen_records_hash_and_preview(tracked: Vault) -> None:
     prompt = "  " + "x" * 300 + "  "
-    tracked.hook_seen(HOOK, prompt)
+    tracked.sessions.hook_seen(HOOK, prompt)
     [(name, digest, preview, seen)] = rows(tracked, "SELECT * FROM hook_dedupe")
     assert name == HOOK and digest == hashlib.sha256(("x" * 300).encode()).hexdigest()
     assert digest == prompt_hash(prompt) and preview == "x" * 120
@@ -96,47 +98,47 @@ def test_hook_seen_reads_old_timestamps(tracked: Vault) -> None:
         "INSERT INTO hook_dedupe VALUES (?, ?, 'old', '2020-01-01T00:00:00Z')",
         (HOOK, prompt_hash("old prompt")),
     )
-    assert tracked.hook_seen(HOOK, "old prompt") is False
-    assert tracked.hook_seen(HOOK, "old prompt") is True
+    assert tracked.sessions.hook_seen(HOOK, "old prompt") is False
+    assert tracked.sessions.hook_seen(HOOK, "old prompt") is True
 
 
 # -- turn_index and recent_queries ----------------------------------------------------------
 
 
 def test_turn_index_counts_earlier_rows_of_the_hook(tracked: Vault) -> None:
-    assert tracked.turn_index("s1") == 0
+    assert tracked.sessions.turn_index("s1") == 0
     for turn in range(3):
-        assert tracked.turn_index("s1") == turn
-        tracked.log_context_usage("s1", HOOK, turn_index=turn, query_text=f"prompt {turn}")
-    tracked.log_context_usage("s1", "memory_pin")
-    tracked.log_context_usage("s2", HOOK)
-    assert tracked.turn_index("s1") == 3
-    assert tracked.turn_index("s1", "memory_pin") == 1
-    assert tracked.turn_index("s2") == 1
-    assert tracked.turn_index("unknown") == 0
+        assert tracked.sessions.turn_index("s1") == turn
+        tracked.sessions.log_context_usage("s1", HOOK, turn_index=turn, query_text=f"prompt {turn}")
+    tracked.sessions.log_context_usage("s1", "memory_pin")
+    tracked.sessions.log_context_usage("s2", HOOK)
+    assert tracked.sessions.turn_index("s1") == 3
+    assert tracked.sessions.turn_index("s1", "memory_pin") == 1
+    assert tracked.sessions.turn_index("s2") == 1
+    assert tracked.sessions.turn_index("unknown") == 0
 
 
 def test_recent_queries_newest_first_within_the_window(tracked: Vault, clock: Clock) -> None:
-    tracked.log_context_usage("s1", HOOK, query_text="first")
+    tracked.sessions.log_context_usage("s1", HOOK, query_text="first")
     clock.advance(60)
-    tracked.log_context_usage("s1", HOOK, query_text=None)  # a gated turn: no text
-    tracked.log_context_usage("s1", HOOK, query_text="")
-    tracked.log_context_usage("s1", "postcompact-inject", query_text="not a prompt")
-    tracked.log_context_usage("s2", HOOK, query_text="other session")
+    tracked.sessions.log_context_usage("s1", HOOK, query_text=None)  # a gated turn: no text
+    tracked.sessions.log_context_usage("s1", HOOK, query_text="")
+    tracked.sessions.log_context_usage("s1", "postcompact-inject", query_text="not a prompt")
+    tracked.sessions.log_context_usage("s2", HOOK, query_text="other session")
     clock.advance(60)
-    tracked.log_context_usage("s1", HOOK, query_text="second")
-    tracked.log_context_usage("s1", HOOK, query_text="third")  # same second: by id
-    assert tracked.recent_queries("s1") == ["third", "second"]
-    assert tracked.recent_queries("s1", limit=5) == ["third", "second", "first"]
-    assert tracked.recent_queries("s1", limit=0) == []
-    assert tracked.recent_queries("s1", within_seconds=30, limit=5) == ["third", "second"]
+    tracked.sessions.log_context_usage("s1", HOOK, query_text="second")
+    tracked.sessions.log_context_usage("s1", HOOK, query_text="third")  # same second: by id
+    assert tracked.sessions.recent_queries("s1") == ["third", "second"]
+    assert tracked.sessions.recent_queries("s1", limit=5) == ["third", "second", "first"]
+    assert tracked.sessions.recent_queries("s1", limit=0) == []
+    assert tracked.sessions.recent_queries("s1", within_seconds=30, limit=5) == ["third", "second"]
     clock.advance(600 - 120 + 1)  # "first" is now 601 s old
-    assert tracked.recent_queries("s1", limit=5) == ["third", "second"]
+    assert tracked.sessions.recent_queries("s1", limit=5) == ["third", "second"]
     clock.advance(3600)
-    assert tracked.recent_queries("s1") == []
-    assert tracked.recent_queries("nobody") == []
+    assert tracked.sessions.recent_queries("s1") == []
+    assert tracked.sessions.recent_queries("nobody") == []
     with pytest.raises(InvalidQueryError):
-        tracked.recent_queries("s1", limit=-1)
+        tracked.sessions.recent_queries("s1", limit=-1)
 
 
 # -- log_context_usage ----------------------------------------------------------------------
@@ -144,7 +146,7 @@ def test_recent_queries_newest_first_within_the_window(tracked: Vault, clock: Cl
 
 def test_log_context_usage_writes_every_table(tracked: Vault) -> None:
     a, b, c = doc_ids(tracked, "a", "b", "c")
-    usage = tracked.log_context_usage(
+    usage = tracked.sessions.log_context_usage(
         "s1",
         HOOK,
         injected=[(a, 0.9), (b, 0.5), (c, 0.25), (a, 0.1)],  # a twice: counted once
@@ -174,7 +176,7 @@ def test_log_context_usage_writes_every_table(tracked: Vault) -> None:
     assert rows(tracked, "SELECT doc_a, doc_b, count FROM co_activations ORDER BY 1, 2") == [
         (a, b, 1), (a, c, 1), (b, c, 1)
     ]  # fmt: skip
-    [record] = tracked.session_log()
+    [record] = tracked.sessions.session_log()
     assert record.to_dict() == {
         "session_id": "s1",
         "started_at": "2026-03-10T12:00:00Z",
@@ -194,7 +196,9 @@ def test_log_context_usage_is_one_transaction(tracked: Vault) -> None:
     statements: list[str] = []
     tracked._connection.set_trace_callback(statements.append)
     try:
-        tracked.log_context_usage("s1", HOOK, injected=[(a, 0.5), (b, 0.4)], query_text="q")
+        tracked.sessions.log_context_usage(
+            "s1", HOOK, injected=[(a, 0.5), (b, 0.4)], query_text="q"
+        )
     finally:
         tracked._connection.set_trace_callback(None)
     begins = [n for n, sql in enumerate(statements) if sql.startswith("BEGIN")]
@@ -212,10 +216,10 @@ def test_log_context_usage_is_one_transaction(tracked: Vault) -> None:
 def test_an_unknown_document_writes_nothing(tracked: Vault) -> None:
     [a] = doc_ids(tracked, "a")
     with pytest.raises(DocumentNotFoundError, match="999999"):
-        tracked.log_context_usage("s1", HOOK, injected=[(a, 0.5), (999999, 0.4)])
+        tracked.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.5), (999999, 0.4)])
     for table in ("context_usage", "recall_events", "recall_stats", "co_activations"):
         assert rows(tracked, f"SELECT COUNT(*) FROM {table}") == [(0,)]
-    assert tracked.session_log() == []
+    assert tracked.sessions.session_log() == []
 
 
 @pytest.mark.parametrize(
@@ -230,16 +234,16 @@ def test_log_context_usage_checks_its_arguments(
     tracked: Vault, kwargs: dict[str, object], message: str
 ) -> None:
     with pytest.raises(InvalidQueryError, match=message):
-        tracked.log_context_usage("s1", HOOK, **kwargs)  # type: ignore[arg-type]
+        tracked.sessions.log_context_usage("s1", HOOK, **kwargs)  # type: ignore[arg-type]
 
 
 def test_recall_stats_accumulate(tracked: Vault, clock: Clock) -> None:
     a, b = doc_ids(tracked, "a", "b")
-    tracked.log_context_usage("s1", HOOK, injected=[(a, 0.5)], query_text="one")
-    tracked.log_context_usage("s1", HOOK, injected=[(a, 0.7)], query_text="one")
+    tracked.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.5)], query_text="one")
+    tracked.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.7)], query_text="one")
     clock.advance(86400 * 3)
-    tracked.log_context_usage("s2", HOOK, injected=[(a, 0.2), (b, 0.3)], query_text="two")
-    tracked.log_context_usage("s2", HOOK, injected=[(a, 0.1)])  # no query: no hash
+    tracked.sessions.log_context_usage("s2", HOOK, injected=[(a, 0.2), (b, 0.3)], query_text="two")
+    tracked.sessions.log_context_usage("s2", HOOK, injected=[(a, 0.1)])  # no query: no hash
     (
         recalls, unique, days, total, best, first, last, diversity, spacing, negative
     ) = rows(tracked, "SELECT * FROM recall_stats WHERE doc_id = ?", a)[0][1:]  # fmt: skip
@@ -255,29 +259,35 @@ def test_recall_stats_accumulate(tracked: Vault, clock: Clock) -> None:
 
 def test_session_log_counts_and_order(tracked: Vault, clock: Clock) -> None:
     a, b, c = doc_ids(tracked, "a", "b", "c")
-    tracked.log_context_usage("old", HOOK, injected=[(a, 0.5)], estimated_tokens=10)
+    tracked.sessions.log_context_usage("old", HOOK, injected=[(a, 0.5)], estimated_tokens=10)
     clock.advance(10)
-    tracked.log_context_usage("new", HOOK, injected=[(a, 0.5), (b, 0.5)], estimated_tokens=20)
+    tracked.sessions.log_context_usage(
+        "new", HOOK, injected=[(a, 0.5), (b, 0.5)], estimated_tokens=20
+    )
     clock.advance(10)
-    tracked.log_context_usage("new", HOOK, injected=[(b, 0.5), (c, 0.5)], estimated_tokens=30)
-    tracked.log_context_usage("new", "postcompact-inject", estimated_tokens=5)  # not a turn
-    records = tracked.session_log()
+    tracked.sessions.log_context_usage(
+        "new", HOOK, injected=[(b, 0.5), (c, 0.5)], estimated_tokens=30
+    )
+    tracked.sessions.log_context_usage(
+        "new", "postcompact-inject", estimated_tokens=5
+    )  # not a turn
+    records = tracked.sessions.session_log()
     assert [r.session_id for r in records] == ["new", "old"]
     new = records[0]
     assert (new.turns, new.injected_documents, new.estimated_tokens) == (2, 3, 55)
     assert (new.started_at, new.last_seen_at) == ("2026-03-10T12:00:10Z", "2026-03-10T12:00:20Z")
-    assert [r.session_id for r in tracked.session_log(limit=1)] == ["new"]
+    assert [r.session_id for r in tracked.sessions.session_log(limit=1)] == ["new"]
     with pytest.raises(InvalidQueryError):
-        tracked.session_log(limit=0)
+        tracked.sessions.session_log(limit=0)
 
 
 def test_co_activation_counts(tracked: Vault) -> None:
     a, b, c, d = doc_ids(tracked, "a", "b", "c", "d")
-    tracked.log_context_usage("s1", HOOK, injected=[(a, 0.5), (b, 0.5), (c, 0.5)])
-    tracked.log_context_usage("s1", HOOK, injected=[(c, 0.5), (a, 0.5)])
-    tracked.log_context_usage("s1", HOOK, injected=[(d, 0.5)])  # alone: no pair
-    assert [tracked.co_activation_count(doc) for doc in (a, b, c, d)] == [3, 2, 3, 0]
-    assert tracked.co_activation_count(123456) == 0
+    tracked.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.5), (b, 0.5), (c, 0.5)])
+    tracked.sessions.log_context_usage("s1", HOOK, injected=[(c, 0.5), (a, 0.5)])
+    tracked.sessions.log_context_usage("s1", HOOK, injected=[(d, 0.5)])  # alone: no pair
+    assert [tracked.sessions.co_activation_count(doc) for doc in (a, b, c, d)] == [3, 2, 3, 0]
+    assert tracked.sessions.co_activation_count(123456) == 0
 
 
 # -- locked vaults --------------------------------------------------------------------------
@@ -306,15 +316,15 @@ def _busy_vault(tmp_path: Path, clock: Clock) -> Vault:
 def test_hook_seen_on_a_locked_vault_answers_false(
     tmp_path: Path, tracked: Vault, clock: Clock
 ) -> None:
-    tracked.hook_seen(HOOK, "seen before the lock")
+    tracked.sessions.hook_seen(HOOK, "seen before the lock")
     with _busy_vault(tmp_path, clock) as busy:
         with held_lock(tmp_path / "vault.sqlite"):
             started = time.monotonic()
-            assert busy.hook_seen(HOOK, "seen before the lock") is False  # fails open
-            assert busy.hook_seen(HOOK, "a new prompt") is False
+            assert busy.sessions.hook_seen(HOOK, "seen before the lock") is False  # fails open
+            assert busy.sessions.hook_seen(HOOK, "a new prompt") is False
             assert time.monotonic() - started < 2
-        assert busy.hook_seen(HOOK, "seen before the lock") is True
-        assert busy.hook_seen(HOOK, "a new prompt") is False  # not recorded while locked
+        assert busy.sessions.hook_seen(HOOK, "seen before the lock") is True
+        assert busy.sessions.hook_seen(HOOK, "a new prompt") is False  # not recorded while locked
 
 
 def test_log_context_usage_waits_for_a_lock(tmp_path: Path, tracked: Vault, clock: Clock) -> None:
@@ -325,7 +335,7 @@ def test_log_context_usage_waits_for_a_lock(tmp_path: Path, tracked: Vault, cloc
     timer.start()
     try:
         with _busy_vault(tmp_path, clock) as busy:
-            usage = busy.log_context_usage("s1", HOOK, injected=[(a, 0.5)])
+            usage = busy.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.5)])
     finally:
         timer.join()
         other.close()
@@ -341,7 +351,7 @@ def test_log_context_usage_raises_busy_after_its_deadline(
         held_lock(tmp_path / "vault.sqlite"),
         pytest.raises(VaultBusyError),
     ):
-        busy.log_context_usage("s1", HOOK)
+        busy.sessions.log_context_usage("s1", HOOK)
     assert rows(tracked, "SELECT COUNT(*) FROM context_usage") == [(0,)]
 
 
@@ -357,7 +367,7 @@ with Vault.open(path, config_dir=config, busy_timeout_ms=100) as vault:
         time.sleep(0.001)
     for n in range(int(count)):
         injected = [(ids[(n + k) % len(ids)], 0.5) for k in range(3)]
-        vault.log_context_usage(
+        vault.sessions.log_context_usage(
             "shared", "context-surfacing", injected=injected, estimated_tokens=10,
             turn_index=n, query_text=f"{name} {n}",
         )
@@ -370,7 +380,7 @@ def _check_totals(vault: Vault, writers: int, count: int) -> None:
     assert rows(vault, "SELECT COUNT(*) FROM recall_events") == [(total * 3,)]
     assert rows(vault, "SELECT SUM(recall_count) FROM recall_stats") == [(total * 3,)]
     assert rows(vault, "SELECT SUM(count) FROM co_activations") == [(total * 3,)]
-    [record] = vault.session_log()
+    [record] = vault.sessions.session_log()
     assert (record.turns, record.estimated_tokens, record.injected_documents) == (
         total, total * 10, 4
     )  # fmt: skip
@@ -410,10 +420,10 @@ def test_threads_with_their_own_vaults_lose_nothing(tmp_path: Path, tracked: Vau
                 barrier.wait()
                 for n in range(count):
                     injected = [(ids[(n + k) % len(ids)], 0.5) for k in range(3)]
-                    own.log_context_usage(
+                    own.sessions.log_context_usage(
                         "shared", HOOK, injected=injected, estimated_tokens=10, turn_index=n
                     )
-                    own.hook_seen(HOOK, f"{name} {n}")
+                    own.sessions.hook_seen(HOOK, f"{name} {n}")
         except BaseException as error:  # pragma: no cover - reported below
             errors.append(error)
 

@@ -173,11 +173,19 @@ class FakeVault:
     def collections(self) -> list[Any]:
         return []
 
+    @property
+    def mining(self) -> FakeVault:  # vault.mining.mined_collections()
+        return self
+
     def mined_collections(self) -> list[Any]:
         return []
 
     def search(self, query: str, limit: int, *args: Any, **kwargs: Any) -> SearchResults:
         return SearchResults(self.results, stages=["bm25"])
+
+    @property
+    def curation(self) -> FakeVault:  # vault.curation.find_target(), .forget(), .pin()
+        return self
 
     def find_target(self, query: str) -> TargetMatch:
         assert self.match is not None

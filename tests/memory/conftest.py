@@ -13,6 +13,6 @@ from memtrove.vault import Vault
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[Vault]:
     opened = Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config")
-    opened.project_store = "demo-project"
+    opened.memory.project_store = "demo-project"
     yield opened
     opened.close()

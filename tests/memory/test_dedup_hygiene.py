@@ -16,16 +16,18 @@ DEPLOY = "We deploy the web app to Fly.io in the ams region with blue-green rele
 
 
 def fill(vault: Vault) -> None:
-    vault.remember("Deploy A", DEPLOY)
-    vault.remember("Deploy B", DEPLOY + " ")
-    vault.remember("Deploy C", "We deploy the web app to Fly.io in the ams region, blue-green.")
-    vault.remember("Lunch", "Ramen on Fridays at noon.")
-    vault.remember("Lunch 2", "Ramen on Fridays at noon!")
+    vault.memory.remember("Deploy A", DEPLOY)
+    vault.memory.remember("Deploy B", DEPLOY + " ")
+    vault.memory.remember(
+        "Deploy C", "We deploy the web app to Fly.io in the ams region, blue-green."
+    )
+    vault.memory.remember("Lunch", "Ramen on Fridays at noon.")
+    vault.memory.remember("Lunch 2", "Ramen on Fridays at noon!")
 
 
 def test_clusters_and_output(vault: Vault) -> None:
     fill(vault)
-    report = vault.find_duplicates()
+    report = vault.memory.find_duplicates()
     sizes = [len({p.slug_a for p in c} | {p.slug_b for p in c}) for c in report.clusters]
     assert sizes == [3, 2]
     lines = report.lines()
@@ -33,29 +35,32 @@ def test_clusters_and_output(vault: Vault) -> None:
     assert lines[1].startswith("  [score:0.9") and lines[1].endswith("] Deploy A <-> Deploy B")
     assert all(p.slug_a < p.slug_b for c in report.clusters for p in c)
     assert report.to_dict()["pairs"] == report.pairs
-    assert vault.find_duplicates(threshold=0.9999).pairs <= report.pairs
+    assert vault.memory.find_duplicates(threshold=0.9999).pairs <= report.pairs
     with pytest.raises(InvalidQueryError):
-        vault.find_duplicates(threshold=0)
+        vault.memory.find_duplicates(threshold=0)
 
 
 def test_verdicts_hide_pairs_until_either_entry_changes(vault: Vault) -> None:
     fill(vault)
-    before = vault.find_duplicates().pairs
-    assert vault.dedup_mark_checked("Lunch 2", "Lunch", "supplement") == ("lunch", "lunch-2")
-    assert vault.find_duplicates().pairs == before - 1
-    vault.remember("Lunch", "Ramen on Fridays at noon.", overwrite=True)  # clears the verdict
-    assert vault.find_duplicates().pairs == before
-    vault.dedup_mark_checked("lunch", "lunch-2", "duplicate")
-    vault.forget_entry("Lunch 2")
+    before = vault.memory.find_duplicates().pairs
+    assert vault.memory.dedup_mark_checked("Lunch 2", "Lunch", "supplement") == ("lunch", "lunch-2")
+    assert vault.memory.find_duplicates().pairs == before - 1
+    # an overwrite clears the verdict
+    vault.memory.remember("Lunch", "Ramen on Fridays at noon.", overwrite=True)
+    assert vault.memory.find_duplicates().pairs == before
+    vault.memory.dedup_mark_checked("lunch", "lunch-2", "duplicate")
+    vault.memory.forget_entry("Lunch 2")
     assert all(
-        "lunch-2" not in (p.slug_a, p.slug_b) for c in vault.find_duplicates().clusters for p in c
+        "lunch-2" not in (p.slug_a, p.slug_b)
+        for c in vault.memory.find_duplicates().clusters
+        for p in c
     )
     with pytest.raises(InvalidQueryError, match="status must be one of"):
-        vault.dedup_mark_checked("Deploy A", "Deploy B", "maybe")
+        vault.memory.dedup_mark_checked("Deploy A", "Deploy B", "maybe")
     with pytest.raises(EntryNotFoundError):
-        vault.dedup_mark_checked("Deploy A", "Nope", "unrelated")
+        vault.memory.dedup_mark_checked("Deploy A", "Nope", "unrelated")
     with pytest.raises(InvalidQueryError, match="two different"):
-        vault.dedup_mark_checked("Deploy A", "deploy a", "unrelated")
+        vault.memory.dedup_mark_checked("Deploy A", "deploy a", "unrelated")
 
 
 def git(directory: Path, *arguments: str) -> None:
@@ -84,27 +89,27 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_a_healthy_store_is_silent(vault: Vault, repo: Path) -> None:
-    vault.remember("Only", "One entry, recently written.", branch="feature/live")
-    report = vault.hygiene(worktree=repo)
+    vault.memory.remember("Only", "One entry, recently written.", branch="feature/live")
+    report = vault.memory.hygiene(worktree=repo)
     assert report.healthy and report.lines() == [] and report.branch_check == "checked"
 
 
 def test_duplicates_alone(vault: Vault, repo: Path) -> None:
-    vault.remember("Deploy A", DEPLOY)
-    vault.remember("Deploy B", DEPLOY + " ")
-    report = vault.hygiene(worktree=repo)
+    vault.memory.remember("Deploy A", DEPLOY)
+    vault.memory.remember("Deploy B", DEPLOY + " ")
+    report = vault.memory.hygiene(worktree=repo)
     assert (report.duplicate_pairs, report.stale_entries, report.orphaned_branches) == (1, 0, {})
     assert len(report.lines()) == 1 and "near-duplicate" in report.lines()[0]
 
 
 def test_stale_alone(vault: Vault, repo: Path) -> None:
     vault._clock = lambda: datetime(2026, 1, 1, tzinfo=UTC)
-    vault.remember("Old", "Written long ago.")
-    vault.remember("Recalled", "Written long ago, recalled lately.")
+    vault.memory.remember("Old", "Written long ago.")
+    vault.memory.remember("Recalled", "Written long ago, recalled lately.")
     vault._clock = lambda: datetime(2026, 3, 15, tzinfo=UTC)
-    vault.recall("recalled lately")
+    vault.memory.recall("recalled lately")
     vault._clock = lambda: datetime(2026, 4, 15, tzinfo=UTC)  # 105 days after writing
-    report = vault.hygiene(worktree=repo)
+    report = vault.memory.hygiene(worktree=repo)
     assert (report.duplicate_pairs, report.stale_entries, report.orphaned_branches) == (0, 1, {})
     assert "90 days" in report.lines()[0]
 
@@ -112,20 +117,22 @@ def test_stale_alone(vault: Vault, repo: Path) -> None:
 def test_orphaned_branches_alone_and_skipped_outside_git(
     vault: Vault, repo: Path, tmp_path: Path
 ) -> None:
-    vault.remember("Gone branch", "Scoped to a branch that was deleted.", branch="feature/gone")
-    vault.remember("Live branch", "Scoped to a branch that exists.", branch="feature/live")
-    report = vault.hygiene(worktree=repo)
+    vault.memory.remember(
+        "Gone branch", "Scoped to a branch that was deleted.", branch="feature/gone"
+    )
+    vault.memory.remember("Live branch", "Scoped to a branch that exists.", branch="feature/live")
+    report = vault.memory.hygiene(worktree=repo)
     assert report.orphaned_branches == {"feature/gone": 1}
     assert (report.duplicate_pairs, report.stale_entries) == (0, 0)
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    skipped = vault.hygiene(worktree=outside)
+    skipped = vault.memory.hygiene(worktree=outside)
     assert skipped.healthy and skipped.branch_check == "skipped: not a git repository"
 
 
 def test_archived_and_other_stores_do_not_count(vault: Vault, repo: Path) -> None:
-    vault.remember("Deploy A", DEPLOY, store="global")
-    vault.remember("Deploy B", DEPLOY + " ", store="global")
-    assert vault.hygiene(worktree=repo).healthy
-    assert vault.hygiene(store="global", worktree=repo).duplicate_pairs == 1
+    vault.memory.remember("Deploy A", DEPLOY, store="global")
+    vault.memory.remember("Deploy B", DEPLOY + " ", store="global")
+    assert vault.memory.hygiene(worktree=repo).healthy
+    assert vault.memory.hygiene(store="global", worktree=repo).duplicate_pairs == 1
     assert to_iso(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=1)) == "2026-01-02T00:00:00Z"

@@ -278,7 +278,7 @@ def test_locomo_mined_from_chatgpt_exports_recalls_like_eval_locomo(tmp_path: Pa
         }
         known = [turn.dia_id for turn in conversation_turns(sample)]
         with Vault.open(tmp_path / f"v{number}.sqlite", config_dir=tmp_path / "c") as vault:
-            vault.mine(folder, "conversations")
+            vault.mining.mine(folder, "conversations")
             held = {}
             for path, body in vault._connection.execute(
                 "SELECT d.path, c.doc FROM documents d JOIN content c ON c.hash = d.hash "

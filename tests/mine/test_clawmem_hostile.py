@@ -1,4 +1,4 @@
-"""``Vault.import_clawmem`` on ClawMem files that are damaged, unusual or crafted: each
+"""``Vault.portable.import_clawmem`` on ClawMem files that are damaged, unusual or crafted: each
 imports what it can and names what it left out, or is refused in one line; none hangs,
 writes outside a collection or prints a traceback.
 
@@ -61,7 +61,7 @@ def test_a_vault_with_its_vector_index_imports_and_names_the_vectors(
     )
     connection.commit()
     connection.close()
-    report = vault.import_clawmem(copy)
+    report = vault.portable.import_clawmem(copy)
     assert report.documents["added"] == 38
     assert report.not_mapped["vectors_vec"] == {
         "rows": 2,
@@ -80,7 +80,7 @@ def test_views_in_place_of_its_tables_are_never_read(vault: Vault, tmp_path: Pat
         f"CREATE VIEW memory_relations AS SELECT x AS source_id, x AS target_id, "
         f"'causal' AS relation_type, 1.0 AS weight FROM ({endless})",
     )
-    report = vault.import_clawmem(copy)
+    report = vault.portable.import_clawmem(copy)
     assert report.documents["added"] == 38 and "memory_relations" not in report.records
     copy.unlink()
     copy = _copy(
@@ -89,7 +89,7 @@ def test_views_in_place_of_its_tables_are_never_read(vault: Vault, tmp_path: Pat
         "CREATE VIEW documents AS SELECT * FROM documents_kept",
     )
     with pytest.raises(PortableFormatError, match="not a ClawMem vault"):
-        vault.import_clawmem(copy)
+        vault.portable.import_clawmem(copy)
     assert _count(vault) == 38  # the first import, nothing more
 
 
@@ -106,7 +106,7 @@ def test_computed_columns_are_refused(vault: Vault, tmp_path: Path) -> None:
         )
     connection.close()
     with pytest.raises(PortableFormatError, match="not a ClawMem vault"):
-        vault.import_clawmem(copy)
+        vault.portable.import_clawmem(copy)
 
 
 def test_odd_table_and_column_names_and_unknown_virtual_tables(
@@ -122,7 +122,7 @@ def test_odd_table_and_column_names_and_unknown_virtual_tables(
         "INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES "
         "('table', 'elsewhere', 'elsewhere', 0, 'CREATE VIRTUAL TABLE elsewhere USING nosuch(a)')",
     )
-    report = vault.import_clawmem(copy)
+    report = vault.portable.import_clawmem(copy)
     assert report.documents["added"] == 38
     assert report.not_mapped['odd"name'] == {"rows": 2, "reason": "unknown to this import"}
     assert report.not_mapped["documents.a b; --"]["rows"] == 1
@@ -137,7 +137,7 @@ def test_blobs_are_read_as_text(vault: Vault, tmp_path: Path) -> None:
         "UPDATE content SET doc = CAST('# Literals\n\nGo 2 number literal changes' AS BLOB) "
         f"WHERE hash = (SELECT hash FROM documents WHERE id = ({target}))",
     )
-    vault.import_clawmem(copy)
+    vault.portable.import_clawmem(copy)
     document = vault.get("goprop/19308-number-literals.md")
     assert document.title == "Number literals"
     assert document.body == "# Literals\n\nGo 2 number literal changes"
@@ -152,9 +152,9 @@ def test_a_collection_name_this_vault_cannot_hold_is_refused_and_can_be_renamed(
         f"UPDATE documents SET collection = '{name}' WHERE collection = 'chats'",
     )
     with pytest.raises(CollectionError, match=r"not a name this vault can hold: .*--rename"):
-        vault.import_clawmem(copy)
+        vault.portable.import_clawmem(copy)
     assert _count(vault) == 0
-    report = vault.import_clawmem(copy, renames={name: "chats-here"})
+    report = vault.portable.import_clawmem(copy, renames={name: "chats-here"})
     assert report.documents["added"] == 38
     assert _count(vault, "collection = 'chats-here'") == 7
 
@@ -167,7 +167,7 @@ def test_a_path_outside_its_collection_is_left_out_and_counted(
         "UPDATE documents SET path = '../../outside.md' WHERE path = '19308-number-literals.md'",
         "UPDATE documents SET path = '/etc/x.md' WHERE path = '15292-generics.md'",
     )
-    report = vault.import_clawmem(copy)
+    report = vault.portable.import_clawmem(copy)
     assert report.documents == {"total": 38, "added": 36, "updated": 0, "unchanged": 0}
     assert report.not_mapped["documents (with a path outside their collection)"]["rows"] == 2
     assert _count(vault, "path LIKE '%outside%' OR path LIKE '/%'") == 0

@@ -1,4 +1,4 @@
-"""``Vault.import_clawmem`` on a vault written by ClawMem 0.28 itself (read in place,
+"""``Vault.portable.import_clawmem`` on a vault written by ClawMem 0.28 itself (read in place,
 read-only): every document, diary entry and mined conversation arrives with its metadata,
 search finds them, and a second run changes nothing.
 
@@ -41,7 +41,7 @@ def _source_rows(query: str) -> list[tuple[object, ...]]:
 
 
 def _export(vault: Vault, path: Path) -> list[str]:
-    vault.export_to(path)
+    vault.portable.export_to(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     del header["exported_at"]
@@ -50,7 +50,7 @@ def _export(vault: Vault, path: Path) -> list[str]:
 
 def test_every_document_arrives_with_its_metadata(vault: Vault, tmp_path: Path) -> None:
     before = _digest(SOURCE / "index.sqlite")
-    report = vault.import_clawmem(SOURCE)
+    report = vault.portable.import_clawmem(SOURCE)
     assert _digest(SOURCE / "index.sqlite") == before  # read-only: never written
     assert report.documents == {"total": 38, "added": 38, "updated": 0, "unchanged": 0}
     counts = dict(
@@ -79,14 +79,14 @@ def test_every_document_arrives_with_its_metadata(vault: Vault, tmp_path: Path) 
 
     assert report.records["context_usage"] == 2 and report.records["recall_events"] == 3
     assert report.records["co_activations"] == 3 and report.records["hook_dedupe"] == 2
-    sessions = vault.session_log(5)
+    sessions = vault.sessions.session_log(5)
     assert [s.session_id for s in sessions] == ["fx1"]
     injected = vault._connection.execute(
         "SELECT injected_paths FROM context_usage ORDER BY id"
     ).fetchone()[0]
     assert json.loads(injected)[0] == "goprop/17280-profile-labels.md"
     gc = vault.get("goprop/11970-decentralized-gc.md")
-    assert vault.co_activation_count(gc.doc_id) == 2
+    assert vault.sessions.co_activation_count(gc.doc_id) == 2
     assert sorted(report.collections_unregistered) == ["chats", "goprop"]  # none mapped
     assert report.not_mapped["content_vectors"]["rows"] == 0
     assert report.not_mapped["consolidated_observations"]["rows"] == 0
@@ -94,7 +94,7 @@ def test_every_document_arrives_with_its_metadata(vault: Vault, tmp_path: Path) 
 
 
 def test_search_finds_documents_diary_entries_and_conversations(vault: Vault) -> None:
-    vault.import_clawmem(SOURCE)
+    vault.portable.import_clawmem(SOURCE)
     found = {
         query: f"{hit.collection}/{hit.path}"
         for query in (
@@ -116,16 +116,16 @@ def test_search_finds_documents_diary_entries_and_conversations(vault: Vault) ->
 
 
 def test_a_second_run_changes_nothing(vault: Vault, tmp_path: Path) -> None:
-    vault.import_clawmem(SOURCE)
+    vault.portable.import_clawmem(SOURCE)
     first = _export(vault, tmp_path / "first.jsonl")
-    again = vault.import_clawmem(SOURCE)
+    again = vault.portable.import_clawmem(SOURCE)
     assert again.documents == {"total": 38, "added": 0, "updated": 0, "unchanged": 38}
     assert not any(again.records.values())
     assert _export(vault, tmp_path / "second.jsonl") == first
 
 
 def test_a_dry_run_writes_nothing(vault: Vault) -> None:
-    report = vault.import_clawmem(SOURCE, dry_run=True)
+    report = vault.portable.import_clawmem(SOURCE, dry_run=True)
     assert report.dry_run and report.documents["added"] == 38
     assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
 
@@ -138,10 +138,10 @@ def test_a_mapped_collection_is_registered_and_kept_current(vault: Vault, tmp_pa
         shutil.copy(file, folder / file.name)
     config = tmp_path / "index.yml"
     config.write_text(f'collections:\n  goprop:\n    path: {folder}\n    pattern: "**/*.md"\n')
-    unmapped = vault.import_clawmem(SOURCE / "index.sqlite", config=config, dry_run=True)
+    unmapped = vault.portable.import_clawmem(SOURCE / "index.sqlite", config=config, dry_run=True)
     assert unmapped.collections_added == []  # the config's folder is only a hint
     assert unmapped.collections_unregistered["goprop"] == str(folder)
-    report = vault.import_clawmem(
+    report = vault.portable.import_clawmem(
         SOURCE / "index.sqlite", config=config, folders={"goprop": folder}
     )
     assert report.collections_added == ["goprop"]
@@ -153,16 +153,16 @@ def test_a_mapped_collection_is_registered_and_kept_current(vault: Vault, tmp_pa
 
 def test_what_is_not_a_clawmem_vault_is_one_error(vault: Vault, tmp_path: Path) -> None:
     with pytest.raises(PortableFormatError, match="no ClawMem vault"):
-        vault.import_clawmem(tmp_path)
+        vault.portable.import_clawmem(tmp_path)
     (tmp_path / "index.sqlite").write_bytes(b"not a database at all" * 100)
     with pytest.raises(PortableFormatError, match="not a SQLite database"):
-        vault.import_clawmem(tmp_path)
+        vault.portable.import_clawmem(tmp_path)
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
     with pytest.raises(PortableFormatError, match="not a ClawMem vault"):
-        vault.import_clawmem(other)
+        vault.portable.import_clawmem(other)
     with pytest.raises(PortableFormatError, match="no ClawMem config"):
-        vault.import_clawmem(SOURCE, config=tmp_path / "missing.yml")
+        vault.portable.import_clawmem(SOURCE, config=tmp_path / "missing.yml")
 
 
 def test_a_damaged_row_is_one_error_and_nothing_is_written(vault: Vault, tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_a_damaged_row_is_one_error_and_nothing_is_written(vault: Vault, tmp_pat
     with sqlite3.connect(copy) as connection:
         connection.execute("UPDATE recall_events SET turn_index = 'third' WHERE id = 2")
     with pytest.raises(PortableFormatError, match="a row that cannot be read"):
-        vault.import_clawmem(copy)
+        vault.portable.import_clawmem(copy)
     assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
 
 
@@ -206,19 +206,19 @@ def test_graph_rows_arrive_mapped_and_dangling_ones_are_counted(
                 VALUES (10, 11, 1, 'stack re-scanning', 'a newer proposal', '2026-12-01 19:02:00');
             """
         )
-    first = vault.import_clawmem(copy)
+    first = vault.portable.import_clawmem(copy)
     assert first.records["memory_relations"] == 1 and first.records["entity_triples"] == 1
     assert first.records["entity_mentions"] == 2 and first.records["memory_evolution"] == 1
     assert first.records["entity_cooccurrences"] == 1 and first.records["entity_nodes"] == 2
     assert first.not_mapped["memory_relations (rows pointing at what did not arrive)"]["rows"] == 1
     assert first.not_mapped["documents (without their content)"]["rows"] == 1
-    edges = vault.relations_of("goprop/17503-eliminate-rescan.md")
+    edges = vault.graph.relations_of("goprop/17503-eliminate-rescan.md")
     assert [(e.relation_type, e.weight) for e in edges] == [("causal", pytest.approx(0.9))]
-    facts = vault.kg_query("pprof").facts
+    facts = vault.knowledge.kg_query("pprof").facts
     assert [(f.predicate, f.object, f.valid_from) for f in facts] == [
         ("uses", "profiler labels", "2016-09-01T00:00:00Z")
     ]
-    again = vault.import_clawmem(copy)
+    again = vault.portable.import_clawmem(copy)
     assert not any(again.records.values())
 
 
@@ -233,9 +233,9 @@ def test_a_collection_named_like_another_folders_collection_is_refused(
     vault.add_collection(mine, name="goprop")
     before = vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     with pytest.raises(CollectionError, match=r"'goprop'.*--rename goprop=goprop-clawmem"):
-        vault.import_clawmem(SOURCE)
+        vault.portable.import_clawmem(SOURCE)
     with pytest.raises(CollectionError, match="--rename goprop=goprop-clawmem"):
-        vault.import_clawmem(SOURCE, dry_run=True)
+        vault.portable.import_clawmem(SOURCE, dry_run=True)
     assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == before
 
 
@@ -245,7 +245,7 @@ def test_rename_brings_a_collection_in_under_a_free_name(vault: Vault, tmp_path:
     (mine / "plan.md").write_text("# Plan\n\nThe release plan for the spring.\n")
     vault.add_collection(mine, name="goprop")
     vault.update()
-    report = vault.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
+    report = vault.portable.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
     assert report.documents["added"] == 38
     counts = dict(
         vault._connection.execute(
@@ -262,7 +262,7 @@ def test_rename_brings_a_collection_in_under_a_free_name(vault: Vault, tmp_path:
     # the co-activations ClawMem recorded by path still find their documents
     pairs = _source_rows("SELECT COUNT(*) FROM co_activations")[0][0]
     assert vault._connection.execute("SELECT COUNT(*) FROM co_activations").fetchone()[0] == pairs
-    again = vault.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
+    again = vault.portable.import_clawmem(SOURCE, renames={"goprop": "goprop-clawmem"})
     assert again.documents["unchanged"] == 38
 
 
@@ -272,7 +272,7 @@ def test_the_same_folder_under_the_same_name_is_no_conflict(vault: Vault, tmp_pa
     vault.add_collection(folder, name="goprop")
     config = tmp_path / "index.yml"
     config.write_text(f"collections:\n  goprop:\n    path: {folder}\n")
-    report = vault.import_clawmem(SOURCE, config=config, dry_run=True)
+    report = vault.portable.import_clawmem(SOURCE, config=config, dry_run=True)
     assert report.documents["added"] == 38
 
 
@@ -288,7 +288,7 @@ def test_the_same_folder_under_the_same_name_is_no_conflict(vault: Vault, tmp_pa
 )
 def test_a_bad_rename_is_one_error(vault: Vault, renames: dict[str, str], message: str) -> None:
     with pytest.raises(CollectionError, match=message):
-        vault.import_clawmem(SOURCE, renames=renames)
+        vault.portable.import_clawmem(SOURCE, renames=renames)
     assert vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
 
 

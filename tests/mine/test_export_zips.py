@@ -75,10 +75,10 @@ def test_mining_a_folder_of_zips(vault: Vault, tmp_path: Path) -> None:
     _zip(exports / "chatgpt.zip", {"conversations.json": CHATGPT.read_bytes()})
     _zip(exports / "other.zip", {"notes/a.json": b'{"x": 1}'})
     (exports / "damaged.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 100)
-    report = vault.mine(exports)
+    report = vault.mining.mine(exports)
     assert report.formats["chatgpt"].exchanges == 644 and report.written == 644
     assert sorted(report.unrecognised) == ["damaged.zip", "other.zip"]
     hits = vault.search("docker compose environment", collections=["conversations"])
     assert hits and hits[0].path.startswith("chatgpt/")
-    again = vault.mine(exports)
+    again = vault.mining.mine(exports)
     assert again.written == 0 and again.unchanged == 644

@@ -32,7 +32,7 @@ def exported(tmp_path: Path, example_copy: Path) -> Path:
     source.add_collection(example_copy, name="demo")
     source.update()
     source.close()
-    return source.export_to(tmp_path / "vault.jsonl").path and tmp_path / "vault.jsonl"
+    return source.portable.export_to(tmp_path / "vault.jsonl").path and tmp_path / "vault.jsonl"
 
 
 def _naming(exported: Path, folder: str, pattern: str = "**/*") -> Path:
@@ -84,7 +84,7 @@ def test_a_folder_the_export_names_is_never_registered(
         _victim(folder, example_copy)
     (tmp_path / "work" / "inner").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "work" / "inner")
-    report = vault.import_from(_naming(exported, written))
+    report = vault.portable.import_from(_naming(exported, written))
     assert report.collections_added == [] and report.folders == []
     assert report.collections_unregistered == {"demo": written}
     _nothing_scanned(vault)
@@ -99,7 +99,7 @@ def test_a_clawmem_config_naming_the_home_folder_registers_nothing(
     _victim(isolated_environment, example_copy)
     config = tmp_path / "index.yml"
     config.write_text('collections:\n  goprop:\n    path: "~"\n    pattern: "**/*"\n')
-    report = vault.import_clawmem(source / "index.sqlite", config=config)
+    report = vault.portable.import_clawmem(source / "index.sqlite", config=config)
     assert report.collections_added == []
     assert report.collections_unregistered["goprop"] == "~"
     assert vault.collections() == []
@@ -132,7 +132,7 @@ def test_a_mapping_to_a_folder_of_secrets_is_refused_and_nothing_is_written(
         "link-to-home": "home folder",
     }[kind]
     with pytest.raises(CollectionError, match=reason) as raised:
-        vault.import_from(exported, folders={"demo": target})
+        vault.portable.import_from(exported, folders={"demo": target})
     assert "--allow-any-folder" in str(raised.value) and "\n" not in str(raised.value)
     assert vault.status().documents == 0 and vault.collections() == []
 
@@ -142,7 +142,7 @@ def test_any_folder_is_taken_when_the_user_says_so(
 ) -> None:
     folder = isolated_environment / ".notes"
     shutil.copytree(example_copy, folder)
-    report = vault.import_from(exported, folders={"demo": folder}, allow_any_folder=True)
+    report = vault.portable.import_from(exported, folders={"demo": folder}, allow_any_folder=True)
     assert report.collections_added == ["demo"]
     assert vault.collections()[0].path == folder.resolve()
 
@@ -151,17 +151,17 @@ def test_a_mapping_must_name_a_collection_of_the_file_and_a_folder(
     exported: Path, vault: Vault, tmp_path: Path, example_copy: Path
 ) -> None:
     with pytest.raises(CollectionError, match=r"no collection 'notes'.*demo"):
-        vault.import_from(exported, folders={"notes": example_copy})
+        vault.portable.import_from(exported, folders={"notes": example_copy})
     with pytest.raises(CollectionError, match="no such folder"):
-        vault.import_from(exported, folders={"demo": tmp_path / "nowhere"})
+        vault.portable.import_from(exported, folders={"demo": tmp_path / "nowhere"})
     (tmp_path / "a-file").write_text("x")
     with pytest.raises(CollectionError, match="no such folder"):
-        vault.import_from(exported, folders={"demo": tmp_path / "a-file"})
+        vault.portable.import_from(exported, folders={"demo": tmp_path / "a-file"})
     with pytest.raises(CollectionError, match="null"):
-        vault.import_from(exported, folders={"demo": "notes\x00/etc"})
+        vault.portable.import_from(exported, folders={"demo": "notes\x00/etc"})
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     with pytest.raises(CollectionError):
-        vault.import_from(exported, folders={"demo": tmp_path / "loop"})
+        vault.portable.import_from(exported, folders={"demo": tmp_path / "loop"})
     assert vault.status().documents == 0
 
 
@@ -169,7 +169,7 @@ def test_a_dry_run_lists_what_each_mapped_folder_would_index(
     exported: Path, vault: Vault, example_copy: Path
 ) -> None:
     write(example_copy, "extra/new-note.md", "# A new note\n")
-    report = vault.import_from(exported, folders={"demo": example_copy}, dry_run=True)
+    report = vault.portable.import_from(exported, folders={"demo": example_copy}, dry_run=True)
     assert report.collections_added == ["demo"]
     (plan,) = report.folders
     assert plan["folder"] == str(example_copy.resolve()) and plan["files"] == 31
@@ -182,7 +182,7 @@ def test_a_mapping_to_a_folder_without_the_documents_is_reported(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     write(elsewhere, "unrelated.md", "# Not one of the demo notes\n")
-    report = vault.import_from(exported, folders={"demo": elsewhere})
+    report = vault.portable.import_from(exported, folders={"demo": elsewhere})
     (plan,) = report.folders
     assert (plan["sampled"], plan["matching"]) == (5, 0)
     assert "none of its first 5 document(s) is a file there" in report.text()

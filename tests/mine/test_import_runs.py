@@ -21,8 +21,8 @@ def exported(tmp_path: Path, example_copy: Path) -> Path:
     with Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config") as source:
         source.add_collection(example_copy, name="demo")
         source.update()
-        source.remember("deploy rule", "Deploy on Wednesdays.", store="global")
-        source.export_to(tmp_path / "vault.jsonl")
+        source.memory.remember("deploy rule", "Deploy on Wednesdays.", store="global")
+        source.portable.export_to(tmp_path / "vault.jsonl")
     return tmp_path / "vault.jsonl"
 
 
@@ -34,15 +34,15 @@ def last_import(vault: Vault) -> dict[str, object]:
 def test_a_dry_run_a_refused_file_and_an_import_are_each_recorded(
     exported: Path, vault: Vault
 ) -> None:
-    assert vault.import_runs() == []
-    vault.import_from(exported, dry_run=True)
+    assert vault.mining.import_runs() == []
+    vault.portable.import_from(exported, dry_run=True)
     cut = exported.with_name("cut.jsonl")
     cut.write_bytes(exported.read_bytes()[:200])
     with pytest.raises(PortableFormatError):
-        vault.import_from(cut)
+        vault.portable.import_from(cut)
     assert last_import(vault)["status"] == "warn"
-    report = vault.import_from(exported)
-    dry, failed, done = sorted(vault.import_runs(), key=lambda run: run.id)
+    report = vault.portable.import_from(exported)
+    dry, failed, done = sorted(vault.mining.import_runs(), key=lambda run: run.id)
     assert (dry.kind, dry.status, dry.dry_run) == ("export", "done", True)
     assert (dry.records, dry.added) == (done.records, done.added)  # what it would have added
     assert (failed.status, failed.source) == ("failed", str(cut.resolve()))
@@ -52,40 +52,40 @@ def test_a_dry_run_a_refused_file_and_an_import_are_each_recorded(
         sum(report.records.values()),
         sum(report.added.values()),
     )
-    assert [run.id for run in vault.import_runs()] == [done.id, failed.id, dry.id]
+    assert [run.id for run in vault.mining.import_runs()] == [done.id, failed.id, dry.id]
     assert last_import(vault)["status"] == "ok"
 
 
 def test_import_status_and_the_export_of_an_importing_vault(
     exported: Path, vault: Vault, tmp_path: Path
 ) -> None:
-    vault.import_from(exported)
+    vault.portable.import_from(exported)
     text, data = import_status(vault, 10, None)
     assert "imports:" in text and data["imports"][0]["kind"] == "export"
     assert data["imports"][0]["status"] == "done"
     assert import_status(vault, 10, "chats")[1]["imports"] == []  # a collection's runs only
-    again = vault.export_to(tmp_path / "again.jsonl")
+    again = vault.portable.export_to(tmp_path / "again.jsonl")
     types = {json.loads(line).get("type") for line in Path(again.path).read_text().splitlines()}
     assert "import_runs" not in types and "vault_state" not in types
     with Vault.open(tmp_path / "third.sqlite", config_dir=tmp_path / "third") as third:
-        third.import_from(again.path)  # the history did not travel: the vault was empty
-        assert [run.kind for run in third.import_runs()] == ["export"]
+        third.portable.import_from(again.path)  # the history did not travel: the vault was empty
+        assert [run.kind for run in third.mining.import_runs()] == ["export"]
 
 
 @pytest.mark.skipif(not (SOURCE / "index.sqlite").is_file(), reason="no ClawMem vault here")
 def test_a_clawmem_import_is_recorded(vault: Vault) -> None:
-    report = vault.import_clawmem(SOURCE)
-    (run,) = vault.import_runs()
+    report = vault.portable.import_clawmem(SOURCE)
+    (run,) = vault.mining.import_runs()
     assert (run.kind, run.status, run.source) == ("clawmem", "done", str(SOURCE.resolve()))
     assert report.documents["total"] == 38
     assert run.records == run.added == 38 + sum(report.records.values())  # all new
-    vault.import_clawmem(SOURCE)  # a second run adds nothing
-    assert (vault.import_runs()[0].records, vault.import_runs()[0].added) == (38, 0)
+    vault.portable.import_clawmem(SOURCE)  # a second run adds nothing
+    assert (vault.mining.import_runs()[0].records, vault.mining.import_runs()[0].added) == (38, 0)
 
 
 def test_a_damaged_row_is_shown_not_a_crash(exported: Path, vault: Vault) -> None:
-    vault.import_from(exported)
+    vault.portable.import_from(exported)
     vault._connection.execute("UPDATE import_runs SET records = 'lots', added = x'00ff'")
-    (run,) = vault.import_runs()
+    (run,) = vault.mining.import_runs()
     assert (run.records, run.added, run.status) == (0, 0, "done")
     assert last_import(vault)["status"] == "ok"

@@ -233,7 +233,7 @@ def test_a_failed_batch_fails_the_run_and_keeps_the_batches_before_it(tmp_path: 
             )
         count = vault._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
         assert count == 4 and not vault._connection.in_transaction
-        assert vault.mine(folder, "c").written == 5  # a rerun writes the rest
+        assert vault.mining.mine(folder, "c").written == 5  # a rerun writes the rest
 
 
 def test_a_run_that_retired_exchanges_recounts_the_fts_totals(tmp_path: Path) -> None:
@@ -242,9 +242,9 @@ def test_a_run_that_retired_exchanges_recounts_the_fts_totals(tmp_path: Path) ->
     path = folder / "session-1.jsonl"
     path.write_text("\n".join(prompts(6)) + "\n", encoding="utf-8")
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "config") as vault:
-        assert vault.mine(folder).written == 6
+        assert vault.mining.mine(folder).written == 6
         path.write_text("\n".join(prompts(7, rewind_at=6)) + "\n", encoding="utf-8")
-        report = vault.mine(folder)
+        report = vault.mining.mine(folder)
         assert (report.written, report.retired) == (1, 1)
         assert not fts_totals_drifted(vault._connection, "documents_fts")
 

@@ -1,4 +1,4 @@
-"""Vault.mine on real vault files: documents and their frontmatter, idempotent reruns, a
+"""Vault.mining.mine on real vault files: documents and their frontmatter, idempotent reruns, a
 session that grew or was rewound, --since, dry runs, redaction, files no reader takes, the
 mined collection next to folder collections, --backfill-dates, runs and bounded memory."""
 
@@ -60,7 +60,7 @@ def documents(vault: Vault, collection: str = "conversations") -> list[tuple[str
 
 def test_one_document_per_exchange_with_its_frontmatter(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST, *SECOND)
-    report = vault.mine(folder)
+    report = vault.mining.mine(folder)
     assert (report.files, report.conversations, report.exchanges) == (1, 1, 2)
     assert report.written == 2 and report.unchanged == 0
     assert report.formats["claude-code"].exchanges == 2
@@ -86,26 +86,26 @@ def test_a_rerun_changes_nothing_and_a_grown_file_adds_only_its_new_exchange(
     vault: Vault, tmp_path: Path
 ) -> None:
     folder = session(tmp_path, *FIRST)
-    assert vault.mine(folder).written == 1
-    again = vault.mine(folder)
+    assert vault.mining.mine(folder).written == 1
+    again = vault.mining.mine(folder)
     assert (again.written, again.unchanged) == (0, 1)
     before = documents(vault)
     session(tmp_path, *FIRST, *SECOND)
-    grown = vault.mine(folder)
+    grown = vault.mining.mine(folder)
     assert (grown.written, grown.unchanged, grown.retired) == (1, 1, 0)
     assert set(before) <= set(documents(vault))
 
 
 def test_a_rewound_exchange_is_retired(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST, *SECOND)
-    vault.mine(folder)
+    vault.mining.mine(folder)
     # the user rewinds to before u2 and asks something else: a second prompt child of a1
     rewound = (
         line("u3", "a1", "user", "Actually, should refresh tokens be bound to the device?", 5),
         line("a3", "u3", "assistant", "Yes: bind them to a device key and check it on use.", 6),
     )
     session(tmp_path, *FIRST, *SECOND, *rewound)
-    report = vault.mine(folder)
+    report = vault.mining.mine(folder)
     assert (report.written, report.unchanged, report.retired) == (1, 1, 1)
     active = {path.rsplit("/", 1)[1]: bool(flag) for path, _, flag in documents(vault)}
     assert active == {"u1.md": True, "u2.md": False, "u3.md": True}
@@ -114,19 +114,19 @@ def test_a_rewound_exchange_is_retired(vault: Vault, tmp_path: Path) -> None:
 
 def test_since_dry_run_and_runs(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST, *SECOND)
-    dry = vault.mine(folder, dry_run=True)
+    dry = vault.mining.mine(folder, dry_run=True)
     assert (dry.dry_run, dry.written) == (True, 2)
-    assert documents(vault) == [] and vault.import_status() == []
-    later = vault.mine(folder, since="2025-03-01T10:02:00Z")
+    assert documents(vault) == [] and vault.mining.import_status() == []
+    later = vault.mining.mine(folder, since="2025-03-01T10:02:00Z")
     assert later.written == 1 and later.skipped["claude-code"]["before --since"] == 1
-    (run,) = vault.import_status()
+    (run,) = vault.mining.import_status()
     assert (run.collection, run.status, run.written, run.exchanges) == (
         "conversations",
         "done",
         1,
         1,
     )
-    assert vault.mined_collections() == [("conversations", str(folder.resolve()))]
+    assert vault.mining.mined_collections() == [("conversations", str(folder.resolve()))]
     (check,) = mined_checks(vault._connection)
     assert check.name == "mined conversations" and check.status == "ok"
     assert "1 documents; last run #1 done" in check.detail
@@ -138,7 +138,7 @@ def test_secrets_are_redacted_before_anything_is_stored(vault: Vault, tmp_path: 
         line("u1", None, "user", f"push it with {SECRET} please, the usual way", 0),
         line("a1", "u1", "assistant", "Pushed to origin/main with that token.", 1),
     )
-    vault.mine(folder)
+    vault.mining.mine(folder)
     (path, _, _) = documents(vault)[0]
     document = vault.get(f"conversations/{path}")
     assert SECRET not in document.body and "[REDACTED:" in document.body
@@ -156,7 +156,7 @@ def test_patterns_of_ones_own_redact_mined_text(vault: Vault, tmp_path: Path) ->
         line("u1", None, "user", "close ticket TCK-0123ABCD once the deploy is green", 0),
         line("a1", "u1", "assistant", "Closed TCK-0123ABCD after the green deploy.", 1),
     )
-    vault.mine(folder)
+    vault.mining.mine(folder)
     (path, _, _) = documents(vault)[0]
     body = vault.get(f"conversations/{path}").body
     assert "TCK-0123ABCD" not in body  # nor in the title the frontmatter repeats
@@ -170,7 +170,7 @@ def test_files_no_reader_takes_are_reported(vault: Vault, tmp_path: Path) -> Non
     (folder / "picture.png").write_bytes(b"\x89PNG")
     (folder / "node_modules").mkdir()
     (folder / "node_modules" / "x.jsonl").write_text(FIRST[0] + "\n", encoding="utf-8")
-    report = vault.mine(folder)
+    report = vault.mining.mine(folder)
     assert report.unrecognised == ["data.json", "notes.md"]
     assert report.unrecognised_count == 2
     assert report.exchanges == 1  # node_modules is never entered
@@ -183,7 +183,7 @@ def test_the_mined_collection_sits_beside_folder_collections(vault: Vault, tmp_p
     vault.add_collection(notes, name="notes")
     vault.update()
     folder = session(tmp_path, *FIRST, *SECOND)
-    vault.mine(folder)
+    vault.mining.mine(folder)
     listed = {c.name: (c.documents, c.pattern) for c in vault.status().collections}
     assert listed == {"notes": (1, "**/*.md"), "conversations": (2, "(mined)")}
     vault.update()  # a folder re-scan never touches the mined documents
@@ -191,41 +191,41 @@ def test_the_mined_collection_sits_beside_folder_collections(vault: Vault, tmp_p
     found = vault.search("rotate refresh tokens", collections=["conversations"])
     assert found and {r.collection for r in found} == {"conversations"}
     with pytest.raises(CollectionError, match="folder collection"):
-        vault.mine(folder, "notes")
+        vault.mining.mine(folder, "notes")
 
 
 def test_bad_arguments_are_one_line_errors(vault: Vault, tmp_path: Path) -> None:
     with pytest.raises(CollectionError, match="does not exist"):
-        vault.mine(tmp_path / "missing")
+        vault.mining.mine(tmp_path / "missing")
     with pytest.raises(InvalidQueryError, match="unknown format"):
-        vault.mine(tmp_path, format="whatsapp")
+        vault.mining.mine(tmp_path, format="whatsapp")
     with pytest.raises(InvalidQueryError, match="not a date"):
-        vault.mine(tmp_path, since="last tuesday")
+        vault.mining.mine(tmp_path, since="last tuesday")
     with pytest.raises(CollectionError, match="invalid collection name"):
-        vault.mine(tmp_path, "Bad Name")
+        vault.mining.mine(tmp_path, "Bad Name")
     with pytest.raises(InvalidQueryError):
-        vault.import_status(0)
+        vault.mining.import_status(0)
 
 
 def test_backfill_dates_dry_run_then_apply(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST, *SECOND)
-    vault.mine(folder)
+    vault.mining.mine(folder)
     with vault._connection:
         vault._connection.execute("UPDATE documents SET authored_at = NULL")
-    dry = vault.mine_backfill_dates(folder)
+    dry = vault.mining.backfill_dates(folder)
     assert (dry.undated, dry.found, dry.applied) == (2, 2, False)
     assert [a for _, a, _ in documents(vault)] == [None, None]
-    applied = vault.mine_backfill_dates(folder, apply=True)
+    applied = vault.mining.backfill_dates(folder, apply=True)
     assert (applied.undated, applied.found) == (2, 2)
     assert [a for _, a, _ in documents(vault)] == ["2025-03-01T10:01:00Z", "2025-03-01T10:03:00Z"]
-    assert vault.mine_backfill_dates(folder).undated == 0
+    assert vault.mining.backfill_dates(folder).undated == 0
 
 
 @needs_bench
 def test_the_bench_folders_mine_idempotently(vault: Vault, tmp_path: Path) -> None:
     for name in ("claude-code", "codex", "plain-text"):
         shutil.copytree(BENCH / name, tmp_path / "bench" / name)
-    report = vault.mine(tmp_path / "bench")
+    report = vault.mining.mine(tmp_path / "bench")
     assert report.formats["claude-code"].files == 15  # 4 of them subagent transcripts
     assert report.formats["claude-code"].conversations == 11
     assert report.skipped["claude-code"]["subagent transcript"] == 4
@@ -233,7 +233,7 @@ def test_the_bench_folders_mine_idempotently(vault: Vault, tmp_path: Path) -> No
     assert report.formats["text"].files == 7
     assert report.unrecognised_count == 0 and report.errors == []
     assert report.written == report.exchanges == len(documents(vault))
-    again = vault.mine(tmp_path / "bench")
+    again = vault.mining.mine(tmp_path / "bench")
     assert (again.written, again.unchanged, again.retired) == (0, report.written, 0)
 
 
@@ -305,7 +305,7 @@ def test_hostile_lines_and_unreadable_files_cost_only_themselves(
     locked.chmod(0)
     try:
         readable = os.access(locked, os.R_OK)  # root reads it all the same
-        report = vault.mine(folder)
+        report = vault.mining.mine(folder)
     finally:
         locked.chmod(0o600)
     assert report.skipped["claude-code"]["malformed line"] == 1
@@ -324,12 +324,12 @@ def test_fifos_and_links_are_never_opened(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST)
     os.mkfifo(folder / "pipe.jsonl")
     (folder / "link.jsonl").symlink_to(folder / "session-1.jsonl")
-    report = vault.mine(folder)  # returns: nothing waits on the FIFO
+    report = vault.mining.mine(folder)  # returns: nothing waits on the FIFO
     assert report.formats["claude-code"].files == 1
     assert report.formats["claude-code"].exchanges == 1
     assert report.errors == [] and report.unrecognised == []
     with pytest.raises(CollectionError, match="neither a folder nor a regular file"):
-        vault.mine(folder / "pipe.jsonl")
+        vault.mining.mine(folder / "pipe.jsonl")
 
 
 def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: Path) -> None:
@@ -342,7 +342,7 @@ def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: 
         ),
         FIRST[1],
     )
-    report = vault.mine(folder, embed=True)
+    report = vault.mining.mine(folder, embed=True)
     assert report.skipped["claude-code"]["sidechain line"] == 2
     (path, _, _) = documents(vault)[0]
     assert "Warmup" not in vault.get(f"conversations/{path}").body
@@ -353,22 +353,22 @@ def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: 
 
 def test_a_mined_collection_is_removed_and_mined_again(vault: Vault, tmp_path: Path) -> None:
     folder = session(tmp_path, *FIRST, *SECOND)
-    vault.mine(folder)
+    vault.mining.mine(folder)
     (path, _, _) = documents(vault)[0]
-    vault.forget(f"conversations/{path}")
-    assert vault.mine(folder).unchanged == 2  # a forgotten exchange stays forgotten
+    vault.curation.forget(f"conversations/{path}")
+    assert vault.mining.mine(folder).unchanged == 2  # a forgotten exchange stays forgotten
     removed = vault.remove_collection("conversations")
     assert (removed.name, removed.pattern) == ("conversations", "(mined)")
     assert [flag for _, _, flag in documents(vault)] == [0, 0]
-    assert vault.mined_collections() == [] and vault.import_status() == []
+    assert vault.mining.mined_collections() == [] and vault.mining.import_status() == []
     assert "conversations" not in {c.name for c in vault.status().collections}
-    again = vault.mine(folder)  # back in search, but for the exchange that was forgotten
+    again = vault.mining.mine(folder)  # back in search, but for the exchange that was forgotten
     assert (again.written, again.unchanged) == (1, 1)
     assert [flag for _, _, flag in documents(vault)] == [0, 1]
 
 
 def test_update_names_a_mined_collection_for_what_it_is(vault: Vault, tmp_path: Path) -> None:
-    vault.mine(session(tmp_path, *FIRST))
+    vault.mining.mine(session(tmp_path, *FIRST))
     with pytest.raises(CollectionNotFoundError, match="is a mined collection: `memtrove mine"):
         vault.update(["conversations"])
     with pytest.raises(CollectionNotFoundError, match="no collection named 'nothing'"):
@@ -390,5 +390,5 @@ def test_a_source_the_system_refuses_is_a_short_error(
     traceback), and a path of any length is shortened in it (MCP echoed 100,000
     characters)."""
     with pytest.raises(CollectionError) as caught:
-        vault.mine(source, dry_run=True)
+        vault.mining.mine(source, dry_run=True)
     assert re.fullmatch(message, str(caught.value)), str(caught.value)[:300]

@@ -1,5 +1,5 @@
-"""``Vault.export_to`` / ``Vault.import_from``: memtrove's own vault out and back in,
-lossless, and refused (with nothing written) when the file or the target is wrong."""
+"""``Vault.portable.export_to`` / ``Vault.portable.import_from``: memtrove's own vault out and
+back in, lossless, and refused (with nothing written) when the file or the target is wrong."""
 
 from __future__ import annotations
 
@@ -43,22 +43,22 @@ def _populated(tmp_path: Path, example_copy: Path) -> Vault:
     vault.add_collection(example_copy, name="demo")
     vault.add_collection(notes, name="generated")
     vault.update()
-    vault.remember("deploy rule", "Deploy on Tuesdays after the freeze.", store="global")
-    vault.remember("deploy rule", "Deploy on Wednesdays.", store="global", overwrite=True)
-    vault.remember("cache choice", "Redis for sessions, memcached never.", store="global")
-    vault.forget_entry("cache choice", store="global")
+    vault.memory.remember("deploy rule", "Deploy on Tuesdays after the freeze.", store="global")
+    vault.memory.remember("deploy rule", "Deploy on Wednesdays.", store="global", overwrite=True)
+    vault.memory.remember("cache choice", "Redis for sessions, memcached never.", store="global")
+    vault.memory.forget_entry("cache choice", store="global")
     listed = vault.list(40)
-    vault.relate(f"#{listed[0].docid}", f"#{listed[1].docid}", "causal", 0.8)
-    vault.add_fact("catalog", "runs_on", "PostgreSQL")
-    vault.add_fact("team", "prefers", object_literal="small pull requests")
-    rule = vault.add_rule(
+    vault.graph.relate(f"#{listed[0].docid}", f"#{listed[1].docid}", "causal", 0.8)
+    vault.graph.add_fact("catalog", "runs_on", "PostgreSQL")
+    vault.graph.add_fact("team", "prefers", object_literal="small pull requests")
+    rule = vault.rules.add_rule(
         "prediction", "The user wants tests first", when=["writing code"], store="global"
     )
-    vault.signal_rule("prediction", rule.id, "confirm", "asked for tests")
-    vault.pin(f"#{listed[2].docid}")
-    vault.snooze(f"#{listed[3].docid}", "2099-01-01")
-    vault.forget(f"#{listed[4].docid}")
-    vault.log_context_usage(
+    vault.rules.signal_rule("prediction", rule.id, "confirm", "asked for tests")
+    vault.curation.pin(f"#{listed[2].docid}")
+    vault.curation.snooze(f"#{listed[3].docid}", "2099-01-01")
+    vault.curation.forget(f"#{listed[4].docid}")
+    vault.sessions.log_context_usage(
         "session-1",
         "context-surfacing",
         injected=[(doc.doc_id, 0.7) for doc in vault.search("heron caching", limit=3)],
@@ -84,22 +84,22 @@ def test_an_import_into_an_empty_vault_reproduces_the_source(
     tmp_path: Path, example_copy: Path
 ) -> None:
     source = _populated(tmp_path, example_copy)
-    exported = source.export_to(tmp_path / "vault.jsonl")
+    exported = source.portable.export_to(tmp_path / "vault.jsonl")
     assert exported.records > 100
     target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
-    report = target.import_from(
+    report = target.portable.import_from(
         tmp_path / "vault.jsonl",
         folders={"demo": example_copy, "generated": tmp_path / "generated"},
     )
     rows = source._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
     assert report.records["documents"] == rows > source.status().documents  # forgotten ones too
     assert sorted(report.collections_added) == ["demo", "generated"]
-    target.export_to(tmp_path / "again.jsonl")
+    target.portable.export_to(tmp_path / "again.jsonl")
     # Every row of every table, as stored: ids, docids, hashes, dates, pins, snoozes,
     # forgotten state, entry versions, edges, facts, rules, sessions.
     assert _records(tmp_path / "again.jsonl") == _records(tmp_path / "vault.jsonl")
     assert _top(target) == _top(source)
-    assert target.entry_versions("deploy rule", "global")[0].content.startswith(
+    assert target.memory.entry_versions("deploy rule", "global")[0].content.startswith(
         "Deploy on Tuesdays"
     )
     assert [c.name for c in target.collections()] == ["demo", "generated"]
@@ -113,9 +113,9 @@ def test_an_import_then_embed_gives_the_same_vector_results(
     source.add_collection(example_copy, name="demo")
     source.update()
     source.embed()
-    source.export_to(tmp_path / "vault.jsonl")
+    source.portable.export_to(tmp_path / "vault.jsonl")
     target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
-    report = target.import_from(tmp_path / "vault.jsonl", embed=True)
+    report = target.portable.import_from(tmp_path / "vault.jsonl", embed=True)
     assert report.embed is not None and report.embed["failed_documents"] == 0
     for query in QUERIES[:4]:
         assert [r.docid for r in target.vsearch(query)] == [r.docid for r in source.vsearch(query)]
@@ -126,9 +126,9 @@ def test_vectors_carried_in_the_file_need_no_embedding(tmp_path: Path, example_c
     source.add_collection(example_copy, name="demo")
     source.update()
     source.embed()
-    source.export_to(tmp_path / "vault.jsonl", vectors=True)
+    source.portable.export_to(tmp_path / "vault.jsonl", vectors=True)
     target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
-    report = target.import_from(tmp_path / "vault.jsonl")
+    report = target.portable.import_from(tmp_path / "vault.jsonl")
     stored = source._connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0]
     assert report.added["vectors"] == stored > 0
     assert target.embed().fragments == 0  # every document is synced already
@@ -146,19 +146,19 @@ def test_vectors_carried_in_the_file_need_no_embedding(tmp_path: Path, example_c
     header["embedding_space"] = {"identity": "http:other", "dimensions": 256}
     other = [json.dumps(header) + "\n", *lines[1:]]
     # A vault with no vectors yet takes the file's space; one with vectors of another refuses.
-    fresh.import_from(_rewrite(tmp_path / "vault.jsonl", other), dry_run=True)
+    fresh.portable.import_from(_rewrite(tmp_path / "vault.jsonl", other), dry_run=True)
     with pytest.raises(PortableFormatError, match="come from http:other"):
-        target.import_from(_rewrite(tmp_path / "vault.jsonl", other), merge=True)
+        target.portable.import_from(_rewrite(tmp_path / "vault.jsonl", other), merge=True)
 
 
 def test_an_import_into_a_vault_holding_data_is_refused(tmp_path: Path, vault: Vault) -> None:
     source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
-    source.remember("one", "the first entry", store="global")
-    source.export_to(tmp_path / "vault.jsonl")
-    vault.remember("mine", "already here", store="global")
+    source.memory.remember("one", "the first entry", store="global")
+    source.portable.export_to(tmp_path / "vault.jsonl")
+    vault.memory.remember("mine", "already here", store="global")
     with pytest.raises(VaultNotEmptyError, match="already holds data"):
-        vault.import_from(tmp_path / "vault.jsonl")
-    assert [entry.label for entry in vault.entries("global")] == ["mine"]
+        vault.portable.import_from(tmp_path / "vault.jsonl")
+    assert [entry.label for entry in vault.memory.entries("global")] == ["mine"]
 
 
 @pytest.fixture
@@ -166,13 +166,13 @@ def exported(tmp_path: Path, example_copy: Path) -> Path:
     source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
     source.add_collection(example_copy, name="demo")
     source.update()
-    source.remember("deploy rule", "Deploy on Wednesdays.", store="global")
-    return source.export_to(tmp_path / "vault.jsonl").path and tmp_path / "vault.jsonl"
+    source.memory.remember("deploy rule", "Deploy on Wednesdays.", store="global")
+    return source.portable.export_to(tmp_path / "vault.jsonl").path and tmp_path / "vault.jsonl"
 
 
 def _refused(vault: Vault, path: Path, message: str) -> None:
     with pytest.raises(PortableFormatError, match=message):
-        vault.import_from(path)
+        vault.portable.import_from(path)
     assert vault.status().documents == 0
     assert vault._connection.execute("SELECT COUNT(*) FROM content").fetchone()[0] == 0
 
@@ -234,7 +234,7 @@ def test_an_edited_file_is_refused(exported: Path, vault: Vault) -> None:
 
 
 def test_a_dry_run_checks_everything_and_writes_nothing(exported: Path, vault: Vault) -> None:
-    report = vault.import_from(exported, dry_run=True)
+    report = vault.portable.import_from(exported, dry_run=True)
     assert report.dry_run and report.records["documents"] == 31
     assert vault.status().documents == 0 and vault.collections() == []
 
@@ -248,7 +248,7 @@ def test_secrets_in_an_imported_body_are_redacted(exported: Path, vault: Vault) 
     old = json.loads(lines[number])["hash"]
     edited = [*lines[:number], json.dumps(record) + "\n", *lines[number + 1 :]]
     edited = [line.replace(old, record["hash"]) for line in edited]
-    report = vault.import_from(_rewrite(exported, edited))
+    report = vault.portable.import_from(_rewrite(exported, edited))
     assert report.redacted >= 1
     bodies = [str(row[0]) for row in vault._connection.execute("SELECT doc FROM content")]
     assert not any("hunter2" in body for body in bodies)
@@ -260,51 +260,53 @@ def test_secrets_in_an_imported_body_are_redacted(exported: Path, vault: Vault) 
 
 def test_an_unreadable_file_is_one_error(tmp_path: Path, vault: Vault) -> None:
     with pytest.raises(PortableFormatError, match="cannot read"):
-        vault.import_from(tmp_path / "missing.jsonl")
+        vault.portable.import_from(tmp_path / "missing.jsonl")
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
     with pytest.raises(PortableFormatError, match="line 1: the file is empty"):
-        vault.import_from(empty)
+        vault.portable.import_from(empty)
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(b"\xff\xfe\x00garbage\n")
     with pytest.raises(PortableFormatError, match="line 1: not UTF-8"):
-        vault.import_from(binary)
+        vault.portable.import_from(binary)
     if hasattr(os, "mkfifo"):  # a FIFO is refused at once, never waited on
         os.mkfifo(tmp_path / "pipe.jsonl")
         with pytest.raises(PortableFormatError, match="not a regular file"):
-            vault.import_from(tmp_path / "pipe.jsonl")
+            vault.portable.import_from(tmp_path / "pipe.jsonl")
 
 
 def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
     tmp_path: Path, example_copy: Path
 ) -> None:
     source = _populated(tmp_path, example_copy)
-    source.export_to(tmp_path / "vault.jsonl")
+    source.portable.export_to(tmp_path / "vault.jsonl")
     target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
     target.add_collection(example_copy, name="demo")
     target.update()
-    target.remember("own entry", "The target's own memory.", store="global")
+    target.memory.remember("own entry", "The target's own memory.", store="global")
     kept = {(d.path, d.doc_id, d.hash) for d in target.export()}
     pinned = source.list(40)[2]
 
-    report = target.import_from(tmp_path / "vault.jsonl", merge=True)
+    report = target.portable.import_from(tmp_path / "vault.jsonl", merge=True)
     assert report.added["documents"] == report.records["documents"] - len(kept) + 1
     assert {(d.path, d.doc_id, d.hash) for d in target.export() if d.collection == "demo"} == {
         item for item in kept if not item[0].startswith("entries/")
     }
-    assert {e.label for e in target.entries("global")} == {"own entry", "deploy rule"}
-    assert target.entry_versions("deploy rule", "global")[0].content.startswith("Deploy on Tues")
+    assert {e.label for e in target.memory.entries("global")} == {"own entry", "deploy rule"}
+    assert target.memory.entry_versions("deploy rule", "global")[0].content.startswith(
+        "Deploy on Tues"
+    )
     assert [r.path for r in target.search("heron caching queues", limit=3)] == [
         r.path for r in source.search("heron caching queues", limit=3)
     ]
     assert pinned.collection == "generated" and target.get(f"generated/{pinned.path}").pinned
-    assert [f.predicate for f in target.kg_query("catalog").facts] == ["runs_on"]
-    assert [s.session_id for s in target.session_log(5)] == ["session-1"]
+    assert [f.predicate for f in target.knowledge.kg_query("catalog").facts] == ["runs_on"]
+    assert [s.session_id for s in target.sessions.session_log(5)] == ["session-1"]
 
-    target.export_to(tmp_path / "merged.jsonl")
-    again = target.import_from(tmp_path / "vault.jsonl", merge=True)
+    target.portable.export_to(tmp_path / "merged.jsonl")
+    again = target.portable.import_from(tmp_path / "vault.jsonl", merge=True)
     assert not any(again.added.values()), again.added  # a second merge adds nothing
-    target.export_to(tmp_path / "merged-again.jsonl")
+    target.portable.export_to(tmp_path / "merged-again.jsonl")
     assert _records(tmp_path / "merged-again.jsonl") == _records(tmp_path / "merged.jsonl")
 
 
@@ -313,7 +315,7 @@ def test_the_folder_the_file_names_is_never_registered(
 ) -> None:
     """The export names the very folder its documents came from, and they are all there:
     still only a hint, shown, never read (the user maps it)."""
-    report = vault.import_from(exported)
+    report = vault.portable.import_from(exported)
     assert report.collections_added == [] and report.folders == []
     assert report.collections_unregistered == {"demo": str(example_copy.resolve())}
     assert vault.collections() == [] and vault.status().documents == 31  # still searchable
@@ -328,7 +330,7 @@ def test_a_mapped_folder_is_registered_and_always_redacted(
     header = json.loads(lines[0])
     header["collections"][0]["redact"] = False
     edited = _rewrite(exported, [json.dumps(header) + "\n", *lines[1:]])
-    report = vault.import_from(edited, folders={"demo": example_copy})
+    report = vault.portable.import_from(edited, folders={"demo": example_copy})
     assert report.collections_added == ["demo"] and report.collections_unregistered == {}
     (plan,) = report.folders
     assert (plan["files"], plan["sampled"], plan["matching"]) == (30, 5, 5)
@@ -355,7 +357,7 @@ def test_an_export_never_replaces_what_is_not_a_regular_file(
             pytest.skip("only root makes device nodes")
     message = "name a file to write" if kind == "empty" else "it is not a regular file"
     with pytest.raises(PortableFormatError, match=message):
-        vault.export_to(target)
+        vault.portable.export_to(target)
     assert not (tmp_path / "elsewhere.jsonl").exists()
     assert kind == "empty" or not target.is_file()
 
@@ -364,7 +366,7 @@ def test_a_byte_order_mark_an_editor_added_is_read_past(exported: Path, vault: V
     """It was refused as 'not valid JSON (...; cut short?)'."""
     marked = exported.with_name("marked.jsonl")
     marked.write_bytes(b"\xef\xbb\xbf" + exported.read_bytes())
-    vault.import_from(marked)
+    vault.portable.import_from(marked)
     assert vault.status().documents == 31
 
 

@@ -91,7 +91,7 @@ def test_a_folder_of_every_format_mines_the_rest_and_counts_the_hostile(
     (root / "rollout.jsonl").symlink_to(next((BENCH / "codex").glob("*.jsonl")))
     os.mkfifo(root / "notes.md")
     os.mkfifo(root / "export.zip")
-    report = vault.mine(root)
+    report = vault.mining.mine(root)
     assert (report.files, report.exchanges) == (1, 1)
     assert report.skipped[FILES] == {LINK: 6, NOT_REGULAR: 3}
     assert report.errors == [] and report.unrecognised == []
@@ -115,7 +115,7 @@ def test_a_source_that_is_not_a_regular_file_is_refused_and_mine_returns(
         os.chdir(tmp_path)
         listener.bind(source.name)
     with pytest.raises(CollectionError, match="neither a folder nor a regular file"):
-        vault.mine(source)
+        vault.mining.mine(source)
 
 
 def test_a_source_the_user_names_through_a_link_is_read(vault: Vault, tmp_path: Path) -> None:
@@ -124,8 +124,8 @@ def test_a_source_the_user_names_through_a_link_is_read(vault: Vault, tmp_path: 
     (real / "session-1.jsonl").write_text("\n".join(SESSION) + "\n")
     (tmp_path / "named.jsonl").symlink_to(real / "session-1.jsonl")
     (tmp_path / "named-folder").symlink_to(real, target_is_directory=True)
-    assert vault.mine(tmp_path / "named.jsonl").exchanges == 1
-    assert vault.mine(tmp_path / "named-folder").exchanges == 1
+    assert vault.mining.mine(tmp_path / "named.jsonl").exchanges == 1
+    assert vault.mining.mine(tmp_path / "named-folder").exchanges == 1
 
 
 def chatgpt_export(text: str) -> list[dict[str, Any]]:
@@ -156,7 +156,7 @@ def test_one_huge_message_is_cut_and_counted(vault: Vault, tmp_path: Path, packe
     else:
         source = tmp_path / "conversations.json"
         source.write_text(data)
-    report = vault.mine(source)
+    report = vault.mining.mine(source)
     assert report.exchanges == 1
     assert report.skipped["chatgpt"][MESSAGE_CUT] == 1
     (body,) = bodies(vault)
@@ -171,7 +171,7 @@ def test_a_huge_claude_code_reply_is_cut(vault: Vault, tmp_path: Path) -> None:
     reply = "The log reads: " + "0123456789" * (MAX_MESSAGE_CHARS // 5)
     lines = (SESSION[0], line("a1", "u1", "assistant", reply, 1))
     (folder / "session-1.jsonl").write_text("\n".join(lines) + "\n")
-    report = vault.mine(folder)
+    report = vault.mining.mine(folder)
     assert report.skipped["claude-code"][MESSAGE_CUT] == 1
     (body,) = bodies(vault)
     assert len(body) < MAX_MESSAGE_CHARS + 2000 and "How do we rotate" in body
@@ -216,6 +216,6 @@ def test_a_line_past_the_cap_is_skipped_and_the_rest_read(
         ]
         name = "rollout.jsonl"
     (folder / name).write_text("\n".join(lines) + "\n")
-    report = vault.mine(folder)
+    report = vault.mining.mine(folder)
     assert report.exchanges >= 1
     assert report.skipped[fmt]["line longer than 256 MB"] == 1

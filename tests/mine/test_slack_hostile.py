@@ -63,7 +63,7 @@ def make_hostile(root: Path, outside: Path) -> None:
 
 def mined(tmp_path: Path, name: str, source: Path) -> tuple[Any, list[str]]:
     with Vault.open(tmp_path / f"{name}.sqlite", config_dir=tmp_path / f"{name}-config") as vault:
-        report = vault.mine(source)
+        report = vault.mining.mine(source)
         rows = vault._connection.execute(
             "SELECT c.doc FROM documents d JOIN content c ON c.hash = d.hash "
             "WHERE d.collection = 'conversations' AND d.active = 1"

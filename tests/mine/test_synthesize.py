@@ -119,7 +119,7 @@ def test_facts_are_saved_linked_and_counted(
     vault, (auth, later, storage) = mined
     before = conversations_of(vault)
     model_server.set_chat_reply(answers({"Auth design chat": AUTH, "Storage chat": STORAGE}))
-    report = vault.synthesize_conversations([auth, storage, later])
+    report = vault.synthesis.synthesize_conversations([auth, storage, later])
     assert report == SynthesisReport(
         docs_scanned=3,
         facts_extracted=4,
@@ -162,10 +162,10 @@ def test_reruns_in_another_answer_order_keep_paths_and_weights(
     vault, (auth, later, storage) = mined
     chats = {"Auth design chat": AUTH, "Storage chat": STORAGE}
     model_server.set_chat_reply(answers(chats))
-    vault.synthesize_conversations([auth, storage, later])
+    vault.synthesis.synthesize_conversations([auth, storage, later])
     paths, edges = synthesized(vault), relations(vault)
     model_server.set_chat_reply(answers(chats, reverse=True))
-    again = vault.synthesize_conversations([later, storage, auth])
+    again = vault.synthesis.synthesize_conversations([later, storage, auth])
     assert synthesized(vault) == paths  # same paths, same ids
     assert relations(vault) == edges  # equal weights: no inflation
     assert (again.facts_extracted, again.facts_saved) == (4, 0)  # all deduplicated
@@ -173,7 +173,7 @@ def test_reruns_in_another_answer_order_keep_paths_and_weights(
     stronger = [dict(AUTH[0], links=[{"target": "Postgres for storage", "relationType":
                                       "causal", "weight": 0.9}]), *AUTH[1:]]  # fmt: skip
     model_server.set_chat_reply(answers({"Auth design chat": stronger, "Storage chat": STORAGE}))
-    changed = vault.synthesize_conversations([auth, storage])
+    changed = vault.synthesis.synthesize_conversations([auth, storage])
     assert changed.facts_saved == 0  # the fact's text did not change, only a link
     assert relations(vault)[("Use OAuth.", "Postgres for storage", "causal")] == 0.9
     weaker = [
@@ -184,7 +184,7 @@ def test_reruns_in_another_answer_order_keep_paths_and_weights(
         )
     ]
     model_server.set_chat_reply(answers({"Auth design chat": weaker, "Storage chat": STORAGE}))
-    updated = vault.synthesize_conversations([auth, storage])
+    updated = vault.synthesis.synthesize_conversations([auth, storage])
     assert updated.facts_saved == 1  # "updated": same path, new text
     assert synthesized(vault)[fact_path(auth, "Use OAuth.")] == paths[fact_path(auth, "Use OAuth.")]
     assert relations(vault)[("Use OAuth.", "Postgres for storage", "causal")] == 0.9
@@ -196,7 +196,7 @@ def test_the_same_fact_from_two_conversations_is_one_document(
     vault, (auth, later, _) = mined
     same = [{"title": "Use OAuth.", "contentType": "decision", "facts": ["Login uses OAuth."]}]
     model_server.set_chat_reply(answers({"Auth design chat": same, "Later chat": same}))
-    report = vault.synthesize_conversations([later, auth])
+    report = vault.synthesis.synthesize_conversations([later, auth])
     assert (report.facts_extracted, report.facts_saved) == (2, 1)
     assert list(synthesized(vault)) == [fact_path(auth, "Use OAuth.")]  # the lower id first
 
@@ -210,23 +210,23 @@ def test_duplicate_titles_in_the_vault_are_ambiguous(
         "Storage chat": [{"title": "Cache policy", "contentType": "decision", "facts": ["B"]}],
     }
     model_server.set_chat_reply(answers(twice))
-    assert vault.synthesize_conversations([auth, storage]).facts_saved == 2
+    assert vault.synthesis.synthesize_conversations([auth, storage]).facts_saved == 2
     linking = [
         {"title": "Follow up", "contentType": "milestone",
          "links": [{"target": "cache POLICY ", "relationType": "causal"},
                    {"target": "Prefers nothing", "relationType": "causal"}]},
     ]  # fmt: skip
     model_server.set_chat_reply(answers({"Later chat": linking}))
-    report = vault.synthesize_conversations([later])
+    report = vault.synthesis.synthesize_conversations([later])
     assert (report.links_resolved, report.links_unresolved) == (0, 2)  # SQL found two
     assert relations(vault) == {}
     single = [{"title": "Follow up", "contentType": "milestone",
                "links": [{"target": "Use the cache", "relationType": "entity"}]}]  # fmt: skip
     only = {"title": "Use the cache", "contentType": "decision", "facts": ["C"]}
     model_server.set_chat_reply(answers({"Auth design chat": [only]}))
-    vault.synthesize_conversations([auth])
+    vault.synthesis.synthesize_conversations([auth])
     model_server.set_chat_reply(answers({"Later chat": single}))
-    report = vault.synthesize_conversations([later])
+    report = vault.synthesis.synthesize_conversations([later])
     assert report.links_resolved == 1  # one title in the vault: the SQL fallback binds it
     assert relations(vault) == {("Follow up", "Use the cache", "entity"): 0.5}
 
@@ -245,7 +245,7 @@ def test_unreadable_answers_are_counted(
 ) -> None:
     vault, doc_ids = mined
     model_server.set_chat_reply(reply)
-    report = vault.synthesize_conversations(doc_ids)
+    report = vault.synthesis.synthesize_conversations(doc_ids)
     assert (report.docs_scanned, report.llm_failures, report.docs_with_no_facts) == (
         3,
         failures,
@@ -280,7 +280,7 @@ def test_a_failing_model_is_counted_and_writes_nothing(
     model_server.slow_seconds = 1.0
     model_server.set_mode("chat", mode)
     vault.models._llm = HttpLLM(model_server.url, timeout=0.2)
-    report = vault.synthesize_conversations(doc_ids)
+    report = vault.synthesis.synthesize_conversations(doc_ids)
     assert report.llm_failures == 3 and report.facts_extracted == 0
     assert synthesized(vault) == {} and relations(vault) == {}
 
@@ -290,21 +290,21 @@ def test_without_an_llm_nothing_is_asked(tmp_path: Path, model_server: ModelServ
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c") as vault:
         vault.add_collection(tmp_path / "chats", name="chats")
         vault.update()
-        report = vault.synthesize_conversations(ids(vault, "chats"))
+        report = vault.synthesis.synthesize_conversations(ids(vault, "chats"))
         assert report.llm is False and report.docs_scanned == 0
         assert "no LLM" in report.text() and report.to_dict()["llm"] is False
         assert synthesized(vault) == {}
         with pytest.raises(InvalidQueryError):
-            vault.synthesize_conversations([], max_docs=-1)
+            vault.synthesis.synthesize_conversations([], max_docs=-1)
     assert model_server.requests_to("chat") == []
 
 
 def test_max_docs_caps_the_scan(mined: tuple[Vault, list[int]], model_server: ModelServer) -> None:
     vault, doc_ids = mined
     model_server.set_chat_reply("[]")
-    assert vault.synthesize_conversations(doc_ids, max_docs=2).docs_scanned == 2
+    assert vault.synthesis.synthesize_conversations(doc_ids, max_docs=2).docs_scanned == 2
     assert len(model_server.requests_to("chat")) == 2
-    assert vault.synthesize_conversations([*doc_ids, 10**9], max_docs=0).docs_scanned == 0
+    assert vault.synthesis.synthesize_conversations([*doc_ids, 10**9], max_docs=0).docs_scanned == 0
 
 
 @settings(max_examples=100, deadline=None)
@@ -376,12 +376,13 @@ def test_secrets_in_answers_are_redacted(
     leaky = [{"title": "Staging database", "contentType": "decision",
               "facts": ["Connect with DB_PASSWORD=hunter2-very-secret-9f8e7d"]}]  # fmt: skip
     model_server.set_chat_reply(answers({"Auth design chat": leaky}))
-    assert vault.synthesize_conversations([auth]).facts_saved == 1
+    assert vault.synthesis.synthesize_conversations([auth]).facts_saved == 1
     [(doc_id, _, _)] = synthesized(vault).values()
     stored = vault._connection.execute(
         "SELECT c.doc FROM documents d JOIN content c ON c.hash = d.hash WHERE d.id = ?",
         (doc_id,),
     ).fetchone()[0]
     assert "hunter2" not in stored and "[REDACTED" in stored
-    again = vault.synthesize_conversations([auth])  # the redacted text is what is compared
+    # the redacted text is what is compared
+    again = vault.synthesis.synthesize_conversations([auth])
     assert (again.facts_extracted, again.facts_saved) == (1, 0)

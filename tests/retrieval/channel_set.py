@@ -12,7 +12,7 @@ An invented team's dated notes under ``tests/fixtures/channels/``:
 - ``questions.jsonl``: gold-format questions (collection ``channels``) tagged ``temporal``,
   ``entity`` or ``control`` (no time, no known entity: ranked exactly as before).
 
-Entities come from the heuristic extractor (:meth:`Vault.enrich_entities` without an LLM),
+Entities come from the heuristic extractor (:meth:`Vault.knowledge.enrich_entities` without an LLM),
 as ``memtrove entities`` writes them.
 """
 
@@ -63,7 +63,7 @@ def build(folder: Path, *, embed: bool = True, entities: bool = True) -> Vault:
     if embed:
         vault.embed()
     if entities:
-        vault.enrich_entities(use_llm=False)
+        vault.knowledge.enrich_entities(use_llm=False)
     return vault
 
 

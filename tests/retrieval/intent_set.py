@@ -48,7 +48,7 @@ def build(folder: Path, *, embed: bool = True, edges: bool = True) -> Vault:
         vault.embed()
     if edges:
         for source, target, kind, weight in json.loads(EDGES.read_text(encoding="utf-8")):
-            vault.relate(f"{COLLECTION}/{source}", f"{COLLECTION}/{target}", kind, weight)
+            vault.graph.relate(f"{COLLECTION}/{source}", f"{COLLECTION}/{target}", kind, weight)
     return vault
 
 

@@ -69,7 +69,7 @@ def vault(tmp_path: Path, corpus: Path) -> Iterator[Vault]:
         opened.add_collection(corpus, name="notes")
         opened.update()
         opened.embed()
-        opened.enrich_entities(use_llm=False)
+        opened.knowledge.enrich_entities(use_llm=False)
         yield opened
 
 
@@ -121,7 +121,7 @@ def test_channels_keep_the_filters(vault: Vault, notes: Path) -> None:
     write(notes, "other/k8s.md", dated("2026-03-01", "Other", "k8s in the other collection."))
     vault.add_collection(notes / "other", name="other")
     vault.update()
-    vault.enrich_entities(use_llm=False)
+    vault.knowledge.enrich_entities(use_llm=False)
     results = vault.query("Kubernetes", collections=["notes"])
     assert all(result.collection == "notes" for result in results)
     dated_results = vault.query("Kubernetes", since="2026-02-01")
@@ -158,7 +158,7 @@ def test_with_an_llm_the_channels_join_rank_fusion(
         vault.add_collection(corpus, name="notes")
         vault.update()
         vault.embed()
-        vault.enrich_entities(use_llm=False)
+        vault.knowledge.enrich_entities(use_llm=False)
         results = vault.query("what paged the on-call in March 2026?")
         stages = results.stages
         assert stages.index("temporal") < stages.index("rrf")

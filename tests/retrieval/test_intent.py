@@ -192,7 +192,7 @@ def notes_vault(tmp_path: Path, notes: Path) -> Iterator[Vault]:
         opened.add_collection(notes, name="notes")
         opened.update()
         opened.embed()
-        opened.relate("notes/outage.md", "notes/decision.md", "causal", 0.9)
+        opened.graph.relate("notes/outage.md", "notes/decision.md", "causal", 0.9)
         yield opened
 
 

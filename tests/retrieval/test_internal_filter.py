@@ -34,7 +34,7 @@ def crowded(tmp_path: Path, model_server: ModelServer) -> Iterator[Vault]:
     vault.update()
     for index in range(40):
         turns = [Turn(f"grace window renewal {index}?", ("grace window renewal. " * 3,), ())]
-        vault.write_handoff(f"s-{index:02d}", turns, use_llm=False)
+        vault.capture.write_handoff(f"s-{index:02d}", turns, use_llm=False)
     vault.embed()
     try:
         yield vault

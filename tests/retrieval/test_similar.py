@@ -53,7 +53,7 @@ def test_limit_references_and_inactive_documents(embedded: Vault) -> None:
     docid = embedded.get("notes/wal.md").docid
     assert len(embedded.find_similar("#" + docid, limit=2)) == 2
     assert len(embedded.find_similar(docid, limit=100)) == 4
-    embedded.forget("notes/locks.md")
+    embedded.curation.forget("notes/locks.md")
     assert "locks.md" not in [r.path for r in embedded.find_similar("notes/wal.md")]
     with pytest.raises(DocumentNotFoundError):
         embedded.find_similar("notes/locks.md")  # forgotten documents are not references

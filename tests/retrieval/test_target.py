@@ -61,14 +61,14 @@ def test_exact_references_are_confident(notes_vault: Vault) -> None:
         "jwt.md",  # the tail of a path
         "  jwt.md  ",
     ):
-        match = notes_vault.find_target(reference)
+        match = notes_vault.curation.find_target(reference)
         assert (match.method, match.confident) == ("exact", True), reference
         assert match.target is not None and match.target.path == "decisions/jwt.md"
         assert match.target.score == 1.0 and len(match.candidates) == 1
 
 
 def test_a_path_several_documents_share_is_not_confident(notes_vault: Vault) -> None:
-    match = notes_vault.find_target("README.md")
+    match = notes_vault.curation.find_target("README.md")
     assert not match.confident
     assert match.method == "exact"
     assert [(c.collection, c.path) for c in match.candidates] == [
@@ -77,7 +77,7 @@ def test_a_path_several_documents_share_is_not_confident(notes_vault: Vault) -> 
 
 
 def test_words_find_the_document_by_bm25(notes_vault: Vault) -> None:
-    match = notes_vault.find_target("rotate refresh tokens")
+    match = notes_vault.curation.find_target("rotate refresh tokens")
     assert match.method == "bm25" and match.confident
     assert match.target is not None and match.target.path == "decisions/jwt.md"
     assert match.candidates[0] == match.target
@@ -88,7 +88,7 @@ def test_words_find_the_document_by_bm25(notes_vault: Vault) -> None:
 
 def test_title_words_when_keywords_are_not_confident(notes_vault: Vault) -> None:
     # "readme" is in both readmes (BM25 cannot choose); the titles tell them apart
-    match = notes_vault.find_target("home readme")
+    match = notes_vault.curation.find_target("home readme")
     assert match.method == "title" and match.confident
     assert match.target is not None and match.target.collection == "home"
     assert [c.collection for c in match.candidates] == ["home", "work"]
@@ -96,17 +96,17 @@ def test_title_words_when_keywords_are_not_confident(notes_vault: Vault) -> None
 
 def test_vectors_are_the_last_step(notes_vault: Vault) -> None:
     # no word of these queries is in any document: only vectors can place them
-    assert notes_vault.find_target("database journal").method == "none"  # no vectors yet
+    assert notes_vault.curation.find_target("database journal").method == "none"  # no vectors yet
     notes_vault.embed()
     for query, path in (("database journal", "wal.md"), ("dessert oven loaf", "bread.md")):
-        match = notes_vault.find_target(query)
+        match = notes_vault.curation.find_target(query)
         assert match.method == "vector"
         assert match.target is not None and match.target.path == path
         assert all(0 <= c.score <= 1 for c in match.candidates)
 
 
 def test_nothing_found(notes_vault: Vault) -> None:
-    match = notes_vault.find_target("qwertyuiop zxcvbnm")
+    match = notes_vault.curation.find_target("qwertyuiop zxcvbnm")
     assert match.to_dict() == {
         "target": None,
         "confident": False,
@@ -116,14 +116,16 @@ def test_nothing_found(notes_vault: Vault) -> None:
 
 
 def test_inactive_documents_are_never_targets(notes_vault: Vault) -> None:
-    notes_vault.forget("work/decisions/jwt.md")
-    match = notes_vault.find_target("work/decisions/jwt.md")
+    notes_vault.curation.forget("work/decisions/jwt.md")
+    match = notes_vault.curation.find_target("work/decisions/jwt.md")
     assert match.method != "exact"
     assert all(c.path != "decisions/jwt.md" for c in match.candidates)
-    assert all(c.path != "decisions/jwt.md" for c in notes_vault.find_target("refresh").candidates)
+    assert all(
+        c.path != "decisions/jwt.md" for c in notes_vault.curation.find_target("refresh").candidates
+    )
 
 
 @pytest.mark.parametrize("query", ["", "   ", None])
 def test_empty_queries_are_refused(notes_vault: Vault, query: str | None) -> None:
     with pytest.raises(InvalidQueryError):
-        notes_vault.find_target(query)  # type: ignore[arg-type]
+        notes_vault.curation.find_target(query)  # type: ignore[arg-type]

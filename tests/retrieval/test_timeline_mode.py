@@ -59,9 +59,9 @@ def test_without_a_named_time_the_last_session_is_the_window(vault: Vault) -> No
     now = datetime.now(UTC)
     vault._clock = lambda: now - timedelta(hours=2)
     first = vault.get("notes/jan.md").doc_id
-    vault.log_context_usage("older", "context-surfacing", injected=[(first, 0.9)])
+    vault.sessions.log_context_usage("older", "context-surfacing", injected=[(first, 0.9)])
     vault._clock = lambda: now
-    vault.log_context_usage("latest", "context-surfacing", injected=[(first, 0.8)])
+    vault.sessions.log_context_usage("latest", "context-surfacing", injected=[(first, 0.8)])
     _, results = vault.retrieve("what did we do last session?")
     assert results.window["phrase"] == "the last session"
     assert [session.session_id for session in results.sessions] == ["latest"]

@@ -71,7 +71,7 @@ def consolidate(
         _host(ctx, lanes)
         return
     with open_vault(ctx) as vault, user_errors():
-        report = vault.consolidate(dry_run=dry_run, use_llm=not no_llm, lanes=lanes)
+        report = vault.consolidation.consolidate(dry_run=dry_run, use_llm=not no_llm, lanes=lanes)
     if as_json:
         print_json(report.to_dict())
         return
@@ -82,7 +82,7 @@ def _duplicates(ctx: typer.Context, limit: int, apply: bool, as_json: bool) -> N
     if not 1 <= limit <= 10_000:
         raise fail("N must be from 1 to 10000", code=2)
     with open_vault(ctx) as vault, user_errors():
-        report = vault.consolidate_duplicates(limit, apply=apply)
+        report = vault.consolidation.consolidate_duplicates(limit, apply=apply)
     if as_json:
         print_json(report.to_dict())
         return
@@ -126,7 +126,7 @@ def reflect(
     if not 1 <= days <= 3650:
         raise fail("days must be from 1 to 3650", code=2)
     with open_vault(ctx, create=False) as vault, user_errors():
-        reflection = vault.reflect(days)
+        reflection = vault.consolidation.reflect(days)
     if as_json:
         print_json(reflection.to_dict())
         return

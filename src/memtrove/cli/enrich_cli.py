@@ -30,7 +30,7 @@ def reindex(
     """Re-scan every collection; --enrich then enriches what is new or changed (--force:
     everything). Without an LLM: salient-term keywords and cosine-only links."""
     with open_vault(ctx) as vault, user_errors():
-        report = vault.reindex(enrich=enrich, force=force, use_llm=not no_llm)
+        report = vault.enrichment.reindex(enrich=enrich, force=force, use_llm=not no_llm)
     if as_json:
         print_json(report.to_dict())
         return
@@ -45,7 +45,7 @@ def evolution(
 ) -> None:
     """How enrichment changed a document's keywords and context, newest first."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        status = vault.memory_evolution(document, limit)
+        status = vault.enrichment.memory_evolution(document, limit)
     if as_json:
         print_json(status.to_dict())
         return

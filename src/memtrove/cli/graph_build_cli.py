@@ -26,7 +26,7 @@ def build_graphs(
     """Add temporal edges (documents in time order) and semantic edges (nearest
     neighbours); run after bulk ingestion. Safe to rerun."""
     with open_vault(ctx) as vault, user_errors():
-        report = vault.build_graphs(graph_type, semantic_threshold=threshold)
+        report = vault.graph.build_graphs(graph_type, semantic_threshold=threshold)
     if as_json:
         print_json(report.as_dict())
         return

@@ -25,7 +25,7 @@ def kg(
 ) -> None:
     """Subject-predicate-object facts about an entity, with their validity windows."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        result = vault.kg_query(entity, as_of, direction)
+        result = vault.knowledge.kg_query(entity, as_of, direction)
     if as_json:
         print_json(result.to_dict())
         return
@@ -42,7 +42,7 @@ def entities(
 ) -> None:
     """Extract the entities documents name (LLM when configured, else the heuristic)."""
     with open_vault(ctx) as vault, user_errors():
-        report = vault.enrich_entities(everything=everything, use_llm=not no_llm)
+        report = vault.knowledge.enrich_entities(everything=everything, use_llm=not no_llm)
     if as_json:
         print_json(report)
         return

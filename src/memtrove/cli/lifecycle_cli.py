@@ -22,7 +22,7 @@ def status(
     """Counts (active, archived, forgotten, pinned, snoozed, ...), pin and snooze
     candidates from recall telemetry, and the policy."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        found = vault.lifecycle_status()
+        found = vault.lifecycle.status()
     if as_json:
         print_json(found.to_dict())
         return
@@ -43,7 +43,7 @@ def sweep(
     if apply and dry_run:
         raise fail("--apply and --dry-run contradict each other", 2)
     with open_vault(ctx) as vault, user_errors():
-        report = vault.lifecycle_sweep(apply=apply)
+        report = vault.lifecycle.sweep(apply=apply)
     if as_json:
         print_json(report.to_dict())
         return
@@ -59,7 +59,7 @@ def search(
 ) -> None:
     """Search archived documents only (BM25)."""
     with open_vault(ctx) as vault, user_errors():
-        found = vault.lifecycle_search(query, limit)
+        found = vault.lifecycle.search(query, limit)
     if as_json:
         print_json({"count": len(found), "results": [item.to_dict() for item in found]})
         return
@@ -85,7 +85,7 @@ def restore(
     if query is None and collection is None and not every:
         raise fail("say what to restore: --query Q, --collection C or --all", 2)
     with open_vault(ctx) as vault, user_errors():
-        report = vault.lifecycle_restore(query=query, collection=collection, all=every)
+        report = vault.lifecycle.restore(query=query, collection=collection, all=every)
     if as_json:
         print_json(report.to_dict())
         return
@@ -107,7 +107,7 @@ def purge(
     if not yes:
         raise fail("purge deletes archived documents for good: add --yes to confirm", 2)
     with open_vault(ctx) as vault, user_errors():
-        report = vault.lifecycle_purge(
+        report = vault.lifecycle.purge(
             confirm=True, query=query, collection=collection, older_than_days=older_than
         )
     if as_json:

@@ -45,7 +45,7 @@ def remember(
             raise fail("no content: pass it as an argument or on stdin")
         content = sys.stdin.read()
     with open_vault(ctx) as vault, user_errors():
-        result = vault.remember(label, content, store, branch, confidence, overwrite)
+        result = vault.memory.remember(label, content, store, branch, confidence, overwrite)
     if as_json:
         print_json(result.to_dict())
         return
@@ -69,7 +69,7 @@ def recall(
 ) -> None:
     """Entries for a query (counted as recalled)."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        found = vault.recall(" ".join(query), store, branch, limit)
+        found = vault.memory.recall(" ".join(query), store, branch, limit)
     if as_json:
         print_json([item.to_dict() for item in found])
         return
@@ -89,7 +89,7 @@ def forget(
 ) -> None:
     """Forget an entry (its text stays retrievable as an earlier version)."""
     with open_vault(ctx) as vault, user_errors():
-        entry = vault.forget_entry(label, store)
+        entry = vault.memory.forget_entry(label, store)
     console.print(f"forgot {entry.store} :: {entry.label}", markup=False)
 
 
@@ -101,7 +101,7 @@ def duplicates(
 ) -> None:
     """Near-duplicate entries not yet judged, in clusters."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        report = vault.find_duplicates(store, threshold)
+        report = vault.memory.find_duplicates(store, threshold)
     if as_json:
         print_json(report.to_dict())
         return
@@ -120,8 +120,8 @@ def dedup_mark(
 ) -> None:
     """Record a verdict on a pair, so duplicates stops listing it."""
     with open_vault(ctx) as vault, user_errors():
-        first, second = vault.dedup_mark_checked(label_a, label_b, status, store)
-        target = vault.resolve_store(store)
+        first, second = vault.memory.dedup_mark_checked(label_a, label_b, status, store)
+        target = vault.memory.resolve_store(store)
     console.print(f"[checked] {target} :: {first} <-> {second} -> {status}", markup=False)
 
 
@@ -132,7 +132,7 @@ def hygiene(
 ) -> None:
     """Maintenance signals of a store (duplicates, stale entries, orphaned branches)."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        report = vault.hygiene(store, Path.cwd())
+        report = vault.memory.hygiene(store, Path.cwd())
     if as_json:
         print_json(report.to_dict())
         return

@@ -64,18 +64,18 @@ def mine(
         raise fail("--synthesize writes documents: not with --dry-run or --backfill-dates", code=2)
     with open_vault(ctx) as vault, user_errors():
         if backfill_dates:
-            backfill = vault.mine_backfill_dates(folder, collection, format=format, apply=apply)
+            backfill = vault.mining.backfill_dates(folder, collection, format=format, apply=apply)
             if as_json:
                 print_json(backfill.to_dict())
             else:
                 console.print(backfill.text(), markup=False)
             return
-        report = vault.mine(
+        report = vault.mining.mine(
             folder, collection, format=format, dry_run=dry_run, embed=embed, since=since
         )
         synthesis = None
         if synthesize:  # the import is committed: a failure here never undoes it
-            synthesis = vault.synthesize_conversations(
+            synthesis = vault.synthesis.synthesize_conversations(
                 report.document_ids or None, collection=collection, max_docs=synthesis_max_docs
             )
     if as_json:

@@ -28,7 +28,7 @@ def export(
 ) -> None:
     """Write the whole vault (documents, entries, graph, rules, sessions) as JSON lines."""
     with open_vault(ctx, create=False) as vault, user_errors():
-        report = vault.export_to(file, vectors=vectors)
+        report = vault.portable.export_to(file, vectors=vectors)
     if as_json:
         print_json(report.to_dict())
         return
@@ -91,7 +91,7 @@ def import_command(
         if clawmem:
             assert path is not None
             config = config or _clawmem_config(path)
-            report = vault.import_clawmem(
+            report = vault.portable.import_clawmem(
                 path,
                 config=config,
                 dry_run=dry_run,
@@ -102,7 +102,7 @@ def import_command(
             )
             data, text = report.to_dict(), report.text()
         else:
-            imported = vault.import_from(
+            imported = vault.portable.import_from(
                 Path(source),
                 dry_run=dry_run,
                 embed=embed,

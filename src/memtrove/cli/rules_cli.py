@@ -25,7 +25,7 @@ def _engine_app(kind: str) -> typer.Typer:
     ) -> None:
         """Add a rule (confidence 0.5), linked to a new matcher per --when."""
         with open_vault(ctx) as vault, user_errors():
-            rule = vault.add_rule(
+            rule = vault.rules.add_rule(
                 kind, statement, rationale=rationale, when=when or (), store=store
             )
         if as_json:
@@ -44,14 +44,14 @@ def _engine_app(kind: str) -> typer.Typer:
     ) -> None:
         """Link a situation to a rule."""
         with open_vault(ctx) as vault, user_errors():
-            matcher_id = vault.link_rule(
+            matcher_id = vault.rules.link_rule(
                 kind, item_id, matcher_id=matcher, when=when, weight=weight, store=store
             )
         console.print(f"linked {matcher_id} -> {item_id} (weight {weight:g})", markup=False)
 
     def _signal(ctx: typer.Context, item_id: str, name: str, detail: str | None) -> None:
         with open_vault(ctx) as vault, user_errors():
-            value = vault.signal_rule(kind, item_id, name, detail)
+            value = vault.rules.signal_rule(kind, item_id, name, detail)
         console.print(f"{name}: {item_id} confidence {value:.3f}", markup=False)
 
     @app.command("confirm")
@@ -83,7 +83,7 @@ def _engine_app(kind: str) -> typer.Typer:
         ) -> None:
             """Mark a behavior as codified (a standing rule)."""
             with open_vault(ctx) as vault, user_errors():
-                vault.codify_behavior(item_id, detail)
+                vault.rules.codify_behavior(item_id, detail)
             console.print(f"codified {item_id}", markup=False)
 
     @app.command("list")
@@ -94,7 +94,7 @@ def _engine_app(kind: str) -> typer.Typer:
     ) -> None:
         """Rules with their confidence and signal counts."""
         with open_vault(ctx, create=False) as vault, user_errors():
-            found = vault.rules(kind, store)
+            found = vault.rules.rules(kind, store)
         if as_json:
             print_json([rule.to_dict() for rule in found])
             return

@@ -64,19 +64,19 @@ def _text(body: dict[str, Any], name: str) -> str:
 
 def _apply(vault: Vault, action: str, ref: str, body: dict[str, Any]) -> Document:
     if action in ("pin", "unpin"):
-        return vault.pin(ref, unpin=action == "unpin")
+        return vault.curation.pin(ref, unpin=action == "unpin")
     if action == "snooze":
         until = datetime.now(UTC) + timedelta(days=_days(body))
-        return vault.snooze(ref, until.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return vault.curation.snooze(ref, until.strftime("%Y-%m-%dT%H:%M:%SZ"))
     if action == "unsnooze":
-        return vault.snooze(ref, None)
+        return vault.curation.snooze(ref, None)
     if action == "restore":
-        return vault.restore(ref)
+        return vault.curation.restore(ref)
     if action == "confidence":
-        return vault.set_confidence(ref, _value(body, "confidence"))
+        return vault.curation.set_confidence(ref, _value(body, "confidence"))
     if action == "type":
-        return vault.set_type(ref, _value(body, "type"))
-    return vault.forget(ref)
+        return vault.curation.set_type(ref, _value(body, "type"))
+    return vault.curation.forget(ref)
 
 
 def action_router(vault: Vault, console: Console) -> APIRouter:
@@ -99,7 +99,7 @@ def action_router(vault: Vault, console: Console) -> APIRouter:
             return _answer(400, {"error": 'the body must name the document: {"ref": "#docid"}'})
         try:
             if action == "verdict":  # a memory-store pair: ref and other are entry labels
-                pair = vault.dedup_mark_checked(
+                pair = vault.memory.dedup_mark_checked(
                     ref, _text(body, "other"), _text(body, "verdict"), _text(body, "store")
                 )
                 return _answer(200, {"ok": True, "pair": list(pair)})

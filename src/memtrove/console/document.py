@@ -33,8 +33,11 @@ RECALL_ROWS = 50  # injections listed, newest first
 def _entities(vault: Vault, ref: str) -> list[tuple[Entity, list[KnowledgeFact]]]:
     """The entities the document names, each with its current facts."""
     return [
-        (entity, [fact for fact in vault.kg_query(entity.entity_id).facts if fact.current])
-        for entity in vault.document_entities(ref)
+        (
+            entity,
+            [fact for fact in vault.knowledge.kg_query(entity.entity_id).facts if fact.current],
+        )
+        for entity in vault.knowledge.document_entities(ref)
     ]
 
 
@@ -62,10 +65,10 @@ def document_router(vault: Vault, console: Console) -> APIRouter:
         try:
             document = vault.get(ref, include_inactive=True)
             here = f"#{document.docid}"
-            nodes, edges = vault.neighbourhood(here) if document.active else ({}, [])
-            evolution = vault.memory_evolution(here) if document.active else None
+            nodes, edges = vault.graph.neighbourhood(here) if document.active else ({}, [])
+            evolution = vault.enrichment.memory_evolution(here) if document.active else None
             entities = _entities(vault, here) if document.active else None
-            recalls = vault.recall_history(here, RECALL_ROWS)
+            recalls = vault.sessions.recall_history(here, RECALL_ROWS)
         except MemtroveError as error:
             return console.error_page(request, error, "search")
         body, cut = render_markdown(document.body)

@@ -35,7 +35,7 @@ Day = Annotated[str, Query(max_length=10, pattern=r"^(\d{4}-\d{2}-\d{2})?$")]
 
 
 def _document_data(vault: Vault, ref: str, types: list[str] | None) -> dict[str, Any]:
-    nodes, edges = vault.neighbourhood(ref, types)
+    nodes, edges = vault.graph.neighbourhood(ref, types)
     ids = {doc_id: f"#{summary.docid}" for doc_id, summary in nodes.items()}
     return {
         "nodes": [
@@ -63,7 +63,7 @@ def _document_data(vault: Vault, ref: str, types: list[str] | None) -> dict[str,
 
 
 def _entity_data(vault: Vault, entity: str, as_of: str | None) -> dict[str, Any]:
-    found = vault.kg_query(entity, as_of=as_of or None)
+    found = vault.knowledge.kg_query(entity, as_of=as_of or None)
     if found.entity_id is None:
         raise InvalidQueryError(f"no entity matches {entity[:80]!r}")
     nodes: dict[str, dict[str, Any]] = {}
@@ -109,7 +109,7 @@ def graph_router(vault: Vault, console: Console) -> APIRouter:
                 start = vault.get(ref)
                 chain = vault.find_causal_links(f"#{start.docid}", "both", CHAIN_DEPTH)
             elif entity:
-                facts = vault.kg_query(entity, as_of=as_of or None)
+                facts = vault.knowledge.kg_query(entity, as_of=as_of or None)
         except MemtroveError as error:
             return console.error_page(request, error, "graph")
         return console.page(

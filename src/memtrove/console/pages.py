@@ -137,12 +137,12 @@ def page_router(vault: Vault, console: Console) -> APIRouter:
     @router.get("/ui/sessions", response_class=HTMLResponse)
     def sessions_page(request: Request) -> HTMLResponse:
         return console.page(
-            request, "sessions.html", "sessions", sessions=vault.session_log(SESSIONS)
+            request, "sessions.html", "sessions", sessions=vault.sessions.session_log(SESSIONS)
         )
 
     @router.get("/ui/sessions/{session_id}", response_class=HTMLResponse)
     def session_page(request: Request, session_id: str) -> HTMLResponse:
-        prompts = vault.session_prompts(session_id[:200])
+        prompts = vault.sessions.session_prompts(session_id[:200])
         entries = [entry for prompt in prompts for entry in prompt.injected]
         judged = [entry for entry in entries if entry.referenced is not None]
         used = sum(1 for entry in judged if entry.referenced)

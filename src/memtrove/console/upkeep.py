@@ -101,10 +101,10 @@ def _preview(text: str) -> str:
 def _entries(vault: Vault, store: str) -> Section[list[BranchGroup]]:
     """The newest :data:`ROWS` entries of ``store`` by branch, the unscoped ones first."""
     try:
-        entries = vault.entries(store)
+        entries = vault.memory.entries(store)
         groups: dict[str | None, list[EntryRow]] = {}
         for entry in entries[:ROWS]:  # newest first; their versions read for these only
-            versions = 1 + len(vault.entry_versions(entry.label, store))
+            versions = 1 + len(vault.memory.entry_versions(entry.label, store))
             row = EntryRow(entry, versions, _preview(entry.content))
             groups.setdefault(entry.branch, []).append(row)
     except MemtroveError as error:
@@ -118,7 +118,7 @@ def _store(vault: Vault, store: str) -> StoreView:
     """``store``'s entries, duplicate pairs (numbered by cluster) and hygiene signals."""
     threshold = None
     try:
-        report = vault.find_duplicates(store)
+        report = vault.memory.find_duplicates(store)
     except MemtroveError as error:
         duplicates: Section[list[tuple[int, DuplicatePair]]] = Section(error=error_line(str(error)))
     else:
@@ -132,13 +132,13 @@ def _store(vault: Vault, store: str) -> StoreView:
         entries=_entries(vault, store),
         duplicates=duplicates,
         threshold=threshold,
-        hygiene=_read(lambda: vault.hygiene(store)),
+        hygiene=_read(lambda: vault.memory.hygiene(store)),
     )
 
 
 def _observations(vault: Vault) -> list[dict[str, Any]]:
     """Consolidated observations: active ones first, the best-supported, then the newest."""
-    rows = vault.consolidated_observations(include_inactive=True)
+    rows = vault.consolidation.consolidated_observations(include_inactive=True)
     return sorted(
         rows,
         key=lambda row: (row["status"] != "active", -int(row["proof_count"]), -int(row["id"])),
@@ -155,14 +155,14 @@ def upkeep_router(vault: Vault, console: Console) -> APIRouter:
     ) -> HTMLResponse:
         try:  # the store asked for, else the project store and the shared one
             names = (
-                [vault.resolve_store(store)]
+                [vault.memory.resolve_store(store)]
                 if store.strip()
-                else [vault.resolve_store(), GLOBAL_STORE]
+                else [vault.memory.resolve_store(), GLOBAL_STORE]
             )
         except MemtroveError as error:
             return console.error_page(request, error, "memory")
         # the dry run recomputes the recall statistics first: only when asked for
-        dry_run = _read(lambda: vault.lifecycle_sweep(apply=False)) if sweep else None
+        dry_run = _read(lambda: vault.lifecycle.sweep(apply=False)) if sweep else None
         return console.page(
             request,
             "memory.html",
@@ -171,9 +171,9 @@ def upkeep_router(vault: Vault, console: Console) -> APIRouter:
             stores=[_store(vault, name) for name in dict.fromkeys(names)],
             sweep=dry_run,
             archive=_capped(lambda: dry_run.value.documents if dry_run and dry_run.value else []),
-            status=_read(vault.lifecycle_status),
+            status=_read(vault.lifecycle.status),
             observations=_capped(lambda: _observations(vault)),
-            imports=_capped(lambda: vault.import_runs(ROWS)),
+            imports=_capped(lambda: vault.mining.import_runs(ROWS)),
             rows=ROWS,
             verdicts=VERDICTS,
         )

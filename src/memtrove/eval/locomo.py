@@ -420,7 +420,7 @@ def _mine_sample(
     if format not in FORMATS:
         raise ConfigError(f"mined must be one of {', '.join(FORMATS)}, not {format!r}")
     write_sessions(sample, turns, folder, parse_session_date, format)
-    vault.mine(folder, COLLECTION, format=format)
+    vault.mining.mine(folder, COLLECTION, format=format)
     if method != "bm25":
         vault.embed()
     return exchange_turns(folder, format)

@@ -1,5 +1,5 @@
 """LoCoMo through conversation import: each session written out as a Claude Code session
-file (or a conversation of a ChatGPT export), mined (``Vault.mine``), and retrieved as
+file (or a conversation of a ChatGPT export), mined (``Vault.mining.mine``), and retrieved as
 exchange documents.
 
 The first speaker of a conversation plays the user, the second the assistant; every turn's

@@ -170,7 +170,7 @@ def relationship_lines(vault: Vault, documents: list[Document]) -> list[Link]:
     title fails the injection filter is left out."""
     keys = {d.doc_id: f"{d.collection}/{d.path}" for d in documents}
     links: list[Link] = []
-    for relation in vault.relations_among(list(keys), limit=MAX_RELATIONSHIPS):
+    for relation in vault.graph.relations_among(list(keys), limit=MAX_RELATIONSHIPS):
         source, target = sanitize(relation.source_title), sanitize(relation.target_title)
         if source and target:
             line = f"- {source} --[{relation.relation_type}]--> {target}"
@@ -183,7 +183,7 @@ def vault_fact_lines(vault: Vault, prompt: str) -> list[str]:
     prompt (earlier turns would seed unrelated entities); the renderer keeps them within the
     profile's ``facts_tokens``. A fact that fails the injection filter is left out."""
     lines: list[str] = []
-    for fact in vault.facts_about(prompt, limit=MAX_VAULT_FACTS):
+    for fact in vault.graph.facts_about(prompt, limit=MAX_VAULT_FACTS):
         line = sanitize(fact.line())
         if line:
             lines.append(line)
@@ -305,7 +305,7 @@ def spread_activation(
 
 
 def _pairs(vault: Vault, ranked: list[tuple[Document, float]]) -> dict[tuple[int, int], int]:
-    return vault.co_activation_pairs([document.doc_id for document, _ in ranked])
+    return vault.sessions.co_activation_pairs([document.doc_id for document, _ in ranked])
 
 
 def run(
@@ -356,7 +356,7 @@ def _surface_prompt(
     if gate is not None and not session:
         return HookResult()
     vault = open_vault()
-    turn = _quietly(lambda: vault.turn_index(session, HOOK_NAME), 0, log) if session else 0
+    turn = _quietly(lambda: vault.sessions.turn_index(session, HOOK_NAME), 0, log) if session else 0
     result = HookResult()
 
     def usage(
@@ -367,7 +367,7 @@ def _surface_prompt(
     ) -> None:
         if session:
             result.after.append(
-                lambda: vault.log_context_usage(
+                lambda: vault.sessions.log_context_usage(
                     session,
                     HOOK_NAME,
                     injected=injected,
@@ -379,7 +379,7 @@ def _surface_prompt(
             )
 
     window = settings.dedupe_window_seconds
-    if gate is None and window > 0 and vault.hook_seen(HOOK_NAME, prompt, window, session):
+    if gate is None and window > 0 and vault.sessions.hook_seen(HOOK_NAME, prompt, window, session):
         gate = "dedupe"
     if gate is not None:
         log.info(f"skipped by the {gate} gate")
@@ -388,7 +388,7 @@ def _surface_prompt(
     recent: list[str] = []
     if session:
         recent = _quietly(
-            lambda: vault.recent_queries(
+            lambda: vault.sessions.recent_queries(
                 session, within_seconds=LOOKBACK_SECONDS, limit=LOOKBACK + 3
             ),
             [],
@@ -398,7 +398,7 @@ def _surface_prompt(
     previous: list[int] = []
     if session:
         previous = _quietly(
-            lambda: vault.last_injected(
+            lambda: vault.sessions.last_injected(
                 session, within_seconds=LOOKBACK_SECONDS, limit=CONTINUITY_DOCUMENTS
             ),
             [],
@@ -410,7 +410,7 @@ def _surface_prompt(
     reserved_chars += len(handoff) + 1 if handoff else 0
     vault_nudge = ""
     if settings.nudge_interval and session:
-        since = _quietly(lambda: vault.prompts_since_curation(HOOK_NAME), 0, log) + 1
+        since = _quietly(lambda: vault.sessions.prompts_since_curation(HOOK_NAME), 0, log) + 1
         if since >= settings.nudge_interval and since % settings.nudge_interval == 0:
             vault_nudge = NUDGE
     reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
@@ -452,7 +452,7 @@ def rule_lines(vault: Vault, prompt: str, cwd: str) -> str:
     """``<vault-rules>``: predictions and behaviors whose situations match the raw prompt
     (``cosine x weight x confidence >= 0.60``), from the project store and ``global``.
     Nothing is embedded when no rule has a situation."""
-    if not vault.has_rules():
+    if not vault.rules.has_rules():
         return ""
     from pathlib import Path
 
@@ -461,7 +461,7 @@ def rule_lines(vault: Vault, prompt: str, cwd: str) -> str:
 
     folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
     stores = [store_name(project_store_for(folder))] if folder else []
-    matches = vault.match_rules(prompt, [*stores, GLOBAL_STORE])[:MAX_RULES]
+    matches = vault.rules.match_rules(prompt, [*stores, GLOBAL_STORE])[:MAX_RULES]
     lines = [
         line
         for match in matches

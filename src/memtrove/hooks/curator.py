@@ -68,7 +68,7 @@ class IndexCounts(Protocol):
 
 
 class LifecycleCounts(Protocol):
-    """The fields of ``Vault.lifecycle_status()`` the report reads."""
+    """The fields of ``vault.lifecycle.status()`` the report reads."""
 
     @property
     def snoozed(self) -> int: ...
@@ -197,7 +197,7 @@ def run(
     result = HookResult(context=context)
     if context and event.session_id:
         result.after.append(
-            lambda: open_vault().log_context_usage(
+            lambda: open_vault().sessions.log_context_usage(
                 event.session_id, HOOK_NAME, estimated_tokens=estimate_tokens(context)
             )
         )

@@ -1,12 +1,13 @@
 """``decision-extractor`` (Stop): the finished turns become observations in the vault.
 
 Reads the transcript's turns since the last capture and hands them to
-:meth:`memtrove.Vault.capture_observations` (observer LLM when one is configured, else the
-heuristic; documents under ``_memtrove/agent/observations/``, ``agent/decisions/`` and
-``agent/antipatterns/``; triples, causal links, contradiction penalties). Stop takes no
-context: the answer is the plain JSON, written before the work starts. A contradicted
-decision is only lowered unless ``MEMTROVE_CONTRADICTION_INVALIDATE=true``; the log says
-which it "would invalidate".
+``vault.capture.capture_observations``
+(:meth:`memtrove.vault.capture.CaptureArea.capture_observations`: observer LLM when one is
+configured, else the heuristic; documents under ``_memtrove/agent/observations/``,
+``agent/decisions/`` and ``agent/antipatterns/``; triples, causal links, contradiction
+penalties). Stop takes no context: the answer is the plain JSON, written before the work
+starts. A contradicted decision is only lowered unless
+``MEMTROVE_CONTRADICTION_INVALIDATE=true``; the log says which it "would invalidate".
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def run(
         turns = read_turns(event.transcript_path, TRANSCRIPT_MESSAGES)
         if not turns:
             return
-        report = open_vault().capture_observations(
+        report = open_vault().capture.capture_observations(
             event.session_id,
             turns,
             invalidate=settings.contradiction_invalidate,

@@ -1,7 +1,8 @@
 """``feedback-loop`` (Stop): which injected documents the reply used, turn by turn.
 
-The transcript's turns go to :meth:`memtrove.Vault.apply_feedback`, which judges the
-session's unchecked recall events against the reply of their own turn (title, path, docid,
+The transcript's turns go to ``vault.capture.apply_feedback``
+(:meth:`memtrove.vault.capture.CaptureArea.apply_feedback`), which judges the session's
+unchecked recall events against the reply of their own turn (title, path, docid,
 distinctive phrases) and records the outcome: ``was_referenced`` on recall events and
 context usage, access counts, confidence, negatives, utility signals, co-activations and
 ``usage`` edges (see :mod:`memtrove.lifecycle.feedback`). The answer is the plain JSON,
@@ -35,7 +36,7 @@ def run(
         turns = read_turns(event.transcript_path, TRANSCRIPT_MESSAGES)
         if not turns:
             return
-        report = open_vault().apply_feedback(event.session_id, turns)
+        report = open_vault().capture.apply_feedback(event.session_id, turns)
         if report.checked:
             log.info(report.summary)
 

@@ -1,10 +1,11 @@
 """``handoff-generator`` (Stop, SessionEnd): the session's handoff for whoever comes next.
 
-Once the transcript holds at least four messages, :meth:`memtrove.Vault.write_handoff`
-(re)writes ``_memtrove/agent/handoffs/<date>-<sid8>.md`` (asked, done, decided, files
-changed, open questions, next steps: observer LLM summary or the regex fallback) and the
-session's ``session_log`` row (handoff_path, summary, files_changed, ended_at). The answer
-is the plain JSON, written before the work starts.
+Once the transcript holds at least four messages, ``vault.capture.write_handoff``
+(:meth:`memtrove.vault.capture.CaptureArea.write_handoff`) (re)writes
+``_memtrove/agent/handoffs/<date>-<sid8>.md`` (asked, done, decided, files changed, open
+questions, next steps: observer LLM summary or the regex fallback) and the session's
+``session_log`` row (handoff_path, summary, files_changed, ended_at). The answer is the
+plain JSON, written before the work starts.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def run(
             return
         from memtrove.hooks.session_start import project_of
 
-        report = open_vault().write_handoff(
+        report = open_vault().capture.write_handoff(
             event.session_id,
             split_turns(messages),
             time_budget=model_budget(HOOK_NAME, settings, started),

@@ -112,8 +112,8 @@ def select_priors(current: str, recent: Sequence[str], lookback: int = LOOKBACK)
     """The first ``lookback`` of ``recent`` (newest first) that continue the current
     prompt's thread (see the module docstring), skipping blanks and repeats of it.
 
-    ``Vault.recent_queries`` does not filter the current prompt out (the reference does,
-    in SQL), so the hook asks for a few more rows than it needs and drops them here.
+    ``Vault.sessions.recent_queries`` does not filter the current prompt out (the reference
+    does, in SQL), so the hook asks for a few more rows than it needs and drops them here.
     """
     wanted = current.strip()
     priors: list[str] = []

@@ -143,7 +143,7 @@ def run(
         return HookResult()
     result = HookResult(context=context)
     result.after.append(
-        lambda: vault.log_context_usage(
+        lambda: vault.sessions.log_context_usage(
             event.session_id or "unknown", HOOK_NAME, estimated_tokens=estimate_tokens(context)
         )
     )

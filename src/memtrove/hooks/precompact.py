@@ -216,7 +216,7 @@ def run(
     result = HookResult()
     result.after.append(lambda: _reindex(open_vault(), folder, log))
     result.after.append(
-        lambda: open_vault().log_context_usage(
+        lambda: open_vault().sessions.log_context_usage(
             event.session_id or "unknown", HOOK_NAME, estimated_tokens=estimate_tokens(state)
         )
     )

@@ -65,7 +65,7 @@ def build_context(vault: Vault, session_id: str) -> str:
     if handoff:
         sections.append(handoff)
     decisions = []
-    for document in vault.recent_decisions(RECENT_DAYS, 10):
+    for document in vault.capture.recent_decisions(RECENT_DAYS, 10):
         title = sanitize(document.title)
         if title is not None and "_PRIVATE/" not in document.path:
             decisions.append(f"- **{title}** ({document.modified_at[:10]})")
@@ -95,14 +95,14 @@ def run(
     vault = open_vault()
     if event.session_id:
         try:
-            vault.register_session(event.session_id)
+            vault.capture.register_session(event.session_id)
         except Exception as error:  # best-effort: the context still goes out
             log.warning(f"session not registered: {type(error).__name__}: {error}")
     context = build_context(vault, event.session_id)
     result = HookResult(context=context)
     if context:
         result.after.append(
-            lambda: vault.log_context_usage(
+            lambda: vault.sessions.log_context_usage(
                 event.session_id or "unknown", HOOK_NAME, estimated_tokens=estimate_tokens(context)
             )
         )

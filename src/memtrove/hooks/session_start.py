@@ -71,7 +71,7 @@ def readable_handoffs(
     frontmatter left out; one that was forgotten or archived since is passed over."""
     from memtrove.retrieval.presentation import strip_frontmatter
 
-    for handoff in vault.latest_handoffs(3, exclude_session=session_id, project=project):
+    for handoff in vault.capture.latest_handoffs(3, exclude_session=session_id, project=project):
         try:
             body = vault.get(handoff.handoff_path).body
         except Exception:  # deleted, forgotten or archived since: try the one before
@@ -120,7 +120,7 @@ def run(
         if handoff:
             parts.append(handoff)
         for store in dict.fromkeys((project, GLOBAL_STORE)):
-            lines.extend(vault.hygiene(store=store, worktree=folder).lines())
+            lines.extend(vault.memory.hygiene(store=store, worktree=folder).lines())
     except Exception as error:  # the reminder still goes out
         log.warning(f"hygiene skipped: {type(error).__name__}: {error}")
     parts.append(reminder(project))

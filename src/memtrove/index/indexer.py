@@ -12,8 +12,8 @@ One pass per collection:
 4. documents whose files are gone, or now excluded by the collection's ``exclude`` globs,
    are deactivated (never deleted), except those under a folder that could not be listed or
    whose file could not be read;
-5. a forgotten document (``Vault.forget``) stays inactive while its file keeps the body it
-   had when forgotten, wherever the file moves; a new body brings it back.
+5. a forgotten document (``Vault.curation.forget``) stays inactive while its file keeps the
+   body it had when forgotten, wherever the file moves; a new body brings it back.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from memtrove.text import error_line
 if TYPE_CHECKING:
     from memtrove.results import Collection
 
-__all__ = ["WatchSettings", "WatchTarget", "Watcher", "wal_checkpoint"]
+__all__ = ["WalCheckpoints", "WatchSettings", "WatchTarget", "Watcher", "wal_checkpoint"]
 
 
 class WatchSettings(NamedTuple):
@@ -54,13 +54,20 @@ class WatchSettings(NamedTuple):
     tick_ms: int = 250
 
 
+class WalCheckpoints(Protocol):
+    """What the watcher needs of a vault's lifecycle area."""
+
+    def checkpoint_wal(self) -> tuple[int, int, int]: ...
+
+
 class WatchTarget(Protocol):
     """What the watcher needs of a vault."""
 
     def collections(self) -> list[Collection]: ...
     def update(self, collections: Sequence[str] | None = None) -> Any: ...
     def embed(self) -> Any: ...
-    def checkpoint_wal(self) -> tuple[int, int, int]: ...
+    @property
+    def lifecycle(self) -> WalCheckpoints: ...
 
 
 def wal_checkpoint(connection: Connection) -> tuple[int, int, int]:
@@ -190,7 +197,7 @@ class Watcher:
         if now - self._last_checkpoint >= self.settings.checkpoint_interval:
             self._last_checkpoint = now
             try:
-                busy, frames, done = self.target.checkpoint_wal()
+                busy, frames, done = self.target.lifecycle.checkpoint_wal()
             except MemtroveError as error:
                 self.log(f"wal checkpoint failed: {error}")
             else:

@@ -1,7 +1,7 @@
 """The curation tools: pin, snooze and forget the document a query names (no SDK in here).
 
-They act only on a confident match (:meth:`~memtrove.Vault.find_target`: an exact reference,
-or a top score of at least 0.7, or a lead of 0.2 over the next candidate). Otherwise nothing
+They act only on a confident match (``vault.curation.find_target``: an exact reference, or
+a top score of at least 0.7, or a lead of 0.2 over the next candidate). Otherwise nothing
 changes and the candidates are listed, so a vague query never touches the wrong document.
 """
 
@@ -26,19 +26,21 @@ ToolResult = tuple[str, dict[str, Any]]
 def memory_pin(vault: Vault, query: str, unpin: bool = False) -> ToolResult:
     """Pin (or unpin) the document ``query`` names, so it always ranks up."""
     verb = "unpin" if unpin else "pin"
-    return _curate(vault, query, verb, lambda reference: vault.pin(reference, unpin=unpin))
+    return _curate(vault, query, verb, lambda reference: vault.curation.pin(reference, unpin=unpin))
 
 
 def memory_snooze(vault: Vault, query: str, until: str | None = None) -> ToolResult:
     """Hide the document ``query`` names from context surfacing until ``until`` (or unsnooze)."""
     verb = "snooze" if until else "unsnooze"
-    return _curate(vault, query, verb, lambda reference: vault.snooze(reference, until or None))
+    return _curate(
+        vault, query, verb, lambda reference: vault.curation.snooze(reference, until or None)
+    )
 
 
 def memory_forget(vault: Vault, query: str, confirm: bool = True) -> ToolResult:
     """Deactivate the document ``query`` names (its text stays); ``confirm=False`` previews."""
     if confirm:
-        return _curate(vault, query, "forget", vault.forget)
+        return _curate(vault, query, "forget", vault.curation.forget)
     match = _match(vault, query)
     data: dict[str, Any] = {"action": "forget", "changed": False, "document": None}
     data |= match.to_dict()
@@ -57,7 +59,7 @@ _PAST = {
 
 
 def _match(vault: Vault, query: str) -> TargetMatch:
-    match = vault.find_target(query)
+    match = vault.curation.find_target(query)
     if match.target is None:
         raise DocumentNotFoundError(f"no document matches {query!r}")
     return match

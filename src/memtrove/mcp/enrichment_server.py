@@ -18,7 +18,7 @@ __all__ = ["memory_evolution_status", "register_enrichment_tools"]
 
 
 def memory_evolution_status(vault: Vault, docid: str, limit: int) -> tuple[str, dict[str, Any]]:
-    status = vault.memory_evolution(docid, limit)
+    status = vault.enrichment.memory_evolution(docid, limit)
     return status.text(), status.to_dict()
 
 

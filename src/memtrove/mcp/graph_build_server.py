@@ -20,7 +20,7 @@ __all__ = ["build_graphs", "register_graph_build_tools"]
 def build_graphs(
     vault: Vault, graph_types: list[str], semantic_threshold: float
 ) -> tuple[str, dict[str, Any]]:
-    report = vault.build_graphs(graph_types, semantic_threshold=semantic_threshold)
+    report = vault.graph.build_graphs(graph_types, semantic_threshold=semantic_threshold)
     return report.text(), report.as_dict()
 
 

@@ -19,7 +19,7 @@ __all__ = ["kg_query", "register_kg_tools"]
 def kg_query(
     vault: Vault, entity: str, as_of: str | None, direction: str
 ) -> tuple[str, dict[str, Any]]:
-    result = vault.kg_query(entity, as_of, direction)
+    result = vault.knowledge.kg_query(entity, as_of, direction)
     return result.text(), result.to_dict()
 
 

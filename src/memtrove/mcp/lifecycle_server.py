@@ -28,14 +28,14 @@ def lifecycle_sweep(vault: Vault, dry_run: bool) -> tuple[str, dict[str, Any]]:
         from memtrove.errors import InvalidQueryError
 
         raise InvalidQueryError("dry_run must be true or false")
-    report = vault.lifecycle_sweep(apply=not dry_run)
+    report = vault.lifecycle.sweep(apply=not dry_run)
     return report.text(), report.to_dict()
 
 
 def lifecycle_restore(
     vault: Vault, query: str | None, collection: str | None, every: bool
 ) -> tuple[str, dict[str, Any]]:
-    report = vault.lifecycle_restore(query=query, collection=collection, all=every)
+    report = vault.lifecycle.restore(query=query, collection=collection, all=every)
     return report.text(), report.to_dict()
 
 

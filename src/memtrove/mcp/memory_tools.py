@@ -46,7 +46,7 @@ def memory_remember(
     overwrite: bool,
     session_id: str | None,
 ) -> ToolResult:
-    result = vault.remember(label, content, store, branch, confidence, overwrite)
+    result = vault.memory.remember(label, content, store, branch, confidence, overwrite)
     drained = queue.drain(session_id) if session_id else 0
     entry = result.entry
     lines = [f"[{'remembered' if result.created else 'overwrote'}] {entry.store} :: {entry.label}"]
@@ -63,7 +63,7 @@ def memory_remember(
 def memory_recall(
     vault: Vault, query: str, store: str | None, branch: str | None, limit: int
 ) -> ToolResult:
-    found = vault.recall(query, store, branch, limit)
+    found = vault.memory.recall(query, store, branch, limit)
     if not found:
         return "No entries found.", {"entries": []}
     lines = []
@@ -75,7 +75,7 @@ def memory_recall(
 
 
 def memory_forget_entry(vault: Vault, label: str, store: str | None) -> ToolResult:
-    entry = vault.forget_entry(label, store)
+    entry = vault.memory.forget_entry(label, store)
     return (
         f"[forgotten] {entry.store} :: {entry.label} (kept as an earlier version)",
         {"forgotten": entry.to_dict()},
@@ -83,7 +83,7 @@ def memory_forget_entry(vault: Vault, label: str, store: str | None) -> ToolResu
 
 
 def find_duplicates(vault: Vault, store: str | None, threshold: float) -> ToolResult:
-    report = vault.find_duplicates(store, threshold)
+    report = vault.memory.find_duplicates(store, threshold)
     text = "\n".join(report.lines()) or f"No duplicate candidates in store {report.store}."
     return text, report.to_dict()
 
@@ -91,8 +91,8 @@ def find_duplicates(vault: Vault, store: str | None, threshold: float) -> ToolRe
 def dedup_mark_checked(
     vault: Vault, label_a: str, label_b: str, status: str, store: str | None
 ) -> ToolResult:
-    first, second = vault.dedup_mark_checked(label_a, label_b, status, store)
-    target = vault.resolve_store(store)
+    first, second = vault.memory.dedup_mark_checked(label_a, label_b, status, store)
+    target = vault.memory.resolve_store(store)
     return (
         f"[checked] {target} :: {first} <-> {second} -> {status}",
         {"store": target, "slug_a": first, "slug_b": second, "status": status},
@@ -100,14 +100,14 @@ def dedup_mark_checked(
 
 
 def hygiene_report(vault: Vault, store: str | None, worktree: str | None) -> ToolResult:
-    report = vault.hygiene(store, Path(worktree) if worktree else None)
+    report = vault.memory.hygiene(store, Path(worktree) if worktree else None)
     return "\n".join(report.lines()) or "Store is healthy.", report.to_dict()
 
 
 def get_extraction_payload(vault: Vault, queue: ExtractionQueue, session_id: str) -> ToolResult:
     if not session_id.strip():
         raise InvalidQueryError("session_id is required")
-    payload = queue.payload(session_id, vault.resolve_store(), GLOBAL_STORE)
+    payload = queue.payload(session_id, vault.memory.resolve_store(), GLOBAL_STORE)
     if payload is None:
         return "null", {"payload": None}
     return json.dumps(payload, ensure_ascii=False), {"payload": payload}
@@ -128,7 +128,7 @@ def rule_add(
     when: list[str] | None,
     store: str | None,
 ) -> ToolResult:
-    rule = vault.add_rule(kind, statement, rationale=rationale, when=when or (), store=store)
+    rule = vault.rules.add_rule(kind, statement, rationale=rationale, when=when or (), store=store)
     return f"[added] {kind} {rule.id}: {rule.statement}", rule.to_dict()
 
 
@@ -141,7 +141,7 @@ def rule_link(
     weight: float,
     store: str | None,
 ) -> ToolResult:
-    matcher = vault.link_rule(
+    matcher = vault.rules.link_rule(
         kind, item_id, matcher_id=matcher_id, when=when, weight=weight, store=store
     )
     return f"[linked] {matcher} -> {item_id}", {"matcher_id": matcher, "id": item_id}
@@ -150,7 +150,7 @@ def rule_link(
 def rule_signal(
     vault: Vault, kind: str, item_id: str, signal: str, detail: str | None
 ) -> ToolResult:
-    value = vault.signal_rule(kind, item_id, signal, detail)
+    value = vault.rules.signal_rule(kind, item_id, signal, detail)
     return f"[{signal}] {kind} {item_id}: confidence {value:.3f}", {
         "id": item_id,
         "confidence": value,
@@ -158,12 +158,12 @@ def rule_signal(
 
 
 def rule_codify(vault: Vault, item_id: str, detail: str | None) -> ToolResult:
-    vault.codify_behavior(item_id, detail)
+    vault.rules.codify_behavior(item_id, detail)
     return f"[codified] behavior {item_id}", {"id": item_id}
 
 
 def rule_list(vault: Vault, kind: str, store: str | None) -> ToolResult:
-    found = vault.rules(kind, store)
+    found = vault.rules.rules(kind, store)
     if not found:
         return f"No {kind}s.", {"rules": []}
     lines = [

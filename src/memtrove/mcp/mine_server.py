@@ -34,10 +34,10 @@ def mine(
         raise InvalidQueryError("path must name a folder or file the server can read")
     if synthesize and dry_run:
         raise InvalidQueryError("synthesize writes documents: call with dry_run=false")
-    report = vault.mine(path, collection, format=format, dry_run=dry_run, since=since)
+    report = vault.mining.mine(path, collection, format=format, dry_run=dry_run, since=since)
     text, data = report.text(), report.to_dict()
     if synthesize:  # the import is committed: a failure here never undoes it
-        synthesis = vault.synthesize_conversations(
+        synthesis = vault.synthesis.synthesize_conversations(
             report.document_ids or None, collection=collection, max_docs=synthesis_max_docs
         )
         text, data["synthesis"] = f"{text}\n{synthesis.text()}", synthesis.to_dict()
@@ -45,9 +45,9 @@ def mine(
 
 
 def import_status(vault: Vault, limit: int, collection: str | None) -> tuple[str, dict[str, Any]]:
-    runs = vault.import_status(limit, collection or None)
-    imports = [] if collection else vault.import_runs(limit)
-    mined = vault.mined_collections()
+    runs = vault.mining.import_status(limit, collection or None)
+    imports = [] if collection else vault.mining.import_runs(limit)
+    mined = vault.mining.mined_collections()
     lines = [f"mined collections: {', '.join(name for name, _ in mined) or 'none'}"]
     for run in runs:
         lines.append(

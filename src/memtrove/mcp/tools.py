@@ -302,7 +302,7 @@ def _session_line(session: SessionRecord) -> str:
 
 def session_log(vault: Vault, limit: int = 10) -> ToolResult:
     """Recent sessions the hooks recorded, newest first."""
-    sessions = vault.session_log(limit)
+    sessions = vault.sessions.session_log(limit)
     if not sessions:
         text = "No sessions recorded yet (the Claude Code hooks record them: memtrove setup hooks)"
     else:
@@ -344,7 +344,7 @@ def index_stats(vault: Vault) -> ToolResult:
 
 
 def lifecycle_status(vault: Vault) -> ToolResult:
-    status = vault.lifecycle_status()
+    status = vault.lifecycle.status()
     return status.text(), status.to_dict()
 
 
@@ -384,7 +384,7 @@ def _collections(vault: Vault, collection: str | None) -> list[str] | None:
     if not names:
         return None
     known = {c.name for c in vault.collections()}
-    known.update(name for name, _ in vault.mined_collections())
+    known.update(name for name, _ in vault.mining.mined_collections())
     for name in names:
         if name not in known and not is_internal(name):
             listed = ", ".join(sorted(known)) or "none configured"

@@ -1,34 +1,56 @@
-"""The Vault's Stop-hook capture: observations, handoffs, feedback and the session bootstrap.
+"""The capture area (``vault.capture``): what a session leaves behind, written by the hooks.
 
-The hooks read the transcript (bounded) and pass its turns here; see :mod:`memtrove.capture`
-for the documents written and :mod:`memtrove.lifecycle.feedback` for the recall
-bookkeeping. Every method fails open in what it writes: a model that fails or times out
-means the heuristic path, never a half-written capture.
+Contract: given the vault's database, its models (the observer LLM, when one is configured,
+and the embedder), the redaction of stored text and the vault's clock. The hooks read the
+transcript (bounded) and pass its turns here; its statements are those of
+:mod:`memtrove.capture` (observation, decision, antipattern and handoff documents, their
+triples and links), :mod:`memtrove.lifecycle.feedback` (recall bookkeeping),
+:mod:`memtrove.lifecycle.sessions` (``session_log``) and
+:func:`memtrove.index.embedding.embed_documents` for what it just wrote. Every method fails
+open in what it writes: a model that fails or times out means the heuristic path, never a
+half-written capture.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import MemtroveError
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from memtrove.capture.extractor import CaptureReport
     from memtrove.capture.handoff import HandoffReport
     from memtrove.capture.turns import Turn
+    from memtrove.db.database import Database
     from memtrove.lifecycle.feedback import FeedbackReport
     from memtrove.lifecycle.sessions import Handoff
     from memtrove.models.protocols import LLM
+    from memtrove.models.registry import Models
     from memtrove.results import DocumentSummary
 
-__all__ = ["CaptureAccess"]
+__all__ = ["CaptureArea"]
 
 
-class CaptureAccess(VaultState):
+class CaptureArea:
     """Writing what a session leaves behind."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        models: Models,
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self.redact = redact
+        self._clock = clock
 
     def _capture_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None

@@ -1,6 +1,13 @@
-"""The Vault's consolidation methods: one pass of the light lane now (``consolidate``), the
-light and heavy lane ticks that :class:`memtrove.vault.lanes.LaneHost` runs, the journal,
-the consolidated observations, and ``reflect``.
+"""The consolidation area (``vault.consolidation``): one pass of the light lane now
+(``consolidate``), the light and heavy lane ticks that :class:`memtrove.vault.lanes.LaneHost`
+runs, the journal, the consolidated observations, and ``reflect``.
+
+Contract: given the vault's database, its models (the LLM of Phase 2 and Phase 3, when one
+is configured), the redaction of text the phases write, the vault's clock and the enrichment
+area (the light lane's A-MEM backfill). Its statements are those of
+:mod:`memtrove.lifecycle` (``consolidation``, ``synthesis``, ``maintenance``, ``leases``,
+``duplicates``, ``reflection``): consolidated observations, deductions, the lanes' journal
+and leases, duplicate archiving.
 
 Both lanes run under a ``worker_leases`` lease (``light-consolidation``,
 ``heavy-maintenance``), renewed between every model call, so two processes never run the same
@@ -9,20 +16,23 @@ lane at once; see :mod:`memtrove.lifecycle.maintenance` for the gates and the jo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memtrove.lifecycle.lane_reports import MAX_LISTED, ConsolidationReport, LaneTick
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # loaded on first use: a search needs none of them
+    from memtrove.db.database import Database
     from memtrove.lifecycle.duplicates import DuplicatesReport
     from memtrove.lifecycle.leases import Lease
     from memtrove.lifecycle.maintenance import LaneSettings, MaintenanceRun
     from memtrove.lifecycle.reflection import Reflection
     from memtrove.models.protocols import LLM
+    from memtrove.models.registry import Models
+    from memtrove.vault.enrichment import EnrichmentArea
 
-__all__ = ["ConsolidationAccess", "ConsolidationReport", "LaneTick"]
+__all__ = ["ConsolidationArea", "ConsolidationReport", "LaneTick"]
 
 
 class _LaneLog:
@@ -51,8 +61,24 @@ def _default_lanes() -> LaneSettings:
     return LaneSettings()
 
 
-class ConsolidationAccess(VaultState):
+class ConsolidationArea:
     """Consolidation lanes (see :mod:`memtrove.lifecycle.consolidation`)."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        models: Models,
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+        enrichment: EnrichmentArea,
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self.redact = redact
+        self._clock = clock
+        self._enrichment = enrichment
 
     def _consolidation_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None
@@ -99,9 +125,7 @@ class ConsolidationAccess(VaultState):
             except LeaseHeldError:
                 log.info("light lane: lease held by another process; next tick")
                 return _skip(
-                    self,
-                    lambda: record_skip(self._connection, "light", "lease_unavailable"),
-                    "light",
+                    lambda: record_skip(self._connection, "light", "lease_unavailable"), "light"
                 )
             except Exception as error:
                 log.warning("light lane: cannot take the lease: %s", error)
@@ -147,7 +171,7 @@ class ConsolidationAccess(VaultState):
         connection, now = self._connection, datetime.now(UTC)
         enrichment = None
         if not dry_run:
-            report = self.enrich(  # type: ignore[attr-defined]
+            report = self._enrichment.enrich(
                 limit=3, use_llm=use_llm, progress=lambda done, total: heartbeat()
             )
             enrichment = report.to_dict()
@@ -356,7 +380,7 @@ def _by_proofs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: (-int(row["proof_count"]), -int(row["id"])))
 
 
-def _skip(vault: ConsolidationAccess, write: Any, lane: str) -> LaneTick:
+def _skip(write: Any, lane: str) -> LaneTick:
     try:
         write()
     except Exception as error:  # journaling a skip must not fail the host

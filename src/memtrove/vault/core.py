@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from memtrove.config import (
     DEFAULT_PATTERN,
@@ -36,6 +35,7 @@ from memtrove.db.connection import (
     copy_database,
     open_connection,
 )
+from memtrove.db.database import Database
 from memtrove.db.migrations import migrate
 from memtrove.errors import CollectionError, CollectionNotFoundError, VaultNotFoundError
 from memtrove.models.registry import Models, ModelSettings
@@ -46,20 +46,8 @@ from memtrove.results import (
 )
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import Retriever
-from memtrove.vault.capture import CaptureAccess
-from memtrove.vault.consolidation import ConsolidationAccess
-from memtrove.vault.enrichment import EnrichmentAccess
-from memtrove.vault.graph import GraphAccess
 from memtrove.vault.intent import IntentAccess
-from memtrove.vault.knowledge import KnowledgeAccess
-from memtrove.vault.lifecycle import LifecycleAccess
-from memtrove.vault.memory import MemoryAccess
-from memtrove.vault.mine import MineAccess
-from memtrove.vault.portable import PortableAccess
 from memtrove.vault.reading import Reading
-from memtrove.vault.rules import RulesAccess
-from memtrove.vault.synthesis import SynthesisAccess
-from memtrove.vault.tracking import Tracking
 
 if TYPE_CHECKING:
     from memtrove.index.indexer import ProgressCallback
@@ -70,8 +58,23 @@ if TYPE_CHECKING:
         UpdateReport,
     )
     from memtrove.security.redaction import Redactor
+    from memtrove.vault.capture import CaptureArea
+    from memtrove.vault.consolidation import ConsolidationArea
+    from memtrove.vault.curation import CurationArea
+    from memtrove.vault.enrichment import EnrichmentArea
+    from memtrove.vault.graph import GraphArea
+    from memtrove.vault.knowledge import KnowledgeArea
+    from memtrove.vault.lifecycle import LifecycleArea
+    from memtrove.vault.memory import MemoryArea
+    from memtrove.vault.mine import MiningArea
+    from memtrove.vault.portable import PortableArea
+    from memtrove.vault.rules import RulesArea
+    from memtrove.vault.sessions import SessionsArea
+    from memtrove.vault.synthesis import SynthesisArea
 
 __all__ = ["MAX_SPARE_READERS", "Vault"]
+
+_Area = TypeVar("_Area")
 
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
@@ -88,18 +91,6 @@ def _exists(path: Path) -> bool:
 class Vault(
     IntentAccess,
     Reading,
-    Tracking,
-    GraphAccess,
-    KnowledgeAccess,
-    MemoryAccess,
-    RulesAccess,
-    EnrichmentAccess,
-    MineAccess,
-    PortableAccess,
-    LifecycleAccess,
-    ConsolidationAccess,
-    CaptureAccess,
-    SynthesisAccess,
 ):
     """One SQLite vault file plus the collections configured for it."""
 
@@ -110,10 +101,11 @@ class Vault(
         collections: CollectionConfig,
         models: Models | None = None,
     ) -> None:
-        self._connection = connection
+        self.database = Database(connection, path)
+        self._connection = connection  # the same as database.connection and database.lock
         self.path = path
         self._collections = collections
-        self._lock = threading.RLock()
+        self._lock = self.database.lock
         self.models = models or Models()
         self._retriever = Retriever(connection, self.models, str(path))
         self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
@@ -122,6 +114,145 @@ class Vault(
         self._redactor: tuple[tuple[tuple[str, str], ...], Redactor] | None = None
         # The time session windows, snoozes and staleness are measured against (tests set it).
         self._clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self._areas: dict[str, object] = {}  # built on first use: see _area
+
+    # -- areas -------------------------------------------------------------------------------
+
+    def _area(self, name: str, build: Callable[[], _Area]) -> _Area:
+        """The area ``name``, built by ``build`` on first use: a command imports only the
+        areas it calls (a search, none of the graph, memory or lifecycle modules)."""
+        with self._lock:
+            area = self._areas.get(name)
+            if area is None:
+                area = self._areas[name] = build()
+            return area  # type: ignore[return-value]
+
+    def _now(self) -> datetime:
+        """The vault's clock, read at each call (tests replace ``_clock``)."""
+        return self._clock()
+
+    # Each area is built on first use with what it uses (its constructor is its contract).
+
+    @property
+    def graph(self) -> GraphArea:
+        """Typed edges between documents and facts about entities (:mod:`.graph`)."""
+        from memtrove.vault.graph import GraphArea
+
+        return self._area("graph", lambda: GraphArea(
+            self.database, get=self.get, redact=self.redact, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def knowledge(self) -> KnowledgeArea:
+        """Entities, their mentions and the knowledge graph's triples (:mod:`.knowledge`)."""
+        from memtrove.vault.knowledge import KnowledgeArea
+
+        return self._area("knowledge", lambda: KnowledgeArea(
+            self.database, models=self.models, get=self.get, redact=self.redact, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def synthesis(self) -> SynthesisArea:
+        """Facts and links from imported conversations (:mod:`.synthesis`)."""
+        from memtrove.vault.synthesis import SynthesisArea
+
+        return self._area("synthesis", lambda: SynthesisArea(
+            self.database, models=self.models, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def enrichment(self) -> EnrichmentArea:
+        """A-MEM notes and links, re-indexing, memory evolution (:mod:`.enrichment`)."""
+        from memtrove.vault.enrichment import EnrichmentArea
+
+        return self._area("enrichment", lambda: EnrichmentArea(
+            self.database, models=self.models, get=self.get, redact=self.redact,
+            update=self.update,
+        ))  # fmt: skip
+
+    @property
+    def consolidation(self) -> ConsolidationArea:
+        """The light and heavy lanes, the journal, reflection (:mod:`.consolidation`)."""
+        from memtrove.vault.consolidation import ConsolidationArea
+
+        return self._area("consolidation", lambda: ConsolidationArea(
+            self.database, models=self.models, redact=self.redact, clock=self._now,
+            enrichment=self.enrichment,
+        ))  # fmt: skip
+
+    @property
+    def memory(self) -> MemoryArea:
+        """The agent-curated memory store: entries, recall, dedup, hygiene (:mod:`.memory`)."""
+        from memtrove.vault.memory import MemoryArea
+
+        return self._area("memory", lambda: MemoryArea(
+            self.database, models=self.models, redact=self.redact, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def rules(self) -> RulesArea:
+        """Learned rules: prediction and behaviour engines (:mod:`.rules`)."""
+        from memtrove.vault.rules import RulesArea
+
+        return self._area("rules", lambda: RulesArea(
+            self.database, redact=self.redact, clock=self._now, memory=self.memory
+        ))  # fmt: skip
+
+    @property
+    def lifecycle(self) -> LifecycleArea:
+        """Policy, sweep, restore and purge of documents (:mod:`.lifecycle`)."""
+        from memtrove.vault.lifecycle import LifecycleArea
+
+        return self._area("lifecycle", lambda: LifecycleArea(
+            self.database, collections=self._collections, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def capture(self) -> CaptureArea:
+        """Decisions, handoffs, feedback and sessions captured by hooks (:mod:`.capture`)."""
+        from memtrove.vault.capture import CaptureArea
+
+        return self._area("capture", lambda: CaptureArea(
+            self.database, models=self.models, redact=self.redact, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def mining(self) -> MiningArea:
+        """Conversation imports into collections of their own (:mod:`.mine`)."""
+        from memtrove.vault.mine import MiningArea
+
+        return self._area("mining", lambda: MiningArea(
+            self.database, collections=self.collections, embed=self.embed,
+            redactor=lambda: self.redactor,
+        ))  # fmt: skip
+
+    @property
+    def portable(self) -> PortableArea:
+        """Export and import of whole vaults, ClawMem's included (:mod:`.portable`)."""
+        from memtrove.vault.portable import PortableArea
+
+        return self._area("portable", lambda: PortableArea(
+            self.database, config_file=self.config_file, collections=self.collections,
+            add_collection=self.add_collection, embed=self.embed, redactor=lambda: self.redactor,
+        ))  # fmt: skip
+
+    @property
+    def sessions(self) -> SessionsArea:
+        """What hooks injected and saw, per session and prompt (:mod:`.sessions`)."""
+        from memtrove.vault.sessions import SessionsArea
+
+        return self._area("sessions", lambda: SessionsArea(
+            self.database, redact=self.redact, clock=self._now
+        ))  # fmt: skip
+
+    @property
+    def curation(self) -> CurationArea:
+        """Pin, snooze, forget, restore, confidence and type of documents (:mod:`.curation`)."""
+        from memtrove.vault.curation import CurationArea
+
+        return self._area("curation", lambda: CurationArea(
+            self.database, retriever=self._retriever, clock=self._now, sessions=self.sessions
+        ))  # fmt: skip
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -308,8 +439,8 @@ class Vault(
 
     def remove_collection(self, name: str) -> Collection:
         """Forget a collection and deactivate its documents (their text stays in the vault).
-        A mined collection (see :meth:`mine`) is forgotten with its runs."""
-        mined = dict(self.mined_collections())
+        A mined collection (see :meth:`MiningArea.mine`) is forgotten with its runs."""
+        mined = dict(self.mining.mined_collections())
         if name in mined and all(c.name != name for c in self.collections()):
             from memtrove.mine.runs import forget_mined
 
@@ -333,7 +464,7 @@ class Vault(
         if collections:
             known = {collection.name for collection in configured}
             for name in collections:
-                if name in dict(self.mined_collections()) and name not in known:
+                if name in dict(self.mining.mined_collections()) and name not in known:
                     raise CollectionNotFoundError(
                         f"{name!r} is a mined collection: `memtrove mine DIR -c {name}` "
                         "refreshes it"

@@ -1,19 +1,26 @@
-"""The Vault's A-MEM methods: enrich new and changed documents, ``reindex``, and the
-evolution of a document's note (``memory_evolution_status``)."""
+"""The enrichment area (``vault.enrichment``): A-MEM enrichment of new and changed
+documents, ``reindex``, and the evolution of a document's note (``memory_evolution``).
+
+Contract: given the vault's database, its models (the LLM that writes notes, when one is
+configured), the document look-up (``get``, refs as for :meth:`Vault.get`), the redaction of
+text sent to the LLM and the vault's ``update`` (the re-scan ``reindex`` runs first). Its
+statements are those of :mod:`memtrove.graph.amem` and :mod:`memtrove.graph.amem_status`
+(notes, links, evolution, entities of enriched documents).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memtrove.vault.state import VaultState
-
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from memtrove.db.database import Database
     from memtrove.graph.amem import EnrichmentReport
     from memtrove.graph.amem_status import EvolutionStatus
-    from memtrove.results import UpdateReport
+    from memtrove.models.registry import Models
+    from memtrove.results import Document, UpdateReport
 
-__all__ = ["EnrichmentAccess", "ReindexReport"]
+__all__ = ["EnrichmentArea", "ReindexReport"]
 
 
 class ReindexReport(NamedTuple):
@@ -35,14 +42,24 @@ class ReindexReport(NamedTuple):
         }
 
 
-class EnrichmentAccess(VaultState):
+class EnrichmentArea:
     """A-MEM notes, links and evolution (see :mod:`memtrove.graph.amem`)."""
 
-    if TYPE_CHECKING:
-
-        def update(
-            self, collections: Sequence[str] | None = None, *, progress: Any = None
-        ) -> UpdateReport: ...
+    def __init__(
+        self,
+        database: Database,
+        *,
+        models: Models,
+        get: Callable[[str], Document],
+        redact: Callable[[str], str],
+        update: Callable[[], UpdateReport],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self.get = get
+        self.redact = redact
+        self.update = update
 
     def enrich(
         self,

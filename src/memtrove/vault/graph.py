@@ -1,23 +1,43 @@
-"""The Vault's graph methods: typed edges between documents and facts about entities."""
+"""The graph area (``vault.graph``): typed edges between documents and facts about entities.
+
+Contract: given the vault's database, the document look-up (``get``, refs as for
+:meth:`Vault.get`), the redaction of stored text and the vault's clock. Its statements are
+those of :mod:`memtrove.graph` (edges, facts, graph builds); documents are only read.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtrove.vault.state import VaultState
-
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from datetime import datetime
+
+    from memtrove.db.database import Database
     from memtrove.graph.build import GraphBuildReport
     from memtrove.graph.relations import Relation
     from memtrove.graph.triples import Fact
-    from memtrove.results import DocumentSummary
+    from memtrove.results import Document, DocumentSummary
 
-__all__ = ["GraphAccess"]
+__all__ = ["GraphArea"]
 
 
-class GraphAccess(VaultState):
+class GraphArea:
     """Relations between documents and subject-predicate-object facts."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        get: Callable[[str], Document],
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.get = get
+        self.redact = redact
+        self._clock = clock
 
     def relate(
         self,

@@ -1,26 +1,52 @@
-"""The Vault's knowledge methods: the entities documents name, and ``kg_query`` over the
-subject-predicate-object facts about them."""
+"""The knowledge area (``vault.knowledge``): the entities documents name, and ``kg_query``
+over the subject-predicate-object facts about them.
+
+Contract: given the vault's database, its models (the LLM that extracts entities, when one is
+configured), the document look-up (``get``, refs as for :meth:`Vault.get`), the redaction of
+stored text and the vault's clock. Its statements are those of :mod:`memtrove.graph.entities`,
+:mod:`memtrove.graph.entity_resolution`, :mod:`memtrove.graph.amem_entities` (entities,
+mentions, ``entity`` edges) and :mod:`memtrove.graph.triples` (facts); documents are only read.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memtrove.vault.state import VaultState
-
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
+    from datetime import datetime
+
+    from memtrove.db.database import Database
     from memtrove.graph.entities import EntityExtraction
     from memtrove.graph.entity_resolution import Entity
     from memtrove.graph.triples import KnowledgeResult
     from memtrove.models.protocols import LLM
+    from memtrove.models.registry import Models
+    from memtrove.results import Document
 
-__all__ = ["BULK_BATCH", "KnowledgeAccess"]
+__all__ = ["BULK_BATCH", "KnowledgeArea"]
 
 BULK_BATCH = 200  # documents per write transaction in a run without an LLM
 
 
-class KnowledgeAccess(VaultState):
+class KnowledgeArea:
     """Entities (extraction, resolution, mentions, ``entity`` edges) and ``kg_query``."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        models: Models,
+        get: Callable[[str], Document],
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self.get = get
+        self.redact = redact
+        self._clock = clock
 
     def _entity_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None

@@ -123,9 +123,9 @@ class LaneHost:
                         log.warning("%s lane: cannot open the vault: %s", lane, error)
                         continue
                 if lane == "heavy":
-                    outcome = vault.heavy_lane_tick(self.lanes)
+                    outcome = vault.consolidation.heavy_lane_tick(self.lanes)
                 else:
-                    outcome = vault.light_lane_tick(self.lanes)
+                    outcome = vault.consolidation.light_lane_tick(self.lanes)
                 log.info("%s lane: %s %s", lane, outcome.status, outcome.reason or "")
                 if self._on_tick is not None:
                     self._on_tick(outcome)

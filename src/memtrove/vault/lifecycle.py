@@ -1,17 +1,27 @@
-"""The Vault's lifecycle methods: status with pin and snooze candidates, the ``lifecycle:``
-policy of ``config.yaml``, sweeps that archive by it, searching, restoring and purging
-archived documents, and recomputing recall statistics (see :mod:`memtrove.lifecycle`)."""
+"""The lifecycle area (``vault.lifecycle``): archiving documents by policy and undoing it.
+
+Contract: given the vault's database, its collection configuration (whose ``lifecycle:``
+section of ``config.yaml`` is the policy) and the vault's clock. Its statements are those
+of :mod:`memtrove.lifecycle` (the policy, archive, restore and purge of documents, recall
+statistics from ``recall_events``), :func:`memtrove.index.stats.lifecycle_status` for the
+counts and :func:`memtrove.index.watcher.wal_checkpoint`; documents are archived, restored
+or purged as a whole, never edited.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memtrove.errors import InvalidQueryError
 from memtrove.retrieval.arguments import check_limit
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the lifecycle modules load on first use: a search needs none of them
+    from datetime import datetime
+
+    from memtrove.config import CollectionConfig
+    from memtrove.db.database import Database
     from memtrove.lifecycle.policy import LifecyclePolicy
     from memtrove.results import LifecycleStatus
     from memtrove.results.lifecycle import (
@@ -21,15 +31,27 @@ if TYPE_CHECKING:  # the lifecycle modules load on first use: a search needs non
         SweepReport,
     )
 
-__all__ = ["LifecycleAccess"]
+__all__ = ["LifecycleArea"]
 
 CANDIDATES = 5  # pin and snooze candidates in a status
 
 
-class LifecycleAccess(VaultState):
+class LifecycleArea:
     """Archive by policy, restore, purge; lifecycle counts and recall telemetry."""
 
-    def lifecycle_policy(self) -> LifecyclePolicy:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        collections: CollectionConfig,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self._collections = collections
+        self._clock = clock
+
+    def policy(self) -> LifecyclePolicy:
         """The ``lifecycle:`` section of ``config.yaml`` (defaults when absent); ConfigError
         names a bad key."""
         from memtrove.lifecycle.policy import parse_policy
@@ -37,14 +59,14 @@ class LifecycleAccess(VaultState):
         config = self._collections
         return parse_policy(config.section("lifecycle"), str(config.config_file))
 
-    def lifecycle_status(self) -> LifecycleStatus:
+    def status(self) -> LifecycleStatus:
         """Documents by state (active, inactive, archived, forgotten, pinned, snoozed,
         invalidated, never accessed), pin and snooze candidates from recall telemetry, and
         the policy."""
         from memtrove.index.stats import lifecycle_status
         from memtrove.lifecycle.recall import pin_candidates, snooze_candidates
 
-        policy = self.lifecycle_policy()
+        policy = self.policy()
         with self._lock:
             now = self._clock()
             counts = lifecycle_status(self._connection, now)
@@ -70,7 +92,7 @@ class LifecycleAccess(VaultState):
         with self._lock:
             return recompute_recall_stats(self._connection)
 
-    def lifecycle_sweep(self, *, apply: bool = False) -> SweepReport:
+    def sweep(self, *, apply: bool = False) -> SweepReport:
         """The documents the policy archives now (recall statistics recomputed first); with
         ``apply`` they are archived, then archived documents past ``purge_after_days`` are
         purged. Without ``apply`` nothing is written but the statistics."""
@@ -85,7 +107,7 @@ class LifecycleAccess(VaultState):
         from memtrove.results.lifecycle import SweepReport
         from memtrove.text import to_iso
 
-        policy = self.lifecycle_policy()
+        policy = self.policy()
         archived = purged = 0
         with self._lock:
             now = self._clock()
@@ -109,7 +131,7 @@ class LifecycleAccess(VaultState):
             policy=policy.to_dict(),
         )
 
-    def lifecycle_search(self, query: str, limit: int = 10) -> list[ArchivedDocument]:
+    def search(self, query: str, limit: int = 10) -> list[ArchivedDocument]:
         """Archived documents only, matching ``query`` (search syntax), best first."""
         from memtrove.lifecycle.archive import search_archived
 
@@ -119,7 +141,7 @@ class LifecycleAccess(VaultState):
         with self._lock:
             return search_archived(self._connection, query, limit)
 
-    def lifecycle_restore(
+    def restore(
         self,
         *,
         query: str | None = None,
@@ -137,7 +159,7 @@ class LifecycleAccess(VaultState):
             ids = archived_ids(self._connection, collection=collection, query=query)
             return restore_documents(self._connection, ids)
 
-    def lifecycle_purge(
+    def purge(
         self,
         *,
         confirm: bool = False,

@@ -1,22 +1,32 @@
-"""The Vault's memory-store methods: remember, recall, forget entries; duplicates; hygiene.
+"""The memory area (``vault.memory``): the agent's labelled entries, recall, duplicates, hygiene.
+
+Contract: given the vault's database, its models (the embedder: entry vectors, recall's
+vector leg, duplicate and hygiene identities), the redaction of stored text and the vault's
+clock. Its statements are those of :mod:`memtrove.memory.entries`, :mod:`memtrove.memory.dedup`
+and :mod:`memtrove.memory.hygiene` (documents of the ``_memtrove`` collection plus
+``memory_entries``, ``memory_entry_versions``, ``memory_stores``, ``dedup_pairs``), and
+:func:`memtrove.retrieval.fts.search_fts` for recall's keyword leg.
 
 ``store=None`` means the project store: named after the git repository holding the working
-directory (else the directory itself), unless the Vault was given ``project_store``.
+directory (else the directory itself), unless ``project_store`` was set on this area.
 Recall without a store looks in the project store and ``global``.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtrove.errors import InvalidQueryError
+from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.text import scrub, to_iso
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memtrove.db.database import Database
+    from memtrove.models.registry import Models
     from memtrove.results import (
         DuplicateReport,
         EntryVersion,
@@ -29,17 +39,30 @@ if TYPE_CHECKING:
 
 # The memory store's other modules load with its first use: hooks and searches never pay.
 
-__all__ = ["NUDGE_SIMILARITY", "MemoryAccess"]
+__all__ = ["NUDGE_SIMILARITY", "MemoryArea"]
 
 NUDGE_SIMILARITY = 0.55  # a new entry this close to another is worth a look
 RECALL_MIN_COSINE = 0.3  # an entry found by vector alone must be at least this close
 RECALL_BM25_WEIGHT = 0.6
 
 
-class MemoryAccess(VaultState):
+class MemoryArea:
     """The agent's labelled memories (documents of ``_memtrove`` plus entry fields)."""
 
-    project_store: str | None = None
+    def __init__(
+        self,
+        database: Database,
+        *,
+        models: Models,
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self.redact = redact
+        self._clock = clock
+        self.project_store: str | None = None  # callers may set it: the store for store=None
 
     def resolve_store(self, store: str | None = None) -> str:
         """``store`` as kept, or the project store's name."""
@@ -51,6 +74,15 @@ class MemoryAccess(VaultState):
         if self.project_store is None:
             self.project_store = store_name(project_store_for(Path.cwd()))
         return self.project_store
+
+    def embed_text(self, text: str) -> tuple[Any, str | None]:
+        """``text``'s vector by the configured embedder and the embedder's identity, or
+        (None, None) when the embedder fails: the memory store degrades, never refuses."""
+        try:
+            embedder = self.models.embedder
+            return embedder.embed_documents([text])[0], embedder.identity
+        except MemtroveError:
+            return None, None
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -73,7 +105,7 @@ class MemoryAccess(VaultState):
 
         target = self.resolve_store(store)
         # Without a vector (the embedder failed) the entry is still written, found by keywords.
-        vector, model = self._embed_text(f"{label}\n\n{content}")
+        vector, model = self.embed_text(f"{label}\n\n{content}")
         now = to_iso(self._clock())
         with self._lock:
             written = entries.write_entry(
@@ -211,7 +243,7 @@ class MemoryAccess(VaultState):
                     scores[hit.doc_id] = RECALL_BM25_WEIGHT * hit.score
             rows = self._vectors(stores)
         if rows:
-            query_vector, _ = self._embed_text(query)
+            query_vector, _ = self.embed_text(query)
             if query_vector is not None:
                 similarities = cosine_to_all(query_vector, unit_matrix([r[4] for r in rows]))
                 for row, similarity in zip(rows, similarities, strict=False):

@@ -1,5 +1,12 @@
-"""The Vault's conversation import: ``mine`` a folder of exported conversations into a
-mined collection, date old imports (``mine_backfill_dates``), and the runs so far.
+"""The mining area (``vault.mining``): ``mine`` a folder of exported conversations into a
+mined collection, date old imports (``backfill_dates``), and the runs so far.
+
+Contract: given the vault's database, the configured collections (``collections``, as
+:meth:`Vault.collections`: a mined collection may not take a folder collection's name), the
+vault's ``embed`` (run after an import that asks for it) and its ``redactor`` (a callable:
+the engine is built from ``config.yaml`` when first needed). Its statements are those of
+:mod:`memtrove.mine` (the pipeline, ``mine_runs``, ``import_runs``, the date backfill),
+writing ``documents`` and their fragments only through them.
 
 A mined collection (default ``conversations``) is not a folder in ``config.yaml``: memtrove
 owns its documents, so ``update`` never touches them, and :mod:`memtrove.mine.runs` says
@@ -9,36 +16,44 @@ which collections are mined. They are searched, filtered (``-c conversations``) 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memtrove.errors import CollectionError, CollectionNotFoundError, InvalidQueryError
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
+    from memtrove.db.database import Database
     from memtrove.index.embedding import EmbedReport
     from memtrove.mine.backfill import BackfillReport
     from memtrove.mine.import_runs import ImportRun
     from memtrove.mine.report import MineReport, MineRun
+    from memtrove.results import Collection
     from memtrove.security.redaction import Redactor
 
-__all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MineAccess"]
+__all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MiningArea"]
 
 DEFAULT_MINE_COLLECTION = "conversations"
 FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
 MAX_RUNS = 100
 
 
-class MineAccess(VaultState):
+class MiningArea:
     """Conversation import (see :mod:`memtrove.mine.pipeline`)."""
 
-    if TYPE_CHECKING:
-
-        @property
-        def redactor(self) -> Redactor: ...
-
-        def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
+    def __init__(
+        self,
+        database: Database,
+        *,
+        collections: Callable[[], list[Collection]],
+        embed: Callable[[], EmbedReport],
+        redactor: Callable[[], Redactor],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self._collections = collections
+        self._embed = embed
+        self._redactor = redactor
 
     def mine(
         self,
@@ -77,7 +92,7 @@ class MineAccess(VaultState):
                 self._connection,
                 root,
                 collection,
-                self.redactor.redact,  # one engine for the run: no config check per exchange
+                self._redactor().redact,  # one engine for the run: no config check per exchange
                 now_iso(),
                 formats=labels,
                 dry_run=dry_run,
@@ -97,10 +112,10 @@ class MineAccess(VaultState):
         # decisions and preferences later) take report.document_ids from here, and their
         # failure never undoes the import.
         if embed and not dry_run and report.written:
-            self.embed()
+            self._embed()
         return report
 
-    def mine_backfill_dates(
+    def backfill_dates(
         self,
         folder: str | Path,
         collection: str = DEFAULT_MINE_COLLECTION,
@@ -157,7 +172,7 @@ class MineAccess(VaultState):
         if format not in FORMATS:
             raise InvalidQueryError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
         name = validate_collection_name(collection)
-        if any(c.name == name for c in self.collections()):
+        if any(c.name == name for c in self._collections()):
             raise CollectionError(
                 f"collection {name!r} is a folder collection; mine into another (-c NAME)"
             )

@@ -1,5 +1,15 @@
-"""The Vault's moving methods: ``export`` to memtrove's JSON-lines file and ``import`` it
-back (:mod:`memtrove.mine.portable`), and ``import clawmem`` (:mod:`memtrove.mine.clawmem_import`)."""
+"""The portable area (``vault.portable``): ``export`` to memtrove's JSON-lines file and
+``import`` it back (:mod:`memtrove.mine.portable`), and ``import clawmem``
+(:mod:`memtrove.mine.clawmem_import`).
+
+Contract: given the vault's database (an export reads ``database.path`` on a connection of
+its own), the vault's ``config.yaml`` (``config_file``: its folder is never mapped as an
+import's folder), the configured collections (``collections``) and ``add_collection`` (the
+only way an import registers a folder), the vault's ``embed`` and its ``redactor`` (a
+callable: every imported text is redacted by it). Its statements are those of
+:mod:`memtrove.mine` (``portable_import``, ``portable_merge``, ``clawmem_import``,
+``import_runs``); it reads ``documents`` only to check a mapped folder.
+"""
 
 from __future__ import annotations
 
@@ -13,35 +23,41 @@ from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import PortableFormatError
 from memtrove.text import shown_path
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
+    from memtrove.db.database import Database
+    from memtrove.index.embedding import EmbedReport
     from memtrove.mine.clawmem_import import ClawmemReport
     from memtrove.mine.import_folders import FolderPlan
     from memtrove.mine.import_runs import ImportRunRecord
     from memtrove.mine.portable_report import ExportReport, ImportReport
-    from memtrove.results import EmbedReport
+    from memtrove.results import Collection
     from memtrove.security.redaction import Redactor
 
-__all__ = ["PortableAccess"]
+__all__ = ["PortableArea"]
 
 
-class PortableAccess(VaultState):
+class PortableArea:
     """Export, import and moving in from ClawMem."""
 
-    if TYPE_CHECKING:
-
-        @property
-        def redactor(self) -> Redactor: ...
-
-        def add_collection(
-            self, path: str | Path, name: str | None = None, *a: Any, **k: Any
-        ) -> Any: ...
-
-        def embed(self, *, force: bool = False, progress: Any = None) -> EmbedReport: ...
-
-        @property
-        def config_file(self) -> Path: ...
+    def __init__(
+        self,
+        database: Database,
+        *,
+        config_file: Path,
+        collections: Callable[[], list[Collection]],
+        add_collection: Callable[..., Collection],
+        embed: Callable[[], EmbedReport],
+        redactor: Callable[[], Redactor],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self._path = database.path
+        self._config_file = config_file
+        self._collections = collections
+        self._add_collection = add_collection
+        self._embed = embed
+        self._redactor = redactor
 
     def export_lines(self, *, vectors: bool = False) -> Iterator[str]:
         """The whole vault as export lines (see :mod:`memtrove.mine.portable`), read from
@@ -52,9 +68,9 @@ class PortableAccess(VaultState):
         from memtrove.mine.portable import export_lines
         from memtrove.text import now_iso
 
-        collections = [collection.to_dict() for collection in self.collections()]
+        collections = [collection.to_dict() for collection in self._collections()]
         return export_lines(
-            self.path, collections, version=__version__, exported_at=now_iso(), vectors=vectors
+            self._path, collections, version=__version__, exported_at=now_iso(), vectors=vectors
         )
 
     def export_to(self, path: str | Path, *, vectors: bool = False) -> ExportReport:
@@ -126,20 +142,20 @@ class PortableAccess(VaultState):
                 imported = import_lines(
                     self._connection,
                     read_lines(stream),
-                    redact=self.redactor.redact,  # built once, not per text
+                    redact=self._redactor().redact,  # built once, not per text
                     dry_run=dry_run,
                     merge=merge,
                     progress=progress,
                 )
             entries = imported.header.get("collections")
             added, plans = self._register(entries, mapped, dry_run)
-            report = self.embed().to_dict() if embed and not dry_run else None
+            report = self._embed().to_dict() if embed and not dry_run else None
             result = ImportReport(
                 str(source),
                 imported.records,
                 imported.added,
                 added,
-                _unregistered(folder_hints(entries), added, self.collections()),
+                _unregistered(folder_hints(entries), added, self._collections()),
                 [plan._asdict() for plan in plans],
                 imported.redacted,
                 dry_run,
@@ -160,7 +176,7 @@ class PortableAccess(VaultState):
 
         if not folders:
             return {}
-        protected = [self.config_file.parent]
+        protected = [self._config_file.parent]
         return check_folders(folders, names(), protected, allow_any_folder=allow_any_folder)
 
     def _recorded(
@@ -211,7 +227,7 @@ class PortableAccess(VaultState):
             names,
             renames,
             {name: folder for name, (folder, _) in collections.items()},
-            {collection.name: collection.path for collection in self.collections()},
+            {collection.name: collection.path for collection in self._collections()},
         )
         here = [renames.get(name, name) for name in names if name not in INTERNAL]
         mapped = self._mapped(folders, lambda: here, allow_any_folder)
@@ -224,19 +240,19 @@ class PortableAccess(VaultState):
                 report = import_clawmem(
                     self._connection,
                     source,
-                    redact=self.redactor.redact,
+                    redact=self._redactor().redact,
                     dry_run=dry_run,
                     renames=renames,
                 )
             added, plans = self._register(entries, mapped, dry_run)
             hints = {**dict.fromkeys(here, ""), **folder_hints(entries)}
-            embedded = self.embed().to_dict() if embed and not dry_run else None
+            embedded = self._embed().to_dict() if embed and not dry_run else None
             result = report._replace(
                 collections_added=added,
                 collections_unregistered=_unregistered(
                     {name: hint for name, hint in hints.items() if name in here},
                     added,
-                    self.collections(),
+                    self._collections(),
                 ),
                 folders=[plan._asdict() for plan in plans],
                 embed=embedded,
@@ -271,14 +287,14 @@ class PortableAccess(VaultState):
             for entry in (collections if isinstance(collections, list) else ())
             if isinstance(entry, Mapping) and isinstance(entry.get("name"), str)
         }
-        configured = {collection.name for collection in self.collections()}
+        configured = {collection.name for collection in self._collections()}
         for name, folder in mapped.items():
             if name in configured:
                 continue
             entry = entries.get(name, {})
             plan = plan_folder(name, folder, entry)
             if not dry_run:
-                self.add_collection(
+                self._add_collection(
                     folder,
                     name=name,
                     pattern=plan.pattern,
@@ -305,7 +321,7 @@ class PortableAccess(VaultState):
                     (collection,),
                 )
             ]
-        root, redact = folder.resolve(), self.redactor.redact
+        root, redact = folder.resolve(), self._redactor().redact
         matching = sum(_file_hash(root, path, redact) == body_hash for path, body_hash in rows)
         return len(rows), matching
 

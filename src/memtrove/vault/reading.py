@@ -341,9 +341,7 @@ class Reading(VaultState):
         return {doc: strip_frontmatter(str(row["text"])) for doc, row in rows.items()}
 
     def _co_activation(self, doc_id: int) -> int:
-        from memtrove.lifecycle import sessions
-
-        return sessions.co_activation_count(self._connection, doc_id)
+        return self.sessions.co_activation_count(doc_id)
 
     def _collapsed(
         self,

@@ -1,23 +1,47 @@
-"""The Vault's prediction and behavior engines (see :mod:`memtrove.memory.rules`)."""
+"""The rules area (``vault.rules``): the prediction and behavior engines.
+
+Contract: given the vault's database, the redaction of stored text, the vault's clock and
+the memory area (``memory``: store names, as :meth:`MemoryArea.resolve_store`, and
+the vectors of situations and prompts, as :meth:`MemoryArea.embed_text`). Its statements
+are those of :mod:`memtrove.memory.rules` (``predictions``, ``behaviors`` and their
+``*_matchers``, ``*_edges`` and ``*_provenance`` tables).
+"""
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import EntryNotFoundError, InvalidQueryError
 from memtrove.text import to_iso
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memtrove.db.database import Database
     from memtrove.results import Rule, RuleMatch
+    from memtrove.vault.memory import MemoryArea
 
-__all__ = ["RulesAccess"]
+__all__ = ["RulesArea"]
 
 
-class RulesAccess(VaultState):
+class RulesArea:
     """Predictions (what the user wants) and behaviors (what the agent keeps to)."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+        memory: MemoryArea,
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.redact = redact
+        self._clock = clock
+        self._memory = memory
 
     def add_rule(
         self,
@@ -32,7 +56,7 @@ class RulesAccess(VaultState):
         situation in ``when``."""
         from memtrove.memory import rules
 
-        target = self.resolve_store(store)
+        target = self._memory.resolve_store(store)
         now = to_iso(self._clock())
         statement = self.redact(statement)
         rationale = None if rationale is None else self.redact(rationale)
@@ -63,12 +87,12 @@ class RulesAccess(VaultState):
         if matcher_id is None:
             assert when is not None
             when = self.redact(when)
-            vector, model = self._embed_text(when)
+            vector, model = self._memory.embed_text(when)
             with self._lock:
                 matcher_id = rules.add_matcher(
                     self._connection,
                     kind,
-                    self.resolve_store(store),
+                    self._memory.resolve_store(store),
                     when,
                     None if vector is None else pack(vector),
                     model,
@@ -99,7 +123,7 @@ class RulesAccess(VaultState):
         from memtrove.memory import rules
 
         with self._lock:
-            return rules.list_rules(self._connection, kind, [self.resolve_store(store)])
+            return rules.list_rules(self._connection, kind, [self._memory.resolve_store(store)])
 
     def rule_provenance(
         self, kind: str, item_id: str
@@ -129,7 +153,7 @@ class RulesAccess(VaultState):
         with self._lock:
             if not rules.has_matchers(self._connection, stores):
                 return []
-        vector, model = self._embed_text(prompt)
+        vector, model = self._memory.embed_text(prompt)
         if vector is None or model is None:
             return []
         with self._lock:

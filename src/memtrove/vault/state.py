@@ -1,6 +1,6 @@
 """What every part of the Vault shares: one connection, its lock, models and retriever.
 
-The Vault is assembled from one class per area (:mod:`.reading`, :mod:`.tracking`,
+The Vault is assembled from one class per area (:mod:`.reading`, :mod:`.intent`,
 :mod:`.graph`, and :mod:`.core` for opening, collections, indexing and health); each works
 on this state, which :class:`~memtrove.vault.core.Vault` sets up.
 """
@@ -11,14 +11,16 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memtrove.config import CollectionConfig
 from memtrove.db.connection import Connection
-from memtrove.errors import MemtroveError
 from memtrove.models.registry import Models
 from memtrove.results import Collection, Document
 from memtrove.retrieval.pipeline import Retriever
+
+if TYPE_CHECKING:
+    from memtrove.vault.sessions import SessionsArea
 
 __all__ = ["VaultState"]
 
@@ -34,15 +36,6 @@ class VaultState:
     _retriever: Retriever
     _clock: Callable[[], datetime]
 
-    def _embed_text(self, text: str) -> tuple[Any, str | None]:
-        """``text``'s vector by the configured embedder and the embedder's identity, or
-        (None, None) when the embedder fails: the memory store degrades, never refuses."""
-        try:
-            embedder = self.models.embedder
-            return embedder.embed_documents([text])[0], embedder.identity
-        except MemtroveError:
-            return None, None
-
     # Methods one part calls on another (each is defined by exactly one part).
     def collections(self) -> list[Collection]:
         raise NotImplementedError
@@ -53,5 +46,6 @@ class VaultState:
     def get(self, ref: str) -> Document:
         raise NotImplementedError
 
-    def resolve_store(self, store: str | None = None) -> str:
+    @property
+    def sessions(self) -> SessionsArea:  # the area, built by the Vault
         raise NotImplementedError

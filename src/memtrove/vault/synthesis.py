@@ -1,25 +1,41 @@
-"""The Vault's post-import conversation synthesis (``memtrove mine --synthesize``): the
-decisions, preferences, milestones and problems of mined conversations as linked documents
-(see :mod:`memtrove.mine.synthesize`)."""
+"""The synthesis area (``vault.synthesis``): the post-import conversation synthesis
+(``memtrove mine --synthesize``), the decisions, preferences, milestones and problems of mined
+conversations as linked documents.
+
+Contract: given the vault's database, its models (the LLM that reads the conversations) and
+the vault's clock. Its statements are those of :mod:`memtrove.mine.synthesize` (conversation
+documents read, synthesized documents and their links written).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import InvalidQueryError
-from memtrove.vault.state import VaultState
 
 if TYPE_CHECKING:  # the synthesis module loads on first use: a search never needs it
-    from memtrove.mine.synthesize import SynthesisReport
+    from datetime import datetime
 
-__all__ = ["SynthesisAccess"]
+    from memtrove.db.database import Database
+    from memtrove.mine.synthesize import SynthesisReport
+    from memtrove.models.registry import Models
+
+__all__ = ["SynthesisArea"]
 
 MAX_SYNTHESIS_DOCS = 10_000
 
 
-class SynthesisAccess(VaultState):
+class SynthesisArea:
     """Facts and links from imported conversations, by the configured LLM."""
+
+    def __init__(
+        self, database: Database, *, models: Models, clock: Callable[[], datetime]
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.models = models
+        self._clock = clock
 
     def synthesize_conversations(
         self,

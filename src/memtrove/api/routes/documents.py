@@ -97,7 +97,7 @@ def similar(
 def pin(docid: DocidPath, vault: VaultDependency, body: PinRequest | None = None) -> dict[str, Any]:
     """Pin a document (it ranks higher in ``query``); ``{"unpin": true}`` unpins it."""
     ref = reference(docid)
-    document = vault.pin(ref, unpin=body.unpin if body else False)
+    document = vault.curation.pin(ref, unpin=body.unpin if body else False)
     return {"docid": document.docid, "pinned": document.pinned}
 
 
@@ -112,7 +112,7 @@ def snooze(
     if request.unsnooze and request.until is not None:
         raise InvalidQueryError("give either until or unsnooze, not both")
     until = None if request.unsnooze else (request.until or _default_until())
-    document = vault.snooze(ref, until)
+    document = vault.curation.snooze(ref, until)
     return {
         "docid": document.docid,
         "snoozed": document.snoozed_until is not None,
@@ -127,7 +127,7 @@ def forget(
     """Take a document out of search (its text stays in the vault); an update brings it
     back only if its file changes."""
     ref = reference(docid)
-    document = vault.forget(ref)
+    document = vault.curation.forget(ref)
     return {"docid": document.docid, "forgotten": True}
 
 

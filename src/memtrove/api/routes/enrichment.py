@@ -22,4 +22,4 @@ def evolution(
     """A document's note changes, newest first: ``{docid, title, keywords, context, count,
     evolution: [{version, triggered_by, triggered_by_title, previous_keywords, new_keywords,
     previous_context, new_context, reasoning, created_at}]}``."""
-    return vault.memory_evolution(reference(docid), limit).to_dict()
+    return vault.enrichment.memory_evolution(reference(docid), limit).to_dict()

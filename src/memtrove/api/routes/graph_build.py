@@ -37,7 +37,7 @@ def build_graphs(vault: VaultDependency, body: GraphBuildRequest | None = None) 
     built is left out)."""
     request = body or GraphBuildRequest()
     if request.graph_types is not None:  # given, it wins: [] is refused as over MCP
-        return vault.build_graphs(
+        return vault.graph.build_graphs(
             request.graph_types, semantic_threshold=request.semantic_threshold
         ).as_dict()
     kinds = [
@@ -45,5 +45,5 @@ def build_graphs(vault: VaultDependency, body: GraphBuildRequest | None = None) 
     ]
     if not kinds:
         return {"documents": 0, "notes": ["nothing to build: temporal and semantic are off"]}
-    report = vault.build_graphs(kinds, semantic_threshold=request.semantic_threshold)
+    report = vault.graph.build_graphs(kinds, semantic_threshold=request.semantic_threshold)
     return report.as_dict()

@@ -29,4 +29,4 @@ def entity_facts(
     """The subject-predicate-object facts about an entity, with validity windows and a
     ``current`` flag: ``{entity, entity_id, name, type, as_of, direction, count, facts}``
     (``entity_id`` null and no facts when no entity matches)."""
-    return vault.kg_query(name, as_of, direction).to_dict()
+    return vault.knowledge.kg_query(name, as_of, direction).to_dict()

@@ -36,7 +36,7 @@ def sweep(vault: VaultDependency, body: SweepRequest | None = None) -> dict[str,
     or with ``dry_run: false`` archived: ``{dry_run: false, candidates, archived, purged,
     documents, policy}``."""
     request = body or SweepRequest()
-    return vault.lifecycle_sweep(apply=not request.dry_run).to_dict()
+    return vault.lifecycle.sweep(apply=not request.dry_run).to_dict()
 
 
 @router.post("/restore")
@@ -44,6 +44,6 @@ def restore(vault: VaultDependency, body: RestoreRequest | None = None) -> dict[
     """``{restored, documents}``; an empty body is a 400 (name a query, a collection or
     ``all: true``)."""
     request = body or RestoreRequest()
-    return vault.lifecycle_restore(
+    return vault.lifecycle.restore(
         query=request.query, collection=request.collection, all=request.all
     ).to_dict()

@@ -63,7 +63,9 @@ def export(
     documents: [...], count, errors, truncated}`` (the last two stay empty)."""
     if format == "documents":
         return StreamingResponse(_export_chunks(vault), media_type="application/json")
-    return StreamingResponse(vault.export_lines(vectors=vectors), media_type="application/x-ndjson")
+    return StreamingResponse(
+        vault.portable.export_lines(vectors=vectors), media_type="application/x-ndjson"
+    )
 
 
 def _export_chunks(vault: Vault) -> Iterator[str]:

@@ -34,7 +34,7 @@ def _queue(request: Request) -> ExtractionQueue:
 @router.post("/memory/remember")
 def remember(body: RememberRequest, vault: VaultDependency, request: Request) -> dict[str, Any]:
     """Write an entry (409 when the label exists and overwrite is false)."""
-    result = vault.remember(
+    result = vault.memory.remember(
         body.label, body.content, body.store, body.branch, body.confidence, body.overwrite
     )
     drained = _queue(request).drain(body.session_id) if body.session_id else 0
@@ -44,7 +44,7 @@ def remember(body: RememberRequest, vault: VaultDependency, request: Request) ->
 @router.post("/memory/recall")
 def recall(body: RecallRequest, vault: VaultDependency) -> dict[str, Any]:
     """Entries for a query; ``count: false`` searches without stamping a recall."""
-    run = vault.recall if body.count else vault.search_entries
+    run = vault.memory.recall if body.count else vault.memory.search_entries
     return {
         "entries": [item.to_dict() for item in run(body.query, body.store, body.branch, body.limit)]
     }
@@ -53,20 +53,22 @@ def recall(body: RecallRequest, vault: VaultDependency) -> dict[str, Any]:
 @router.post("/memory/forget")
 def forget(body: ForgetEntryRequest, vault: VaultDependency) -> dict[str, Any]:
     """Forget an entry (its text is kept as an earlier version)."""
-    return {"forgotten": vault.forget_entry(body.label, body.store).to_dict()}
+    return {"forgotten": vault.memory.forget_entry(body.label, body.store).to_dict()}
 
 
 @router.get("/memory/entries")
 def entries(
     vault: VaultDependency, store: StoreQuery = None, branch: str | None = None
 ) -> dict[str, Any]:
-    return {"entries": [entry.to_dict() for entry in vault.entries(store, branch)]}
+    return {"entries": [entry.to_dict() for entry in vault.memory.entries(store, branch)]}
 
 
 @router.get("/memory/versions")
 def versions(vault: VaultDependency, label: str, store: StoreQuery = None) -> dict[str, Any]:
     """Earlier texts of an entry, newest first."""
-    return {"versions": [version.to_dict() for version in vault.entry_versions(label, store)]}
+    return {
+        "versions": [version.to_dict() for version in vault.memory.entry_versions(label, store)]
+    }
 
 
 @router.get("/memory/duplicates")
@@ -75,14 +77,16 @@ def duplicates(
     store: StoreQuery = None,
     threshold: Annotated[float, Query(gt=0.0, le=1.0)] = 0.85,
 ) -> dict[str, Any]:
-    return vault.find_duplicates(store, threshold).to_dict()
+    return vault.memory.find_duplicates(store, threshold).to_dict()
 
 
 @router.post("/memory/dedup")
 def dedup(body: DedupRequest, vault: VaultDependency) -> dict[str, Any]:
-    first, second = vault.dedup_mark_checked(body.label_a, body.label_b, body.status, body.store)
+    first, second = vault.memory.dedup_mark_checked(
+        body.label_a, body.label_b, body.status, body.store
+    )
     return {
-        "store": vault.resolve_store(body.store),
+        "store": vault.memory.resolve_store(body.store),
         "slug_a": first,
         "slug_b": second,
         "status": body.status,
@@ -93,14 +97,16 @@ def dedup(body: DedupRequest, vault: VaultDependency) -> dict[str, Any]:
 def hygiene(
     vault: VaultDependency, store: StoreQuery = None, worktree: str | None = None
 ) -> dict[str, Any]:
-    report = vault.hygiene(store, Path(worktree) if worktree else None)
+    report = vault.memory.hygiene(store, Path(worktree) if worktree else None)
     return report.to_dict() | {"lines": report.lines()}
 
 
 @router.get("/memory/extraction/{session_id}")
 def extraction_payload(session_id: str, vault: VaultDependency, request: Request) -> dict[str, Any]:
     """The session's queued tool calls (nothing is removed); ``payload`` null when empty."""
-    return {"payload": _queue(request).payload(session_id, vault.resolve_store(), GLOBAL_STORE)}
+    return {
+        "payload": _queue(request).payload(session_id, vault.memory.resolve_store(), GLOBAL_STORE)
+    }
 
 
 @router.post("/memory/extraction/{session_id}/done")
@@ -110,7 +116,7 @@ def extraction_done(session_id: str, request: Request) -> dict[str, Any]:
 
 @router.post("/rules/{kind}")
 def add_rule(kind: str, body: RuleRequest, vault: VaultDependency) -> dict[str, Any]:
-    rule = vault.add_rule(
+    rule = vault.rules.add_rule(
         kind, body.statement, rationale=body.rationale, when=body.when, store=body.store
     )
     return rule.to_dict()
@@ -118,14 +124,14 @@ def add_rule(kind: str, body: RuleRequest, vault: VaultDependency) -> dict[str, 
 
 @router.get("/rules/{kind}")
 def list_rules(kind: str, vault: VaultDependency, store: StoreQuery = None) -> dict[str, Any]:
-    return {"rules": [rule.to_dict() for rule in vault.rules(kind, store)]}
+    return {"rules": [rule.to_dict() for rule in vault.rules.rules(kind, store)]}
 
 
 @router.post("/rules/{kind}/{item_id}/link")
 def link_rule(
     kind: str, item_id: str, body: RuleLinkRequest, vault: VaultDependency
 ) -> dict[str, Any]:
-    matcher = vault.link_rule(
+    matcher = vault.rules.link_rule(
         kind,
         item_id,
         matcher_id=body.matcher_id,
@@ -140,13 +146,17 @@ def link_rule(
 def signal_rule(
     kind: str, item_id: str, body: RuleSignalRequest, vault: VaultDependency
 ) -> dict[str, Any]:
-    value = vault.signal_rule(kind, item_id, body.signal, body.detail)
-    return {"id": item_id, "confidence": value, "provenance": vault.rule_provenance(kind, item_id)}
+    value = vault.rules.signal_rule(kind, item_id, body.signal, body.detail)
+    return {
+        "id": item_id,
+        "confidence": value,
+        "provenance": vault.rules.rule_provenance(kind, item_id),
+    }
 
 
 @router.post("/rules/behavior/{item_id}/codify")
 def codify(
     item_id: str, vault: VaultDependency, body: CodifyRequest | None = None
 ) -> dict[str, Any]:
-    vault.codify_behavior(item_id, (body or CodifyRequest()).detail)
+    vault.rules.codify_behavior(item_id, (body or CodifyRequest()).detail)
     return {"id": item_id, "codified": True}

@@ -45,7 +45,7 @@ def mine(vault: VaultDependency, body: MineRequest) -> dict[str, Any]:
     when ``synthesize``. Holds the vault while it runs."""
     if body.synthesize and body.dry_run:
         raise InvalidQueryError("synthesize writes documents: not with dry_run")
-    report = vault.mine(
+    report = vault.mining.mine(
         body.path,
         body.collection,
         format=body.format,
@@ -55,7 +55,7 @@ def mine(vault: VaultDependency, body: MineRequest) -> dict[str, Any]:
     )
     data = report.to_dict()
     if body.synthesize:  # the import is committed: a failure here never undoes it
-        data["synthesis"] = vault.synthesize_conversations(
+        data["synthesis"] = vault.synthesis.synthesize_conversations(
             report.document_ids or None,
             collection=body.collection,
             max_docs=body.synthesis_max_docs,
@@ -72,8 +72,8 @@ def runs(
     ``import`` runs (export files, ClawMem vaults)."""
     return {
         "collections": [
-            {"name": name, "source": source} for name, source in vault.mined_collections()
+            {"name": name, "source": source} for name, source in vault.mining.mined_collections()
         ],
-        "runs": [run.to_dict() for run in vault.import_status(limit)],
-        "imports": [run.to_dict() for run in vault.import_runs(limit)],
+        "runs": [run.to_dict() for run in vault.mining.import_status(limit)],
+        "imports": [run.to_dict() for run in vault.mining.import_runs(limit)],
     }

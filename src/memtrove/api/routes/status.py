@@ -50,11 +50,11 @@ def sessions(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="How many.")] = 10,
 ) -> dict[str, Any]:
     """The most recent agent sessions: turns, documents injected, tokens estimated."""
-    found = vault.session_log(limit)
+    found = vault.sessions.session_log(limit)
     return {"count": len(found), "sessions": [session.to_dict() for session in found]}
 
 
 @router.get("/lifecycle/status")
 def lifecycle_status(vault: VaultDependency) -> dict[str, Any]:
     """Documents by lifecycle state: active, inactive, pinned, snoozed, invalidated."""
-    return vault.lifecycle_status().to_dict()
+    return vault.lifecycle.status().to_dict()

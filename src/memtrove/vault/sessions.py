@@ -1,112 +1,51 @@
-"""The Vault's curation (pin, snooze, forget, targets) and session tracking methods."""
+"""The sessions area (``vault.sessions``): what hooks saw and injected, per session and prompt.
+
+Contract: given the vault's database, the redaction of stored text (prompts are stored as the
+vault would store them) and the vault's clock (session windows are measured against it). Its
+statements are those of :mod:`memtrove.lifecycle.sessions` (``hook_dedupe``,
+``context_usage``, ``recall_events`` and ``recall_stats``, ``co_activations``,
+``session_log``, the curation log) and :mod:`memtrove.lifecycle.recall`; documents are only
+read. Curation (:mod:`.curation`) logs its pins, snoozes and forgets through
+:meth:`SessionsArea.note_curation`.
+"""
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import MemtroveError
-from memtrove.results import (
-    Document,
-    SessionRecord,
-    TargetMatch,
-)
-from memtrove.retrieval.arguments import (
-    MAX_LIMIT,
-    check_count,
-    check_limit,
-)
-from memtrove.retrieval.fts import MAX_QUERY_CHARS
-from memtrove.vault.state import VaultState
+from memtrove.retrieval.arguments import MAX_LIMIT, check_count, check_limit
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memtrove.db.database import Database
     from memtrove.lifecycle.recall import RecallHistory
+    from memtrove.results import SessionRecord
     from memtrove.results.lifecycle import Considered, PromptRecord
 
-# Curation, session tracking and recall are imported by the methods that use them: a
-# search (the commonest short command) uses none of them.
+# Session tracking and recall are imported by the methods that use them: a search (the
+# commonest short command) uses none of them.
 
-__all__ = ["Tracking"]
+__all__ = ["SessionsArea"]
 
 
-class Tracking(VaultState):
-    """Curating documents and recording what hooks injected."""
+class SessionsArea:
+    """Recording what hooks saw and injected, and reading it back per session or document."""
 
-    # -- curation ------------------------------------------------------------------------------
-
-    def pin(self, ref: str, *, unpin: bool = False) -> Document:
-        """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""
-        from memtrove.index import curation
-
-        with self._lock:
-            document = curation.pin_document(self._connection, ref, pinned=not unpin)
-            self._note_curation("memory_pin")
-            return document
-
-    def snooze(self, ref: str, until: str | None = None) -> Document:
-        """Hide a document from context surfacing until ``until`` (ISO date or datetime; a
-        bare date is the end of that day, UTC); None unsnoozes. It stays searchable.
-
-        A moment not in the future is refused with InvalidQueryError.
-        """
-        from memtrove.index import curation
-
-        moment = curation.parse_snooze_until(until, self._clock())
-        with self._lock:
-            document = curation.snooze_document(self._connection, ref, moment)
-            self._note_curation("memory_snooze")
-            return document
-
-    def forget(self, ref: str) -> Document:
-        """Deactivate a document: it leaves every search (its text stays in the vault), and
-        :meth:`update` leaves it out until its file's content changes. Idempotent."""
-        from memtrove.index import curation
-
-        with self._lock:
-            document = curation.forget_document(self._connection, ref)
-            self._note_curation("memory_forget")
-            return document
-
-    def restore(self, ref: str) -> Document:
-        """Undo :meth:`forget` (or an archive): the document is active and searchable again
-        with the body it had, and :meth:`update` keeps it while its file is there. An
-        active document is returned as is; one inactive because its file left the
-        collection is refused with InvalidQueryError."""
-        from memtrove.index import curation
-
-        with self._lock:
-            return curation.restore_document(self._connection, ref)
-
-    def set_confidence(self, ref: str, confidence: float) -> Document:
-        """Set a document's confidence by hand (0 to 1; anything else: InvalidQueryError).
-        The next edit of its file classifies it again."""
-        from memtrove.index import curation
-
-        with self._lock:
-            return curation.set_confidence(self._connection, ref, confidence)
-
-    def set_type(self, ref: str, content_type: str) -> Document:
-        """Set a document's type by hand (one of ``memtrove.index.types.CONTENT_TYPES``;
-        anything else: InvalidQueryError), its confidence left as it is. The next edit of
-        its file classifies it again."""
-        from memtrove.index import curation
-
-        with self._lock:
-            return curation.set_content_type(self._connection, ref, content_type)
-
-    def find_target(self, query: str) -> TargetMatch:
-        """The document ``query`` most likely names: exact ref or path, else BM25, title
-        words, vectors (see :mod:`memtrove.retrieval.target`); check ``confident``."""
-        from memtrove.retrieval.target import find_target
-
-        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-            query = query[:MAX_QUERY_CHARS]
-        with self._lock:
-            return find_target(self._connection, self._retriever, query)
-
-    # -- sessions and hooks --------------------------------------------------------------------
+    def __init__(
+        self,
+        database: Database,
+        *,
+        redact: Callable[[str], str],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self.redact = redact
+        self._clock = clock
 
     def hook_seen(
         self, hook_name: str, prompt: str, window_seconds: int = 600, session_id: str = ""
@@ -131,7 +70,7 @@ class Tracking(VaultState):
 
     def recent_queries(
         self, session_id: str, *, within_seconds: int = 600, limit: int = 2
-    ) -> builtins.list[str]:
+    ) -> list[str]:
         """The session's latest context-surfacing prompts (query_text), newest first."""
         from memtrove.lifecycle import sessions
 
@@ -146,7 +85,7 @@ class Tracking(VaultState):
 
     def last_injected(
         self, session_id: str, *, within_seconds: int = 600, limit: int = 2
-    ) -> builtins.list[int]:
+    ) -> list[int]:
         """Ids of the first documents the session's latest context-surfacing turn injected."""
         from memtrove.lifecycle import sessions
 
@@ -208,11 +147,13 @@ class Tracking(VaultState):
         with self._lock:
             return sessions.prompts_since_curation(self._connection, hook_name)
 
-    def _note_curation(self, action: str) -> None:
-        """Best effort: a locked vault must not undo the curation that just committed."""
+    def note_curation(self, action: str) -> None:
+        """Log a curation (``memory_pin``, ``memory_snooze``, ``memory_forget``), which
+        :meth:`prompts_since_curation` counts from. Best effort: a locked vault must not undo
+        the curation that just committed."""
         from memtrove.lifecycle import sessions
 
-        with contextlib.suppress(MemtroveError):
+        with self._lock, contextlib.suppress(MemtroveError):
             sessions.log_curation(self._connection, action, self._clock())
 
     def co_activation_pairs(self, doc_ids: Sequence[int]) -> dict[tuple[int, int], int]:
@@ -222,7 +163,7 @@ class Tracking(VaultState):
         with self._lock:
             return sessions.co_activation_pairs(self._connection, doc_ids)
 
-    def session_prompts(self, session_id: str, limit: int = 200) -> builtins.list[PromptRecord]:
+    def session_prompts(self, session_id: str, limit: int = 200) -> list[PromptRecord]:
         """The prompts context-surfacing answered in session ``session_id``, oldest first
         (the newest ``limit``), each with what it injected and whether the reply used it."""
         from memtrove.lifecycle import sessions
@@ -243,7 +184,7 @@ class Tracking(VaultState):
             doc_id = get_document(self._connection, ref, include_inactive=True).doc_id
             return recall_history(self._connection, doc_id, limit)
 
-    def session_log(self, limit: int = 10) -> builtins.list[SessionRecord]:
+    def session_log(self, limit: int = 10) -> list[SessionRecord]:
         """Recent sessions, the most recently active first."""
         from memtrove.lifecycle import sessions
 
