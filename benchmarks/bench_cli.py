@@ -136,7 +136,7 @@ def prepare(size: int, env: dict[str, str]) -> tuple[Path, str]:
     generate_corpus(folder, size)
     vault = open_vault(size, folder)
     try:
-        if vault.index_stats().vectors == 0:
+        if vault.documents.index_stats().vectors == 0:
             started = time.perf_counter()
             report = vault.embed()
             log(f"embedded {report.fragments} fragments in {time.perf_counter() - started:.1f} s")

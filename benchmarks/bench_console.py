@@ -64,7 +64,7 @@ def _graph_vault(folder: Path, nodes: int) -> str:
         vault.update()
         kinds = ("semantic", "causal", "temporal", "entity", "reference", "supporting")
         for n in range(1, nodes):
-            vault.relate("g/n000.md", f"g/n{n:03d}.md", kinds[n % len(kinds)])
+            vault.graph.relate("g/n000.md", f"g/n{n:03d}.md", kinds[n % len(kinds)])
         return f"#{vault.get('g/n000.md').docid}"
 
 

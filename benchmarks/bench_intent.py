@@ -61,9 +61,9 @@ def latency(size: int, count: int = 200, repeats: int = 3) -> dict[str, object]:
         ]
         calls = {
             "query": lambda q: vault.query(q, limit=10),
-            "intent_search": lambda q: vault.intent_search(q, limit=10),
+            "intent_search": lambda q: vault.intent.intent_search(q, limit=10),
             "query (why)": lambda q: vault.query(f"why {q}", limit=10),
-            "intent_search (why)": lambda q: vault.intent_search(f"why {q}", limit=10),
+            "intent_search (why)": lambda q: vault.intent.intent_search(f"why {q}", limit=10),
         }
         for call in calls.values():
             for query in queries[:20]:

@@ -53,7 +53,7 @@ def source_vault(size: int, relations: int) -> Path:
         rows = vault._connection.execute("SELECT docid FROM documents ORDER BY id").fetchall()
         docids = [str(row[0]) for row in rows]
         for index in range(min(relations, len(docids) - 1)):
-            vault.relate(docids[index], docids[index + 1], "supporting")
+            vault.graph.relate(docids[index], docids[index + 1], "supporting")
         for docid in docids[::100]:
             vault.curation.pin(docid)
 

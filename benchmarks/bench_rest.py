@@ -81,7 +81,7 @@ def prepare(size: int) -> Path:
     generate_corpus(folder, size)
     vault = open_vault(size, folder)
     try:
-        pending = vault.index_stats().pending_embeds
+        pending = vault.documents.index_stats().pending_embeds
         if pending:
             log(f"embedding {pending} documents ...")
             vault.embed()

@@ -68,3 +68,11 @@ def test_modules_stay_small() -> None:
     for path in PACKAGE.rglob("*.py"):
         lines = path.read_text(encoding="utf-8").count("\n")
         assert lines <= 600, f"{path.relative_to(PACKAGE)} has {lines} lines"
+
+
+def test_the_vault_is_assembled_from_areas_not_mixins() -> None:
+    """Each area is an object the Vault builds (``vault.retrieval``, ``vault.graph``...):
+    ``Vault`` inherits from nothing."""
+    from memtrove.vault import Vault
+
+    assert Vault.__bases__ == (object,)

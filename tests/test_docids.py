@@ -19,7 +19,7 @@ from memtrove.db.migrations import applied_migrations, migrate
 from memtrove.db.schema import MIGRATIONS
 from memtrove.index.indexer import update_collections
 from memtrove.results import Collection, SearchResult
-from memtrove.vault.reading import COLLAPSE_MARGIN
+from memtrove.vault.retrieval import COLLAPSE_MARGIN
 from tests.conftest import RESULT_FIELDS, write
 
 ADR = "# ADR 7: event bus\n\nWe publish domain events on Kafka; consumers are idempotent.\n"
@@ -114,8 +114,8 @@ def test_an_ambiguous_prefix_is_refused_naming_the_candidates(copies: Vault) -> 
         copies.curation.pin,
         copies.curation.forget,
         lambda ref: copies.curation.snooze(ref, "2999-01-01"),
-        copies.timeline,
-        copies.find_similar,
+        copies.documents.timeline,
+        copies.retrieval.find_similar,
     ):
         with pytest.raises(AmbiguousReferenceError):
             operation(prefix)
@@ -254,7 +254,7 @@ def test_every_result_list_collapses_copies(copies: Vault) -> None:
         twins = [p for p in paths if p.endswith("adr7.md")]
         assert len(twins) == 1, name
         assert len(paths) == len(set(paths)) == 2, name
-    similar = copies.find_similar("adr/en/adr8.md", limit=5)
+    similar = copies.retrieval.find_similar("adr/en/adr8.md", limit=5)
     assert len(similar) == 1 and len(similar[0].also_at) == 1
 
 

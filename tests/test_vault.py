@@ -230,12 +230,12 @@ def test_export_pages_through_every_active_document(tmp_path: Path) -> None:
         vault.update()
         (folder / "n07.md").unlink()
         vault.update()
-        exported = list(vault.export(batch=10))
+        exported = list(vault.documents.export(batch=10))
         assert len(exported) == 45  # 44 left in "many" plus "other"
         assert len({d.doc_id for d in exported}) == 45
         assert [d.doc_id for d in exported] == sorted(d.doc_id for d in exported)
         assert "many/n07.md" not in {f"{d.collection}/{d.path}" for d in exported}
         big = next(d for d in exported if d.path == "n44.md")
         assert big.body.count("body text") == 44  # whole bodies
-        only = list(vault.export(["other"], batch=1))
+        only = list(vault.documents.export(["other"], batch=1))
         assert [d.path for d in only] == ["x.md"]

@@ -34,7 +34,7 @@ def test_a_forgotten_document_leaves_every_retrieval_method(embedded: Vault) -> 
     embedded.curation.forget("notes/wal.md")
     for method in methods:
         assert "wal.md" not in [r.path for r in method(QUERY)], method.__name__
-    assert all(r.path != "wal.md" for r in embedded.find_similar("notes/locks.md"))
+    assert all(r.path != "wal.md" for r in embedded.retrieval.find_similar("notes/locks.md"))
     assert embedded.multi_get("notes/*.md").documents[-1].path == "tuning.md"
     assert "notes/wal.md" not in [
         f"{d.collection}/{d.path}" for d in embedded.multi_get("notes/*.md").documents
@@ -93,10 +93,10 @@ def test_new_results_are_json_ready(vault: Vault) -> None:
     assert usage == 1
     values: dict[str, Any] = {
         "find_target": target,
-        "find_similar": vault.find_similar(reference),
-        "timeline": vault.timeline(reference),
+        "find_similar": vault.retrieval.find_similar(reference),
+        "timeline": vault.documents.timeline(reference),
         "multi_get": vault.multi_get("demo/decisions/*.md", max_bytes=200),
-        "index_stats": vault.index_stats(),
+        "index_stats": vault.documents.index_stats(),
         "lifecycle_status": vault.lifecycle.status(),
         "pin": vault.curation.pin(reference),
         "snooze": vault.curation.snooze(reference, "2999-12-31"),

@@ -33,7 +33,7 @@ A bad value is a :class:`ConfigError` naming the file, the collection and the ke
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -62,6 +62,7 @@ __all__ = [
     "check_surface",
     "collection_name_for",
     "load_config_yaml",
+    "new_collection",
     "validate_collection_name",
 ]
 
@@ -113,6 +114,46 @@ def validate_collection_name(name: str) -> str:
             "(starting with a letter or digit)"
         )
     return name
+
+
+def new_collection(
+    path: str | Path,
+    name: str | None = None,
+    pattern: str = DEFAULT_PATTERN,
+    *,
+    exclude: Sequence[str] = (),
+    surface: bool = True,
+    stale_after_days: StaleAfterDays = "auto",
+    redact: bool = True,
+) -> Collection:
+    """The collection of folder ``path`` as ``Vault.add_collection`` registers it, every
+    argument checked (CollectionError says what is wrong)."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise CollectionError(f"collection path {folder} does not exist")
+    if not folder.is_dir():
+        raise CollectionError(f"collection path {folder} is not a folder")
+    if not pattern.strip():
+        raise CollectionError("collection pattern must not be empty")
+    try:
+        excluded = check_exclude(list(exclude))
+    except ValueError as error:
+        raise CollectionError(f"collection exclude {error}") from None
+    try:
+        stale = check_stale_after_days(stale_after_days)
+    except ValueError as error:
+        raise CollectionError(f"collection stale_after_days {error}") from None
+    return Collection(
+        name=validate_collection_name(
+            name if name is not None else collection_name_for(folder.resolve())
+        ),
+        path=folder.resolve(),
+        pattern=pattern.strip(),
+        exclude=excluded,
+        surface=bool(surface),
+        stale_after_days=stale,
+        redact=bool(redact),
+    )
 
 
 def check_exclude(value: object) -> tuple[str, ...]:

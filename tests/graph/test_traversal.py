@@ -121,7 +121,7 @@ def test_causal_links_follow_the_direction_asked_for(vault: Vault) -> None:
     assert [link.source_id for link in causal_links(vault._connection, b, "caused_by", 1)] == [
         doc(vault, "a")
     ]
-    chain = vault.find_causal_links("notes/b.md", "both", 2)
+    chain = vault.intent.find_causal_links("notes/b.md", "both", 2)
     assert chain.to_dict()["count"] == 4 and chain.docid == vault.get("notes/b.md").docid
     assert {link.direction for link in chain} == {"causes", "caused_by"}
 
@@ -138,4 +138,4 @@ def test_bad_arguments_are_one_line_errors(
     vault: Vault, direction: str, depth: int, message: str
 ) -> None:
     with pytest.raises(InvalidQueryError, match=message):
-        vault.find_causal_links("notes/a.md", direction, depth)
+        vault.intent.find_causal_links("notes/a.md", direction, depth)

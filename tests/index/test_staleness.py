@@ -38,7 +38,7 @@ def clocked(vault: Vault) -> Vault:
 
 def stale(vault: Vault) -> list[str]:
     listed = [f"{d.collection}/{d.path}" for d in vault.stale_documents(50)]
-    assert vault.index_stats().stale_documents == len(listed)
+    assert vault.documents.index_stats().stale_documents == len(listed)
     return listed
 
 

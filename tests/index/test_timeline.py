@@ -43,7 +43,7 @@ def names(summaries: Sequence[DocumentSummary | Document]) -> list[str]:
 
 
 def test_timeline_orders_by_effective_time_nearest_first(two_collections: Vault) -> None:
-    timeline = two_collections.timeline("work/c.md", before=5, after=5)
+    timeline = two_collections.documents.timeline("work/c.md", before=5, after=5)
     assert names([timeline.anchor]) == ["work/c.md"]
     assert names(timeline.before) == ["home/b.md", "work/a.md"]
     # ties (2026-01-04) by collection, then path: home/d.md before work/tie-b.md
@@ -51,19 +51,19 @@ def test_timeline_orders_by_effective_time_nearest_first(two_collections: Vault)
 
 
 def test_timeline_limits_and_ties(two_collections: Vault) -> None:
-    timeline = two_collections.timeline("home/d.md", before=1, after=1)
+    timeline = two_collections.documents.timeline("home/d.md", before=1, after=1)
     assert names(timeline.before) == ["work/c.md"]
     assert names(timeline.after) == ["work/tie-b.md"]
-    timeline = two_collections.timeline("work/tie-b.md", before=1, after=1)
+    timeline = two_collections.documents.timeline("work/tie-b.md", before=1, after=1)
     assert names(timeline.before) == ["home/d.md"]
-    empty = two_collections.timeline("work/a.md", before=0, after=0)
+    empty = two_collections.documents.timeline("work/a.md", before=0, after=0)
     assert empty.before == [] and empty.after == []
-    edge = two_collections.timeline("work/a.md", before=3, after=1)
+    edge = two_collections.documents.timeline("work/a.md", before=3, after=1)
     assert edge.before == [] and names(edge.after) == ["home/b.md"]
 
 
 def test_timeline_same_collection(two_collections: Vault) -> None:
-    timeline = two_collections.timeline("work/c.md", same_collection=True)
+    timeline = two_collections.documents.timeline("work/c.md", same_collection=True)
     assert names(timeline.before) == ["work/a.md"]
     assert names(timeline.after) == ["work/tie-b.md", "work/e.md"]
 
@@ -72,15 +72,15 @@ def test_timeline_skips_inactive_documents_and_checks_its_arguments(
     two_collections: Vault,
 ) -> None:
     two_collections.curation.forget("home/b.md")
-    assert names(two_collections.timeline("work/c.md").before) == ["work/a.md"]
+    assert names(two_collections.documents.timeline("work/c.md").before) == ["work/a.md"]
     with pytest.raises(DocumentNotFoundError):
-        two_collections.timeline("home/b.md")
+        two_collections.documents.timeline("home/b.md")
     with pytest.raises(DocumentNotFoundError):
-        two_collections.timeline("#000000")
+        two_collections.documents.timeline("#000000")
     for bad in (-1, 1.5, True):
         with pytest.raises(InvalidQueryError, match="before"):
-            two_collections.timeline("work/c.md", before=bad)  # type: ignore[arg-type]
-    data = two_collections.timeline("work/c.md", 1, 1).to_dict()
+            two_collections.documents.timeline("work/c.md", before=bad)  # type: ignore[arg-type]
+    data = two_collections.documents.timeline("work/c.md", 1, 1).to_dict()
     assert json.loads(json.dumps(data))["anchor"]["path"] == "c.md"
     assert set(data) == {"anchor", "before", "after"}
 
@@ -164,7 +164,7 @@ def test_multi_get_truncates_utf8_safely(vault: Vault, notes: Path) -> None:
 
 def test_index_stats(two_collections: Vault) -> None:
     two_collections._clock = lambda: datetime(2026, 4, 3, tzinfo=UTC)  # 90 days after Jan 3
-    stats = two_collections.index_stats()
+    stats = two_collections.documents.index_stats()
     assert (stats.documents, stats.inactive_documents) == (7, 0)
     assert stats.stale_documents == 2  # Jan 1 and Jan 2
     assert stats.oldest == "2026-01-01T00:00:00Z" and stats.newest == "2026-01-06T00:00:00Z"
@@ -173,7 +173,7 @@ def test_index_stats(two_collections: Vault) -> None:
     assert sum(stats.content_types.values()) == 7
     two_collections.curation.forget("work/a.md")
     two_collections.embed()
-    stats = two_collections.index_stats()
+    stats = two_collections.documents.index_stats()
     assert (stats.documents, stats.inactive_documents, stats.stale_documents) == (6, 1, 1)
     assert (stats.embedded_documents, stats.pending_embeds) == (6, 0)
     assert stats.vectors > 0 and stats.embedding_space and "256-d" in stats.embedding_space
@@ -199,7 +199,7 @@ def test_lifecycle_status(two_collections: Vault) -> None:
 
 
 def test_counts_of_an_empty_vault(vault: Vault) -> None:
-    stats = vault.index_stats()
+    stats = vault.documents.index_stats()
     assert stats.documents == 0 and stats.oldest is None and stats.content_types == {}
     data = vault.lifecycle.status().to_dict()
     counts = ("active", "inactive", "pinned", "snoozed", "invalidated", "archived", "forgotten")

@@ -130,8 +130,8 @@ def test_archived_documents_leave_every_search_and_come_back_intact(notes_vault:
     assert paths(notes_vault.search("zephyrine", limit=20)) == {"pinned.md", "decision.md"}
     assert not gone & paths(notes_vault.vsearch("zephyrine cache eviction", limit=20))
     assert not gone & paths(notes_vault.query("zephyrine cache eviction", limit=20))
-    assert not gone & paths(notes_vault.intent_search("why zephyrine cache", limit=20))
-    assert not gone & paths(notes_vault.retrieve("zephyrine cache eviction")[1])
+    assert not gone & paths(notes_vault.intent.intent_search("why zephyrine cache", limit=20))
+    assert not gone & paths(notes_vault.intent.retrieve("zephyrine cache eviction")[1])
     with pytest.raises(DocumentNotFoundError):
         notes_vault.graph.relations_of("notes/old-queue.md")  # out of the graph too
     assert notes_vault.lifecycle.status().archived == 3

@@ -346,7 +346,7 @@ def test_sidechain_lines_inside_a_session_and_embedding(vault: Vault, tmp_path: 
     assert report.skipped["claude-code"]["sidechain line"] == 2
     (path, _, _) = documents(vault)[0]
     assert "Warmup" not in vault.get(f"conversations/{path}").body
-    assert vault.index_stats().embedded_documents == 1
+    assert vault.documents.index_stats().embedded_documents == 1
     found = vault.vsearch("rotating refresh tokens", collections=["conversations"])
     assert [r.title for r in found] == ["How do we rotate the refresh tokens?"]
 

@@ -284,14 +284,14 @@ def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
     target.add_collection(example_copy, name="demo")
     target.update()
     target.memory.remember("own entry", "The target's own memory.", store="global")
-    kept = {(d.path, d.doc_id, d.hash) for d in target.export()}
+    kept = {(d.path, d.doc_id, d.hash) for d in target.documents.export()}
     pinned = source.list(40)[2]
 
     report = target.portable.import_from(tmp_path / "vault.jsonl", merge=True)
     assert report.added["documents"] == report.records["documents"] - len(kept) + 1
-    assert {(d.path, d.doc_id, d.hash) for d in target.export() if d.collection == "demo"} == {
-        item for item in kept if not item[0].startswith("entries/")
-    }
+    assert {
+        (d.path, d.doc_id, d.hash) for d in target.documents.export() if d.collection == "demo"
+    } == {item for item in kept if not item[0].startswith("entries/")}
     assert {e.label for e in target.memory.entries("global")} == {"own entry", "deploy rule"}
     assert target.memory.entry_versions("deploy rule", "global")[0].content.startswith(
         "Deploy on Tues"

@@ -107,7 +107,7 @@ def test_the_named_speakers_own_turn_rises_above_others_asking_about_it(
     turns_vault: Vault,
 ) -> None:
     question = "What books has Priya read?"
-    focused = turns_vault.intent_search(question, limit=12, force_intent="ENTITY")
+    focused = turns_vault.intent.intent_search(question, limit=12, force_intent="ENTITY")
     assert "entity focus" in focused.stages
     plain = turns_vault.hybrid(question, limit=12)
     assert _rank(focused, "t06.md") < _rank(plain, "t06.md")
@@ -115,8 +115,8 @@ def test_the_named_speakers_own_turn_rises_above_others_asking_about_it(
 
 
 def test_no_title_names_the_entity_changes_nothing(turns_vault: Vault) -> None:
-    found = turns_vault.intent_search("What books has Oskar read?", force_intent="ENTITY")
+    found = turns_vault.intent.intent_search("What books has Oskar read?", force_intent="ENTITY")
     assert "entity focus" not in found.stages
     assert "entity focus" in found.skipped
-    other = turns_vault.intent_search("What books has Oskar read?", force_intent="WHAT")
+    other = turns_vault.intent.intent_search("What books has Oskar read?", force_intent="WHAT")
     assert [r.path for r in found] == [r.path for r in other]

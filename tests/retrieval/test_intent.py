@@ -197,34 +197,34 @@ def notes_vault(tmp_path: Path, notes: Path) -> Iterator[Vault]:
 
 
 def test_a_why_question_reaches_the_cause_over_the_causal_edge(notes_vault: Vault) -> None:
-    found = notes_vault.intent_search("why did we put PgBouncer in front of billing?")
+    found = notes_vault.intent.intent_search("why did we put PgBouncer in front of billing?")
     assert found.intent == "WHY" and "graph" in found.stages
     assert [r.path for r in found][:2] == ["decision.md", "outage.md"]
     data = found.to_dict()
     assert data["intent"] == "WHY" and data["source"] == "heuristic" and data["results"]
-    plain = notes_vault.intent_search(
+    plain = notes_vault.intent.intent_search(
         "why did we put PgBouncer in front of billing?", enable_graph_traversal=False
     )
     assert "graph" not in plain.stages and plain.skipped["graph"] == "graph traversal turned off"
 
 
 def test_force_intent_and_bad_values(notes_vault: Vault) -> None:
-    found = notes_vault.intent_search("PgBouncer", force_intent="when")
+    found = notes_vault.intent.intent_search("PgBouncer", force_intent="when")
     assert found.classification.source == "forced" and found.intent == "WHEN"
     assert "graph" not in found.stages
     with pytest.raises(InvalidQueryError, match="force_intent must be one of WHY, WHEN"):
-        notes_vault.intent_search("PgBouncer", force_intent="HOW")
+        notes_vault.intent.intent_search("PgBouncer", force_intent="HOW")
 
 
 def test_a_date_window_that_matches_nothing_is_dropped(notes_vault: Vault) -> None:
-    found = notes_vault.intent_search("when did PgBouncer go in, in March 1999?")
+    found = notes_vault.intent.intent_search("when did PgBouncer go in, in March 1999?")
     assert found.classification.temporal_start == "1999-03-01"
     assert "temporal filter" in found.skipped and found
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\x00\x01", "why " * 5000, "((( AND OR NOT"])
 def test_hostile_queries_answer_without_errors(notes_vault: Vault, query: str) -> None:
-    found = notes_vault.intent_search(query)
+    found = notes_vault.intent.intent_search(query)
     assert found.intent in ("WHY", "WHEN", "ENTITY", "WHAT")
     json.dumps(found.to_dict())
 
@@ -234,7 +234,7 @@ def test_without_vectors_it_still_answers(tmp_path: Path, notes: Path) -> None:
     with Vault.open(tmp_path / "v.sqlite", config_dir=tmp_path / "c") as vault:
         vault.add_collection(notes, name="notes")
         vault.update()
-        found = vault.intent_search("why PgBouncer")
+        found = vault.intent.intent_search("why PgBouncer")
         assert [r.path for r in found] == ["a.md"] and "vector" in found.skipped
 
 
@@ -248,10 +248,10 @@ def test_the_reranker_sees_200_characters_and_blends_by_position(
         vault.add_collection(notes, name="notes")
         vault.update()
         vault.embed()
-        found = vault.intent_search("PgBouncer connection pools")
+        found = vault.intent.intent_search("PgBouncer connection pools")
         assert "rerank" in found.stages
         documents = model_server.requests_to("rerank")[0].body["documents"]
         assert documents and max(len(text) for text in documents) <= 200
         model_server.set_mode("rerank", "http500")
-        failed = vault.intent_search("billing connection pools")
+        failed = vault.intent.intent_search("billing connection pools")
         assert "rerank" in failed.skipped and failed

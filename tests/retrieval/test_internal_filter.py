@@ -55,7 +55,8 @@ def test_the_internal_notes_lead_when_nothing_is_left_out(crowded: Vault) -> Non
     "method", ["search", "vsearch", "hybrid", "query", "intent_search", "query_plan"]
 )
 def test_every_method_fills_the_limit_without_them(crowded: Vault, method: str) -> None:
-    results = getattr(crowded, method)(QUERY, LIMIT, include_internal=False)
+    area = crowded.intent if method in ("intent_search", "query_plan") else crowded
+    results = getattr(area, method)(QUERY, LIMIT, include_internal=False)
     assert collections(results) == ["notes"] * LIMIT, method
     assert not results.degraded, results.degraded_reason
 
@@ -64,14 +65,14 @@ def test_every_method_fills_the_limit_without_them(crowded: Vault, method: str) 
     "mode", ["keyword", "semantic", "hybrid", "causal", "discovery", "complex", "timeline"]
 )
 def test_every_retrieve_mode_leaves_them_out(crowded: Vault, mode: str) -> None:
-    _, results = crowded.retrieve(f"why the {QUERY}", mode, LIMIT, include_internal=False)
+    _, results = crowded.intent.retrieve(f"why the {QUERY}", mode, LIMIT, include_internal=False)
     assert results and "_memtrove" not in collections(results), mode
 
 
 def test_naming_an_internal_collection_brings_it_back(crowded: Vault) -> None:
     named = crowded.search(QUERY, LIMIT, ["_memtrove"], include_internal=False)
     assert collections(named) == ["_memtrove"] * LIMIT
-    recent = crowded.recent(LIMIT, ("handoff", "note"), include_internal=False)
+    recent = crowded.retrieval.recent(LIMIT, ("handoff", "note"), include_internal=False)
     assert "_memtrove" not in collections(recent)
 
 
@@ -83,10 +84,10 @@ def test_kept_prefixes_stay_in(crowded: Vault) -> None:
 
 
 def test_find_similar_of_a_user_note_fills_the_limit(crowded: Vault) -> None:
-    found = crowded.find_similar("notes/billing/rule-0.md", LIMIT, include_internal=False)
+    found = crowded.retrieval.find_similar("notes/billing/rule-0.md", LIMIT, include_internal=False)
     assert collections(found) == ["notes"] * LIMIT
     internal = crowded.search(QUERY, 1, ["_memtrove"])[0]
-    like = crowded.find_similar(f"#{internal.docid}", LIMIT, include_internal=False)
+    like = crowded.retrieval.find_similar(f"#{internal.docid}", LIMIT, include_internal=False)
     assert "_memtrove" in collections(like)  # an internal note brings its like along
 
 
@@ -100,7 +101,7 @@ def test_a_failed_vector_leg_is_degraded(
         assert results.degraded_legs == ["vector"]
         data = results.to_dict()
         assert data["degraded"] is True and data["degradedLegs"] == ["vector"]
-    _, semantic = crowded.retrieve(QUERY, "semantic", LIMIT)
+    _, semantic = crowded.intent.retrieve(QUERY, "semantic", LIMIT)
     assert semantic and semantic.degraded and semantic.degraded_legs == ["vector"]
     model_server.set_mode("embeddings", "ok")
     assert not crowded.hybrid(QUERY, LIMIT).degraded

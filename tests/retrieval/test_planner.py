@@ -79,7 +79,7 @@ def test_without_an_llm_the_plan_finds_each_topic_with_provenance(
     tmp_path: Path, notes: Path
 ) -> None:
     with opened(tmp_path, notes) as vault:
-        found = vault.query_plan("how do we deploy; when is the on-call handover")
+        found = vault.intent.query_plan("how do we deploy; when is the on-call handover")
         assert {r.path for r in found[:2]} == {"deploy.md", "oncall.md"}
         assert [clause.source for clause in found.clauses] == ["question", "heuristic", "heuristic"]
         assert "llm decomposition" in found.skipped
@@ -97,14 +97,14 @@ def test_the_llm_plan_runs_and_a_bad_one_falls_back(
         ' {"query": "Mondays handover", "type": "vector", "priority": 2}]'
     )
     with opened(tmp_path, notes, ModelSettings(llm_url=model_server.url)) as vault:
-        found = vault.query_plan("release process and rota")
+        found = vault.intent.query_plan("release process and rota")
         assert [clause.source for clause in found.clauses] == ["question", "llm", "llm"]
         assert found.clauses[1].type == "bm25" and found[0].path == "deploy.md"
         assert "oncall.md" in {r.path for r in found}
-        vault.query_plan("release process and rota")  # cached: no second call
+        vault.intent.query_plan("release process and rota")  # cached: no second call
         assert len(model_server.requests_to("chat")) == 1
         model_server.set_chat_reply('[{"query": "canary", "ty')
-        broken = vault.query_plan("deploy process; on-call handover")
+        broken = vault.intent.query_plan("deploy process; on-call handover")
         assert [clause.source for clause in broken.clauses] == [
             "question",
             "heuristic",
@@ -112,13 +112,13 @@ def test_the_llm_plan_runs_and_a_bad_one_falls_back(
         ]
         assert broken.warnings and broken
         model_server.set_mode("chat", "http500")
-        failed = vault.query_plan("deploys, and also the on-call handover")
+        failed = vault.intent.query_plan("deploys, and also the on-call handover")
         assert failed.warnings and failed
 
 
 @pytest.mark.parametrize("query", ["", "?;?;", "\x00", "and " * 3000])
 def test_hostile_questions(tmp_path: Path, notes: Path, query: str) -> None:
     with opened(tmp_path, notes) as vault:
-        found = vault.query_plan(query)
+        found = vault.intent.query_plan(query)
         assert len(found.clauses) <= MAX_CLAUSES
         found.to_dict()

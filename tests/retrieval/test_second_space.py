@@ -90,7 +90,7 @@ def test_every_fused_search_uses_the_channel(second: Vault) -> None:
     for results in (
         second.hybrid(QUESTION, limit=5),
         second.query(QUESTION, limit=5),
-        second.intent_search(QUESTION, limit=5),
+        second.intent.intent_search(QUESTION, limit=5),
     ):
         assert "minilm" in results.stages, results.stages
     with _open(second.path.parent, None) as plain:

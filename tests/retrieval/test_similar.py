@@ -36,7 +36,7 @@ def embedded(vault: Vault, notes: Path) -> Vault:
 
 
 def test_similar_documents_rank_by_topic_and_exclude_the_reference(embedded: Vault) -> None:
-    results = embedded.find_similar("notes/wal.md")
+    results = embedded.retrieval.find_similar("notes/wal.md")
     assert results.stages == ["vector"]
     paths = [r.path for r in results]
     assert "wal.md" not in paths
@@ -45,29 +45,29 @@ def test_similar_documents_rank_by_topic_and_exclude_the_reference(embedded: Vau
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
     assert all(0 <= r.score <= 1 for r in results)
     assert set(results[0].to_dict()) == RESULT_FIELDS and results[0].snippet
-    baking = [r.path for r in embedded.find_similar("notes/bread.md", limit=1)]
+    baking = [r.path for r in embedded.retrieval.find_similar("notes/bread.md", limit=1)]
     assert baking == ["cake.md"]
 
 
 def test_limit_references_and_inactive_documents(embedded: Vault) -> None:
     docid = embedded.get("notes/wal.md").docid
-    assert len(embedded.find_similar("#" + docid, limit=2)) == 2
-    assert len(embedded.find_similar(docid, limit=100)) == 4
+    assert len(embedded.retrieval.find_similar("#" + docid, limit=2)) == 2
+    assert len(embedded.retrieval.find_similar(docid, limit=100)) == 4
     embedded.curation.forget("notes/locks.md")
-    assert "locks.md" not in [r.path for r in embedded.find_similar("notes/wal.md")]
+    assert "locks.md" not in [r.path for r in embedded.retrieval.find_similar("notes/wal.md")]
     with pytest.raises(DocumentNotFoundError):
-        embedded.find_similar("notes/locks.md")  # forgotten documents are not references
+        embedded.retrieval.find_similar("notes/locks.md")  # forgotten documents are not references
     with pytest.raises(DocumentNotFoundError):
-        embedded.find_similar("notes/nope.md")
+        embedded.retrieval.find_similar("notes/nope.md")
     with pytest.raises(InvalidQueryError):
-        embedded.find_similar("notes/wal.md", limit=0)
+        embedded.retrieval.find_similar("notes/wal.md", limit=0)
 
 
 def test_identical_copies_are_similar(embedded: Vault, notes: Path) -> None:
     write(notes, "copy/wal.md", CORPUS["wal.md"])
     embedded.update()
     embedded.embed()
-    results = embedded.find_similar("notes/wal.md", limit=2)
+    results = embedded.retrieval.find_similar("notes/wal.md", limit=2)
     assert results[0].path == "copy/wal.md" and results[0].score == pytest.approx(1.0, abs=1e-4)
 
 
@@ -85,16 +85,16 @@ def test_no_vectors_is_a_clear_error(vault: Vault, notes: Path) -> None:
     vault.add_collection(notes, name="notes")
     vault.update()
     with pytest.raises(EmbeddingSpaceError, match="memtrove embed"):
-        vault.find_similar("notes/a.md")
+        vault.retrieval.find_similar("notes/a.md")
 
 
 def test_a_document_not_embedded_yet_is_a_clear_error(embedded: Vault, notes: Path) -> None:
     write(notes, "new.md", "# New\n\nA note written after the last embed run.\n")
     embedded.update()
     with pytest.raises(EmbeddingSpaceError, match=r"notes/new\.md has no vectors yet"):
-        embedded.find_similar("notes/new.md")
+        embedded.retrieval.find_similar("notes/new.md")
     embedded.embed()
-    assert embedded.find_similar("notes/new.md")
+    assert embedded.retrieval.find_similar("notes/new.md")
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t", "\n", " \r\n "])
@@ -105,7 +105,7 @@ def test_a_query_that_points_nowhere_finds_nothing(embedded: Vault, query: str) 
     assert list(embedded.vsearch(query)) == []
     assert list(embedded.hybrid(query)) == []
     assert list(embedded.query(query)) == []
-    assert list(embedded.intent_search(query)) == []
+    assert list(embedded.intent.intent_search(query)) == []
     assert next(r.path for r in embedded.query("tomato compost")) == "garden.md"
 
 

@@ -39,7 +39,7 @@ def paths(results: TimelineResults) -> list[str]:
 
 
 def test_a_named_window_lists_its_documents_in_time_order(vault: Vault) -> None:
-    route, results = vault.retrieve("what happened in March 2026?", "timeline")
+    route, results = vault.intent.retrieve("what happened in March 2026?", "timeline")
     assert route.mode == "timeline" and isinstance(results, TimelineResults)
     assert paths(results) == ["mar-a.md", "mar-c.md", "mar-b.md"]
     assert results.window["start"] == "2026-03-01T00:00:00Z"
@@ -50,7 +50,7 @@ def test_a_named_window_lists_its_documents_in_time_order(vault: Vault) -> None:
 
 
 def test_a_topic_keeps_the_windows_documents_about_it(vault: Vault) -> None:
-    _, results = vault.retrieve("what moved to a table in March 2026?", "timeline")
+    _, results = vault.intent.retrieve("what moved to a table in March 2026?", "timeline")
     assert "mar-c.md" not in paths(results) and paths(results)
     assert set(paths(results)) <= {"mar-a.md", "mar-b.md"}
 
@@ -62,7 +62,7 @@ def test_without_a_named_time_the_last_session_is_the_window(vault: Vault) -> No
     vault.sessions.log_context_usage("older", "context-surfacing", injected=[(first, 0.9)])
     vault._clock = lambda: now
     vault.sessions.log_context_usage("latest", "context-surfacing", injected=[(first, 0.8)])
-    _, results = vault.retrieve("what did we do last session?")
+    _, results = vault.intent.retrieve("what did we do last session?")
     assert results.window["phrase"] == "the last session"
     assert [session.session_id for session in results.sessions] == ["latest"]
     # no document is dated in it: the ones nearest its time are shown, and it says so
@@ -70,24 +70,24 @@ def test_without_a_named_time_the_last_session_is_the_window(vault: Vault) -> No
 
 
 def test_without_sessions_the_latest_day_is_the_window(vault: Vault) -> None:
-    _, results = vault.retrieve("what did we do last session?", "timeline")
+    _, results = vault.intent.retrieve("what did we do last session?", "timeline")
     assert results.window["phrase"] == "the latest day" and paths(results) == ["may.md"]
 
 
 def test_a_window_no_document_is_in_shows_the_nearest(vault: Vault) -> None:
-    _, results = vault.retrieve("what happened on 2026-02-14?", "timeline")
+    _, results = vault.intent.retrieve("what happened on 2026-02-14?", "timeline")
     assert results.skipped["window documents"].startswith("none dated")
     assert set(paths(results)[:2]) == {"jan.md", "mar-a.md"}
 
 
 def test_an_empty_vault_has_no_timeline(tmp_path: Path) -> None:
     with Vault.open(tmp_path / "empty.sqlite", config_dir=tmp_path / "c") as empty:
-        _, results = empty.retrieve("what happened yesterday?", "timeline")
+        _, results = empty.intent.retrieve("what happened yesterday?", "timeline")
     assert list(results) == [] and "timeline" in results.skipped
 
 
 def test_auto_routes_time_questions_to_the_timeline(vault: Vault) -> None:
-    route, results = vault.retrieve("what did we do yesterday?")
+    route, results = vault.intent.retrieve("what did we do yesterday?")
     assert (route.classified, route.mode) == ("timeline", "timeline")
     assert isinstance(results, TimelineResults)
 

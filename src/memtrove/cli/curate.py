@@ -29,7 +29,11 @@ def curate(
     with open_vault(ctx) as vault:
         stale = [f"{d.collection}/{d.path}" for d in vault.stale_documents(STALE_LISTED)]
         report = build_report(
-            vault.path, vault.index_stats(), vault.lifecycle.status(), datetime.now(UTC), stale
+            vault.path,
+            vault.documents.index_stats(),
+            vault.lifecycle.status(),
+            datetime.now(UTC),
+            stale,
         )
     path = report_path(cache_dir())
     try:

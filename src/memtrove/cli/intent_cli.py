@@ -33,7 +33,7 @@ def intent_search(
     questions follow the graph's edges from the top results."""
     text = " ".join(query)
     with open_vault(ctx, create=False) as vault:
-        results = vault.intent_search(
+        results = vault.intent.intent_search(
             text,
             limit,
             force_intent=force_intent,
@@ -63,7 +63,7 @@ def causal(
 ) -> None:
     """The causal chain through a document (memory_relations causal edges)."""
     with open_vault(ctx, create=False) as vault:
-        links = vault.find_causal_links(ref, direction, depth)
+        links = vault.intent.find_causal_links(ref, direction, depth)
     if as_json:
         print_json(links.to_dict())
         return
@@ -94,7 +94,7 @@ def plan(
     """Split a multi-topic question into sub-queries, run each, merge with provenance."""
     text = " ".join(query)
     with open_vault(ctx, create=False) as vault:
-        results = vault.query_plan(text, limit, collections=split_collections(collection))
+        results = vault.intent.query_plan(text, limit, collections=split_collections(collection))
     if as_json:
         print_json({"query": text, **results.to_dict()})
         return

@@ -110,7 +110,9 @@ def explain(
         skipped = found.skipped.get("vector") if name == "vector" else None
         legs.append((name, skipped if skipped and not found else _leg(name, found)))
     now = datetime.now(UTC)
-    inputs = {item.key: item for item in vault.scoring_inputs([(doc, 1.0) for doc in doc_ids])}
+    inputs = {
+        item.key: item for item in vault.retrieval.scoring_inputs([(doc, 1.0) for doc in doc_ids])
+    }
     explained: dict[int, Explanation] = {}
     for doc in doc_ids:
         explanation = Explanation()

@@ -107,7 +107,7 @@ def graph_router(vault: Vault, console: Console) -> APIRouter:
         try:
             if ref:
                 start = vault.get(ref)
-                chain = vault.find_causal_links(f"#{start.docid}", "both", CHAIN_DEPTH)
+                chain = vault.intent.find_causal_links(f"#{start.docid}", "both", CHAIN_DEPTH)
             elif entity:
                 facts = vault.knowledge.kg_query(entity, as_of=as_of or None)
         except MemtroveError as error:

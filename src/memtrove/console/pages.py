@@ -67,7 +67,9 @@ def _search(vault: Vault, q: str, method: str, filters: dict[str, str]) -> dict[
     else:  # intent_search takes no dates or types: they would be silently ignored
         if types or dates["since"] or dates["until"]:
             raise InvalidQueryError("intent search filters by collection and score only")
-        results = vault.intent_search(q, RESULTS, collections=collections, min_score=min_score)
+        results = vault.intent.intent_search(
+            q, RESULTS, collections=collections, min_score=min_score
+        )
     return {"results": results, "how": results.how()}
 
 

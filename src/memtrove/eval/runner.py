@@ -7,8 +7,8 @@ what a user of that call gets::
     vector  vault.vsearch(query, limit=k)
     hybrid  vault.hybrid(query, limit=k)
     query   vault.query(query, limit=k)
-    intent  vault.intent_search(query, limit=k)
-    plan    vault.query_plan(query, limit=k)
+    intent  vault.intent.intent_search(query, limit=k)
+    plan    vault.intent.query_plan(query, limit=k)
     surfacing   the context-surfacing hook; the documents it injects, in order
                 (see :mod:`memtrove.eval.surfacing`)
 
@@ -105,9 +105,9 @@ def retrieve(
     if method == SURFACING:
         return Surfacer(vault)(query, limit, only)
     if method == "intent":
-        return vault.intent_search(query, limit=limit, collections=only)
+        return vault.intent.intent_search(query, limit=limit, collections=only)
     if method == "plan":
-        return vault.query_plan(query, limit=limit, collections=only)
+        return vault.intent.query_plan(query, limit=limit, collections=only)
     return vault.query(query, limit=limit, collections=only)
 
 

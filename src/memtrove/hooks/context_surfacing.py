@@ -213,7 +213,7 @@ def _rank(
         else:
             admitted.append((document, candidate))
     fresh = [(d.doc_id, c.relevance) for d, c in admitted if not c.prescored]
-    inputs = {item.key: item for item in vault.scoring_inputs(fresh)} if fresh else {}
+    inputs = {item.key: item for item in vault.retrieval.scoring_inputs(fresh)} if fresh else {}
     weights = plan.weights if plan else DEFAULT_WEIGHTS
     now = time_reference(inputs.values(), weights, now)
     scored: list[tuple[Document, float]] = []

@@ -55,7 +55,7 @@ BUDGET = 200
 
 
 class IndexCounts(Protocol):
-    """The fields of ``Vault.index_stats()`` the report reads."""
+    """The fields of ``vault.documents.index_stats()`` the report reads."""
 
     @property
     def documents(self) -> int: ...

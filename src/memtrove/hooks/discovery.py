@@ -322,7 +322,7 @@ def discover(
             found.notes.append(f"file supplement {reference!r} failed: {error}")
     plan = recency_plan(prompt)
     if plan is not None and plan.recent_candidates:
-        found.add_recent(vault.recent(RECENT_RESULTS, **unseen))
+        found.add_recent(vault.retrieval.recent(RECENT_RESULTS, **unseen))
     found.fuse()
     if profile.deep_escalation:
         _escalate(vault, query, found, settings, started)

@@ -25,7 +25,7 @@ def intent_search(
 ) -> ToolResult:
     """Classify the question (WHY/WHEN/ENTITY/WHAT) and search for it, with graph
     traversal for WHY and ENTITY."""
-    results = vault.intent_search(
+    results = vault.intent.intent_search(
         query, limit, force_intent=force_intent, enable_graph_traversal=enable_graph_traversal
     )
     found = results.classification
@@ -51,7 +51,7 @@ def find_causal_links(
     """The causal chain through a document: what it caused, what caused it, or both."""
     if not isinstance(docid, str) or not docid.strip():
         raise InvalidQueryError("docid is required")
-    links = vault.find_causal_links(docid.strip(), direction, depth)
+    links = vault.intent.find_causal_links(docid.strip(), direction, depth)
     lines = [f"Causal links of #{links.docid} {links.title} ({links.direction}, depth {depth}):"]
     for link in links:
         lines.append(
@@ -65,7 +65,7 @@ def find_causal_links(
 
 def query_plan(vault: Vault, query: str, limit: int = 10, compact: bool = True) -> ToolResult:
     """Split a multi-topic question into sub-queries, run each, merge with provenance."""
-    results = vault.query_plan(query, limit)
+    results = vault.intent.query_plan(query, limit)
     lines = ["Plan:"]
     lines += [
         f"  [{index}] {clause.type} p{clause.priority}: {clause.query}"

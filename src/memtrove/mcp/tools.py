@@ -166,8 +166,8 @@ def memory_retrieve(
     include_internal: bool = True,
 ) -> ToolResult:
     """Route by wording (:mod:`memtrove.retrieval.router`), then search that way
-    (:meth:`Vault.retrieve`)."""
-    chosen, results = vault.retrieve(query, mode, limit, include_internal=include_internal)
+    (:meth:`IntentArea.retrieve <memtrove.vault.intent.IntentArea.retrieve>`)."""
+    chosen, results = vault.intent.retrieve(query, mode, limit, include_internal=include_internal)
     text, data = _results(query, results, compact, stages=True)
     sessions = _session_lines(getattr(results, "sessions", ()))
     if sessions:
@@ -201,8 +201,8 @@ def find_similar(
 ) -> ToolResult:
     """Documents nearest to ``file`` by their fragment vectors (the document itself left out)."""
     reference = _check_ref(file)
-    # a note of an internal collection brings its like along (Vault.find_similar)
-    results = vault.find_similar(reference, limit, include_internal=include_internal)
+    # a note of an internal collection brings its like along (RetrievalArea.find_similar)
+    results = vault.retrieval.find_similar(reference, limit, include_internal=include_internal)
     text, data = _results(f"similar to {reference}", results, compact=True)
     return text, {"file": reference, **data}
 
@@ -276,7 +276,7 @@ def timeline(
     for name, value in (("before", before), ("after", after)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_RANGE:
             raise InvalidQueryError(f"{name} must be between 1 and {MAX_RANGE}, got {value!r}")
-    found = vault.timeline(_check_ref(docid), before, after, same_collection)
+    found = vault.documents.timeline(_check_ref(docid), before, after, same_collection)
     lines = [f"  {summary_line(d)}" for d in reversed(found.before)]
     lines.append(f"> {summary_line(found.anchor)}")
     lines += [f"  {summary_line(d)}" for d in found.after]
@@ -327,7 +327,7 @@ def status(vault: Vault) -> ToolResult:
 
 
 def index_stats(vault: Vault) -> ToolResult:
-    stats = vault.index_stats()
+    stats = vault.documents.index_stats()
     types = ", ".join(f"{k} {v}" for k, v in stats.content_types.items()) or "none"
     text = "\n".join(
         [

@@ -12,7 +12,7 @@ the first signal wins::
     semantic   how does / explain / concept / overview / understand / what is the purpose
     hybrid     everything else
 
-Every mode runs (``Vault.retrieve``): ``keyword`` is BM25, ``semantic`` vectors (BM25 when
+Every mode runs (``vault.intent.retrieve``): ``keyword`` is BM25, ``semantic`` vectors (BM25 when
 they find nothing), ``hybrid`` BM25 and vectors fused; ``causal`` is ``intent_search`` as a
 WHY question (vector-weighted fusion and graph traversal), ``timeline`` a real timeline
 (documents in time order and the sessions of the window the question names, else of the

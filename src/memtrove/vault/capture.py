@@ -46,11 +46,8 @@ class CaptureArea:
         redact: Callable[[str], str],
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self.redact = redact
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self.redact, self._clock = models, redact, clock
 
     def _capture_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None

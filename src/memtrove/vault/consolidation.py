@@ -73,12 +73,8 @@ class ConsolidationArea:
         clock: Callable[[], datetime],
         enrichment: EnrichmentArea,
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self.redact = redact
-        self._clock = clock
-        self._enrichment = enrichment
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self.redact, self._clock, self._enrichment = models, redact, clock, enrichment
 
     def _consolidation_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None

@@ -1,6 +1,7 @@
-"""The Vault facade: every interface (CLI, MCP, REST, hooks) calls memtrove through here.
-
-::
+"""The Vault, the composition root every interface (CLI, MCP, REST, hooks) goes through: it
+opens the database and builds one object per area on first use, each given only what it
+uses (``vault.graph``, ``vault.memory``, ``vault.lifecycle``...); the common verbs
+(``search``, ``query``, ``get``, ``status``, ``embed``...) stay on it as delegations::
 
     with memtrove.Vault.open() as vault:
         vault.add_collection("~/notes")
@@ -24,20 +25,15 @@ from memtrove.config import (
     CollectionConfig,
     Settings,
     cache_dir,
-    check_exclude,
-    check_stale_after_days,
-    collection_name_for,
-    validate_collection_name,
+    new_collection,
 )
 from memtrove.db.connection import (
     DEFAULT_BUSY_TIMEOUT_MS,
     Connection,
     copy_database,
-    open_connection,
 )
 from memtrove.db.database import Database
-from memtrove.db.migrations import migrate
-from memtrove.errors import CollectionError, CollectionNotFoundError, VaultNotFoundError
+from memtrove.errors import CollectionNotFoundError
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import (
     Collection,
@@ -45,29 +41,36 @@ from memtrove.results import (
     StaleAfterDays,
 )
 from memtrove.retrieval.arguments import check_limit
-from memtrove.retrieval.pipeline import Retriever
-from memtrove.vault.intent import IntentAccess
-from memtrove.vault.reading import Reading
+from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Retriever
+from memtrove.vault.opening import open_database
 
 if TYPE_CHECKING:
+    from memtrove.index.embedding import EmbedProgress, EmbedReport
     from memtrove.index.indexer import ProgressCallback
     from memtrove.results import (
         DoctorReport,
+        Document,
+        MultiGet,
         RerankHealth,
+        SearchResults,
         SecretsReport,
         UpdateReport,
+        VaultStatus,
     )
     from memtrove.security.redaction import Redactor
     from memtrove.vault.capture import CaptureArea
     from memtrove.vault.consolidation import ConsolidationArea
     from memtrove.vault.curation import CurationArea
+    from memtrove.vault.documents import DocumentsArea
     from memtrove.vault.enrichment import EnrichmentArea
     from memtrove.vault.graph import GraphArea
+    from memtrove.vault.intent import IntentArea
     from memtrove.vault.knowledge import KnowledgeArea
     from memtrove.vault.lifecycle import LifecycleArea
     from memtrove.vault.memory import MemoryArea
     from memtrove.vault.mine import MiningArea
     from memtrove.vault.portable import PortableArea
+    from memtrove.vault.retrieval import RetrievalArea
     from memtrove.vault.rules import RulesArea
     from memtrove.vault.sessions import SessionsArea
     from memtrove.vault.synthesis import SynthesisArea
@@ -79,19 +82,7 @@ _Area = TypeVar("_Area")
 MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
-def _exists(path: Path) -> bool:
-    """Whether ``path`` names something (a name the system refuses counts as there: opening
-    it then says why)."""
-    try:
-        return path.exists()
-    except OSError:
-        return True
-
-
-class Vault(
-    IntentAccess,
-    Reading,
-):
+class Vault:
     """One SQLite vault file plus the collections configured for it."""
 
     def __init__(
@@ -131,7 +122,33 @@ class Vault(
         """The vault's clock, read at each call (tests replace ``_clock``)."""
         return self._clock()
 
-    # Each area is built on first use with what it uses (its constructor is its contract).
+    @property
+    def retrieval(self) -> RetrievalArea:
+        """Keyword, vector, hybrid and pipeline searches, recent, similar (:mod:`.retrieval`)."""
+        from memtrove.vault.retrieval import RetrievalArea
+
+        return self._area("retrieval", lambda: RetrievalArea(
+            self.database, retriever=self._retriever, sessions=self.sessions
+        ))  # fmt: skip
+
+    @property
+    def documents(self) -> DocumentsArea:
+        """Documents whole, timelines, status, statistics, embedding, export (:mod:`.documents`)."""
+        from memtrove.vault.documents import DocumentsArea
+
+        return self._area("documents", lambda: DocumentsArea(
+            self.database, models=self.models, clock=self._now, collections=self.collections
+        ))  # fmt: skip
+
+    @property
+    def intent(self) -> IntentArea:
+        """Intent search, causal links, query plans, timelines, ``retrieve`` (:mod:`.intent`)."""
+        from memtrove.vault.intent import IntentArea
+
+        return self._area("intent", lambda: IntentArea(
+            self.database, retriever=self._retriever, models=self.models, clock=self._now,
+            retrieval=self.retrieval, get=self.get,
+        ))  # fmt: skip
 
     @property
     def graph(self) -> GraphArea:
@@ -277,24 +294,12 @@ class Vault(
         ``$XDG_CONFIG_HOME/memtrove``; ``models`` to the ``MEMTROVE_*`` model variables
         (nothing is loaded or contacted until a stage needs it).
         """
-        if models is None:
-            models = Models(ModelSettings.from_env(os.environ))
-        elif isinstance(models, ModelSettings):
-            models = Models(models)
+        models = Models(models) if isinstance(models, ModelSettings) else models
+        models = models or Models(ModelSettings.from_env(os.environ))
         settings = Settings.from_env(vault=path, config_dir=config_dir)
         if models.cache_folder is None:
             models.cache_folder = str(cache_dir())
-        if not create and not _exists(settings.vault_path):
-            raise VaultNotFoundError(
-                f"no vault at {settings.vault_path}: create one with `memtrove init` or "
-                "`memtrove bootstrap FOLDER`, or name yours with --vault or MEMTROVE_VAULT"
-            )
-        connection = open_connection(settings.vault_path, busy_timeout_ms)
-        try:
-            migrate(connection, label=f"vault {settings.vault_path}")
-        except BaseException:
-            connection.close()
-            raise
+        connection = open_database(settings.vault_path, busy_timeout_ms, create=create)
         vault = cls(connection, settings.vault_path, CollectionConfig(settings.config_file), models)
         vault._busy_timeout_ms = busy_timeout_ms
         return vault
@@ -408,32 +413,10 @@ class Vault(
         ``stale_after_days``: days, None (never) or "auto" (see ``config.yaml`` keys);
         ``redact=False``: stored verbatim, secrets included.
         """
-        folder = Path(path).expanduser()
-        if not folder.exists():
-            raise CollectionError(f"collection path {folder} does not exist")
-        if not folder.is_dir():
-            raise CollectionError(f"collection path {folder} is not a folder")
-        if not pattern.strip():
-            raise CollectionError("collection pattern must not be empty")
-        try:
-            excluded = check_exclude(list(exclude))
-        except ValueError as error:
-            raise CollectionError(f"collection exclude {error}") from None
-        try:
-            stale = check_stale_after_days(stale_after_days)
-        except ValueError as error:
-            raise CollectionError(f"collection stale_after_days {error}") from None
-        collection = Collection(
-            name=validate_collection_name(
-                name if name is not None else collection_name_for(folder.resolve())
-            ),
-            path=folder.resolve(),
-            pattern=pattern.strip(),
-            exclude=excluded,
-            surface=bool(surface),
-            stale_after_days=stale,
-            redact=bool(redact),
-        )
+        collection = new_collection(
+            path, name, pattern, exclude=exclude, surface=surface,
+            stale_after_days=stale_after_days, redact=redact,
+        )  # fmt: skip
         self._collections.add(collection)
         return collection
 
@@ -547,3 +530,70 @@ class Vault(
         from memtrove.lifecycle.doctor import rerank_health
 
         return rerank_health(self.models, timeout)
+
+    # -- the common verbs (the README's example): each delegates to its area ------------------
+    # fmt: off
+    def search(self, query: str, limit: int = 10, collections: Sequence[str] | None = None,
+               content_types: Sequence[str] | None = None, *, since: str | None = None,
+               until: str | None = None, min_score: float = 0.0, include_internal: bool = True,
+               kept_internal: Sequence[str] = (), hidden_parts: Sequence[str] = (),
+               hidden_collections: Sequence[str] = ()) -> SearchResults:
+        """BM25 keyword search: see :meth:`.retrieval.RetrievalArea.search`."""
+        return self.retrieval.search(query, limit, collections, content_types, since=since,
+            until=until, min_score=min_score, include_internal=include_internal,
+            kept_internal=kept_internal, hidden_parts=hidden_parts,
+            hidden_collections=hidden_collections)
+
+    def vsearch(self, query: str, limit: int = 10, collections: Sequence[str] | None = None,
+                content_types: Sequence[str] | None = None, *, since: str | None = None,
+                until: str | None = None, min_score: float = 0.0,
+                include_internal: bool = True) -> SearchResults:
+        """Vector search: see :meth:`.retrieval.RetrievalArea.vsearch`."""
+        return self.retrieval.vsearch(query, limit, collections, content_types, since=since,
+            until=until, min_score=min_score, include_internal=include_internal)
+
+    def hybrid(self, query: str, limit: int = 10, collections: Sequence[str] | None = None,
+               content_types: Sequence[str] | None = None, *, since: str | None = None,
+               until: str | None = None, min_score: float = 0.0, vectors: bool = True,
+               snippets: bool = True, passages: bool = False, include_internal: bool = True,
+               kept_internal: Sequence[str] = (), hidden_parts: Sequence[str] = (),
+               hidden_collections: Sequence[str] = ()) -> SearchResults:
+        """BM25 and vectors fused: see :meth:`.retrieval.RetrievalArea.hybrid`."""
+        return self.retrieval.hybrid(query, limit, collections, content_types, since=since,
+            until=until, min_score=min_score, vectors=vectors, snippets=snippets,
+            passages=passages, include_internal=include_internal, kept_internal=kept_internal,
+            hidden_parts=hidden_parts, hidden_collections=hidden_collections)
+
+    def query(self, query: str, limit: int = 10, intent: str | None = None,
+              collections: Sequence[str] | None = None, compact: bool = True, *,
+              content_types: Sequence[str] | None = None, since: str | None = None,
+              until: str | None = None, min_score: float = 0.0, diverse: bool = True,
+              candidate_limit: int = CANDIDATE_LIMIT,
+              include_internal: bool = True) -> SearchResults:
+        """The full hybrid pipeline: see :meth:`.retrieval.RetrievalArea.query`."""
+        return self.retrieval.query(query, limit, intent, collections, compact,
+            content_types=content_types, since=since, until=until, min_score=min_score,
+            diverse=diverse, candidate_limit=candidate_limit, include_internal=include_internal)
+
+    def get(self, ref: str, *, include_inactive: bool = False) -> Document:
+        """A document by reference: see :meth:`.documents.DocumentsArea.get`."""
+        return self.documents.get(ref, include_inactive=include_inactive)
+
+    def multi_get(self, pattern: str, *, max_bytes: int = 10240,
+                  max_documents: int = 50) -> MultiGet:
+        """Documents by glob or list of refs: see :meth:`.documents.DocumentsArea.multi_get`."""
+        return self.documents.multi_get(pattern, max_bytes=max_bytes, max_documents=max_documents)
+
+    def list(self, limit: int = 10, collection: str | None = None) -> list[DocumentSummary]:
+        """The newest documents: see :meth:`.documents.DocumentsArea.list`."""
+        return self.documents.list(limit, collection)
+
+    def status(self) -> VaultStatus:
+        """The vault and its collections: see :meth:`.documents.DocumentsArea.status`."""
+        return self.documents.status()
+
+    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
+        """Vectors for what is pending: see :meth:`.documents.DocumentsArea.embed`."""
+        return self.documents.embed(force=force, progress=progress)
+
+    # fmt: on

@@ -40,11 +40,8 @@ class CurationArea:
         clock: Callable[[], datetime],
         sessions: SessionsArea,
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._retriever = retriever
-        self._clock = clock
-        self._sessions = sessions
+        self._connection, self._lock = database.connection, database.lock
+        self._retriever, self._clock, self._sessions = retriever, clock, sessions
 
     def pin(self, ref: str, *, unpin: bool = False) -> Document:
         """Pin a document (+0.3 composite score), or unpin it. Unknown ref: DocumentNotFoundError."""

@@ -54,12 +54,8 @@ class EnrichmentArea:
         redact: Callable[[str], str],
         update: Callable[[], UpdateReport],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self.get = get
-        self.redact = redact
-        self.update = update
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self.get, self.redact, self.update = models, get, redact, update
 
     def enrich(
         self,

@@ -33,11 +33,8 @@ class GraphArea:
         redact: Callable[[str], str],
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.get = get
-        self.redact = redact
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.get, self.redact, self._clock = get, redact, clock
 
     def relate(
         self,

@@ -1,8 +1,16 @@
-"""The Vault's intent-aware methods: ``intent_search``, ``find_causal_links``, ``query_plan``.
+"""The intent area (``vault.intent``): intent-aware retrieval: ``intent_search``,
+``find_causal_links``, ``query_plan``, ``timeline_of`` and ``retrieve`` (``memory_retrieve``).
+
+Contract: given the vault's database, its retriever and models (the LLM that decomposes a
+plan), the vault's clock (WHEN questions and timelines are dated against it), the retrieval
+area (:mod:`.retrieval`), through which every ranking is checked, collapsed and presented and
+plain searches run, and the document look-up (``get``, refs as for :meth:`Vault.get`). Its
+statements are those of :mod:`memtrove.retrieval.intent`, :mod:`memtrove.retrieval.planner`,
+:mod:`memtrove.retrieval.temporal_timeline`, :mod:`memtrove.graph.traversal` (``relations``)
+and :mod:`memtrove.lifecycle.sessions` (``session_log``): it only reads.
 
 Their modules load when a method runs: opening a vault for a plain search imports none of
-them (see :mod:`memtrove.retrieval.intent`, :mod:`memtrove.retrieval.planner` and
-:mod:`memtrove.graph.traversal`).
+them.
 """
 
 from __future__ import annotations
@@ -12,15 +20,22 @@ from typing import TYPE_CHECKING, Any
 
 from memtrove.results import SearchResult, SearchResults, SessionRecord
 from memtrove.retrieval.pipeline import NO_VECTORS, Ranking
-from memtrove.vault.reading import Reading
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
+    from memtrove.db.database import Database
     from memtrove.graph.traversal import CausalLink
+    from memtrove.models.registry import Models
+    from memtrove.results import Document
     from memtrove.retrieval.intent import IntentClassification
+    from memtrove.retrieval.pipeline import Retriever
     from memtrove.retrieval.planner import Clause
     from memtrove.retrieval.router import Route
+    from memtrove.vault.retrieval import RetrievalArea
 
-__all__ = ["CausalLinks", "IntentAccess", "IntentResults", "PlanResults", "TimelineResults"]
+__all__ = ["CausalLinks", "IntentArea", "IntentResults", "PlanResults", "TimelineResults"]
 
 
 class IntentResults(SearchResults):
@@ -113,8 +128,26 @@ class CausalLinks(list["CausalLink"]):
         }
 
 
-class IntentAccess(Reading):
+class IntentArea:
     """Intent-aware retrieval over the vault's graph."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        retriever: Retriever,
+        models: Models,
+        clock: Callable[[], datetime],
+        retrieval: RetrievalArea,
+        get: Callable[[str], Document],
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self._retriever = retriever
+        self.models = models
+        self._clock = clock
+        self._retrieval = retrieval
+        self.get = get
 
     def intent_search(
         self,
@@ -134,7 +167,7 @@ class IntentAccess(Reading):
         from memtrove.retrieval.intent import check_intent, run_intent_search
 
         force_intent = check_intent(force_intent)
-        query, limit, filters = self._check(
+        query, limit, filters = self._retrieval.check(
             query, limit, collections, None, None, None, include_internal
         )
         found: list[IntentClassification] = []
@@ -149,16 +182,16 @@ class IntentAccess(Reading):
                 filters,
                 force_intent=force_intent,
                 enable_graph_traversal=bool(enable_graph_traversal),
-                texts=self._bodies,
-                co_activation=self._co_activation,
+                texts=self._retrieval.bodies,
+                co_activation=self._retrieval.co_activation,
                 now=self._clock(),
             )
             found.append(classification)
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            results = self._present(query, ranking, min_score, copies=copies, limit=limit)
+            ranking, copies = self._retrieval.collapsed(fetch, limit, filters=filters)
+            results = self._retrieval.present(query, ranking, min_score, copies=copies, limit=limit)
         return IntentResults(
             results,
             classification=found[-1],
@@ -199,7 +232,7 @@ class IntentAccess(Reading):
         from memtrove.retrieval.planner import decompose, run_plan
         from memtrove.retrieval.scoring import QUERY_WEIGHTS, apply_composite
 
-        query, limit, filters = self._check(
+        query, limit, filters = self._retrieval.check(
             query, limit, collections, None, None, None, include_internal
         )
         ranking = Ranking(stages=["plan"])
@@ -220,7 +253,7 @@ class IntentAccess(Reading):
                     scoring_inputs(self._connection, merged),
                     QUERY_WEIGHTS,
                     self._clock(),
-                    co_activation=self._co_activation,
+                    co_activation=self._retrieval.co_activation,
                 )
                 ranking.hits = scored
                 missing = ranking.skipped.get("vector")
@@ -231,8 +264,8 @@ class IntentAccess(Reading):
                     ranking.stages.extend([*channels, "merge", "composite"])
                 return ranking
 
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            results = self._present(query, ranking, min_score, copies=copies, limit=limit)
+            ranking, copies = self._retrieval.collapsed(fetch, limit, filters=filters)
+            results = self._retrieval.present(query, ranking, min_score, copies=copies, limit=limit)
         by_docid = {
             result.docid: sorted(set(provenance.get(result.doc_id, []))) for result in results
         }
@@ -261,7 +294,7 @@ class IntentAccess(Reading):
         from memtrove.lifecycle.sessions import session_records
         from memtrove.retrieval.temporal_timeline import SESSION_LOOKBACK, run_timeline
 
-        query, limit, filters = self._check(
+        query, limit, filters = self._retrieval.check(
             query, limit, collections, None, None, None, include_internal
         )
         with self._lock:
@@ -273,7 +306,7 @@ class IntentAccess(Reading):
                 return TimelineResults(
                     stages=["timeline"], skipped={"timeline": "no dated document or session"}
                 )
-            results = self._present(query, found.ranking, 0.0, limit=limit)
+            results = self._retrieval.present(query, found.ranking, 0.0, limit=limit)
         return TimelineResults(
             results,
             window=found.window_dict(),
@@ -304,13 +337,13 @@ class IntentAccess(Reading):
         chosen = route(query, mode)
         internal = include_internal
         if chosen.mode == "keyword":
-            return chosen, self.search(
+            return chosen, self._retrieval.search(
                 query, limit, collections=collections, include_internal=internal
             )
         if chosen.mode == "semantic":
             failed: list[str] = []
             try:
-                results = self.vsearch(
+                results = self._retrieval.vsearch(
                     query, limit, collections=collections, include_internal=internal
                 )
                 reason = "no vector match; ran BM25"
@@ -319,7 +352,9 @@ class IntentAccess(Reading):
                 failed = [] if str(error) == NO_VECTORS else ["vector"]
             if results:
                 return chosen, results
-            fallback = self.search(query, limit, collections=collections, include_internal=internal)
+            fallback = self._retrieval.search(
+                query, limit, collections=collections, include_internal=internal
+            )
             legs = [*failed, *fallback.degraded_legs]
             reasons = (["leg-failed"] if failed else []) + [
                 reason for reason in (fallback.degraded_reason or "").split(",") if reason
@@ -350,4 +385,6 @@ class IntentAccess(Reading):
             return chosen, self.query_plan(
                 query, limit, collections=collections, include_internal=internal
             )
-        return chosen, self.hybrid(query, limit, collections=collections, include_internal=internal)
+        return chosen, self._retrieval.hybrid(
+            query, limit, collections=collections, include_internal=internal
+        )

@@ -41,12 +41,8 @@ class KnowledgeArea:
         redact: Callable[[str], str],
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self.get = get
-        self.redact = redact
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self.get, self.redact, self._clock = models, get, redact, clock
 
     def _entity_llm(self, use_llm: bool) -> LLM | None:
         return self.models.llm if use_llm and self.models.has_llm else None

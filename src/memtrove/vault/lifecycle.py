@@ -46,10 +46,8 @@ class LifecycleArea:
         collections: CollectionConfig,
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._collections = collections
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self._collections, self._clock = collections, clock
 
     def policy(self) -> LifecyclePolicy:
         """The ``lifecycle:`` section of ``config.yaml`` (defaults when absent); ConfigError

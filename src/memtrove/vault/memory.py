@@ -57,11 +57,8 @@ class MemoryArea:
         redact: Callable[[str], str],
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self.redact = redact
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self.redact, self._clock = models, redact, clock
         self.project_store: str | None = None  # callers may set it: the store for store=None
 
     def resolve_store(self, store: str | None = None) -> str:

@@ -49,11 +49,8 @@ class MiningArea:
         embed: Callable[[], EmbedReport],
         redactor: Callable[[], Redactor],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._collections = collections
-        self._embed = embed
-        self._redactor = redactor
+        self._connection, self._lock = database.connection, database.lock
+        self._collections, self._embed, self._redactor = collections, embed, redactor
 
     def mine(
         self,

@@ -50,14 +50,14 @@ class PortableArea:
         embed: Callable[[], EmbedReport],
         redactor: Callable[[], Redactor],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._path = database.path
-        self._config_file = config_file
-        self._collections = collections
-        self._add_collection = add_collection
-        self._embed = embed
-        self._redactor = redactor
+        self._connection, self._lock, self._path = database.connection, database.lock, database.path
+        self._config_file, self._collections, self._add_collection, self._embed, self._redactor = (
+            config_file,
+            collections,
+            add_collection,
+            embed,
+            redactor,
+        )
 
     def export_lines(self, *, vectors: bool = False) -> Iterator[str]:
         """The whole vault as export lines (see :mod:`memtrove.mine.portable`), read from

@@ -37,11 +37,8 @@ class RulesArea:
         clock: Callable[[], datetime],
         memory: MemoryArea,
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.redact = redact
-        self._clock = clock
-        self._memory = memory
+        self._connection, self._lock = database.connection, database.lock
+        self.redact, self._clock, self._memory = redact, clock, memory
 
     def add_rule(
         self,

@@ -42,10 +42,8 @@ class SessionsArea:
         redact: Callable[[str], str],
         clock: Callable[[], datetime],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.redact = redact
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.redact, self._clock = redact, clock
 
     def hook_seen(
         self, hook_name: str, prompt: str, window_seconds: int = 600, session_id: str = ""

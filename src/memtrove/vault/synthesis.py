@@ -32,10 +32,8 @@ class SynthesisArea:
     def __init__(
         self, database: Database, *, models: Models, clock: Callable[[], datetime]
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self.models = models
-        self._clock = clock
+        self._connection, self._lock = database.connection, database.lock
+        self.models, self._clock = models, clock
 
     def synthesize_conversations(
         self,

@@ -73,7 +73,9 @@ def timeline(
 ) -> dict[str, Any]:
     """The documents written just before and after this one (nearest first)."""
     ref = reference(docid)
-    found = vault.timeline(ref, before=before, after=after, same_collection=same_collection)
+    found = vault.documents.timeline(
+        ref, before=before, after=after, same_collection=same_collection
+    )
     return found.to_dict()
 
 
@@ -85,7 +87,7 @@ def similar(
 ) -> dict[str, Any]:
     """The documents whose vectors are nearest this one's (the document itself left out)."""
     ref = reference(docid)
-    found = vault.find_similar(ref, limit=limit)
+    found = vault.retrieval.find_similar(ref, limit=limit)
     return {
         "docid": docid.lower(),
         "count": len(found),

@@ -56,7 +56,7 @@ class PlanRequest(StrictModel):
 def intent_search(body: IntentRequest, vault: VaultDependency) -> dict[str, Any]:
     """``intent_search``: ``{query, intent, confidence, source, temporal_start,
     temporal_end, count, results, stages, skipped, warnings}``."""
-    results = vault.intent_search(
+    results = vault.intent.intent_search(
         body.query,
         body.limit,
         force_intent=body.force_intent,
@@ -70,7 +70,7 @@ def intent_search(body: IntentRequest, vault: VaultDependency) -> dict[str, Any]
 def query_plan(body: PlanRequest, vault: VaultDependency) -> dict[str, Any]:
     """``query_plan``: ``{query, clauses, count, results (each with the indexes of the
     clauses that found it), stages, skipped, warnings}``."""
-    results = vault.query_plan(body.query, body.limit, collections=names(body.collection))
+    results = vault.intent.query_plan(body.query, body.limit, collections=names(body.collection))
     return {"query": body.query, "count": len(results), **results.to_dict()}
 
 
@@ -82,4 +82,4 @@ def causal(
     depth: Annotated[int, Query(ge=1, le=10, description="Hops (1-10).")] = 5,
 ) -> dict[str, Any]:
     """The causal chain through a document: ``{docid, title, direction, depth, count, links}``."""
-    return vault.find_causal_links(reference(docid), direction, depth).to_dict()
+    return vault.intent.find_causal_links(reference(docid), direction, depth).to_dict()

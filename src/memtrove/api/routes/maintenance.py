@@ -72,7 +72,7 @@ def _export_chunks(vault: Vault) -> Iterator[str]:
     exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     yield f'{{"version": "{EXPORT_VERSION}", "exported_at": "{exported_at}", "documents": ['
     count = 0
-    for document in vault.export():
+    for document in vault.documents.export():
         yield ("," if count else "") + "\n" + _json(document.to_dict())
         count += 1
     yield f'\n], "count": {count}, "errors": [], "truncated": []}}\n'

@@ -84,7 +84,7 @@ def _run(vault: Vault, body: SearchRequest, mode: str) -> SearchResults:
     if mode == "hybrid":
         return vault.hybrid(body.query, **options)
     if mode in ("causal", "timeline", "discovery", "complex"):
-        # memory_retrieve's modes (Vault.retrieve); content-type and date filters are theirs
+        # memory_retrieve's modes (vault.intent.retrieve); content-type and date filters are theirs
         # to set (a WHEN question filters by the dates it names): asking for one is refused,
         # never silently ignored
         given = [
@@ -101,7 +101,7 @@ def _run(vault: Vault, body: SearchRequest, mode: str) -> SearchResults:
             raise InvalidQueryError(
                 f"mode {mode} takes query, limit and collection only, not {', '.join(given)}"
             )
-        _, results = vault.retrieve(
+        _, results = vault.intent.retrieve(
             body.query, mode, body.limit, collections=names(body.collection)
         )
         return results

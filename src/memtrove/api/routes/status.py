@@ -18,7 +18,7 @@ router = APIRouter(tags=["status"], responses=ERRORS)
 @router.get("/health")
 def health(vault: VaultDependency) -> dict[str, Any]:
     """Liveness plus the counts an agent checks first: documents and pending embeddings."""
-    stats = vault.index_stats()
+    stats = vault.documents.index_stats()
     return {
         "status": "ok",
         "service": "memtrove",
@@ -34,7 +34,7 @@ def health(vault: VaultDependency) -> dict[str, Any]:
 def stats(vault: VaultDependency) -> dict[str, Any]:
     """``memtrove status`` (vault size, schema, documents, fragments, collections, content
     types) plus the index's ``health``: embeddings pending or failed, stale documents."""
-    return {**vault.status().to_dict(), "health": vault.index_stats().to_dict()}
+    return {**vault.status().to_dict(), "health": vault.documents.index_stats().to_dict()}
 
 
 @router.get("/collections")

@@ -1,4 +1,13 @@
-"""The Vault's reading methods: search, vector search, hybrid and query, get, list.
+"""The retrieval area (``vault.retrieval``): ranked searches over the vault's documents.
+
+Contract: given the vault's database, its retriever (the BM25, vector, hybrid and full
+pipelines of :mod:`memtrove.retrieval.pipeline`, and its vectors) and the sessions area
+(:mod:`.sessions`), whose co-activation counts composite scoring reads. Its statements are
+those of :mod:`memtrove.retrieval` (candidates, presentation, similarity) and the look-ups of
+:mod:`memtrove.index.documents` (``documents``, ``content``): it only reads. The intent area
+(:mod:`.intent`) ranks through its :meth:`~RetrievalArea.check`, :meth:`~RetrievalArea.bodies`,
+:meth:`~RetrievalArea.co_activation`, :meth:`~RetrievalArea.collapsed` and
+:meth:`~RetrievalArea.present`.
 
 Every result list (search, vsearch, hybrid, query, find_similar) shows a body once: of
 documents with identical content (one content hash: a translated tree that kept some files
@@ -10,29 +19,13 @@ channel had more, asks again twice as deep (at most ``COLLAPSE_ROUNDS`` times).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from memtrove.errors import InvalidQueryError, MemtroveError
-from memtrove.index.documents import (
-    document_rows,
-    documents_after,
-    get_document,
-    identical_copies,
-    list_documents,
-)
-from memtrove.results import (
-    Document,
-    DocumentSummary,
-    SearchResults,
-)
-from memtrove.retrieval.arguments import (
-    MAX_LIMIT,
-    check_content_types,
-    check_count,
-    check_date,
-    check_limit,
-)
+from memtrove.errors import InvalidQueryError
+from memtrove.index.documents import document_rows, get_document, identical_copies
+from memtrove.results import SearchResults
+from memtrove.retrieval.arguments import check_content_types, check_date, check_limit
 from memtrove.retrieval.candidates import recent_documents, scoring_inputs
 from memtrove.retrieval.filters import Filters, internal_filters
 from memtrove.retrieval.fts import MAX_QUERY_CHARS
@@ -41,32 +34,36 @@ from memtrove.retrieval.presentation import present_results, strip_frontmatter
 from memtrove.retrieval.recency import recency_plan
 from memtrove.retrieval.scoring import RECENCY_FIRST_TYPES, ScoringInput
 from memtrove.text import scrub
-from memtrove.vault.state import VaultState
 
-# Embedding, statistics, timelines, sessions and similarity load when their method runs, so
-# that opening a vault for a search (the CLI's commonest run) does not import them.
 if TYPE_CHECKING:
-    from memtrove.index.embedding import EmbedProgress, EmbedReport
-    from memtrove.results import (
-        IndexStats,
-        MultiGet,
-        Timeline,
-        VaultStatus,
-    )
+    from memtrove.db.database import Database
+    from memtrove.retrieval.pipeline import Retriever
+    from memtrove.vault.sessions import SessionsArea
 
-__all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "EXPORT_BATCH", "Reading"]
+__all__ = ["COLLAPSE_MARGIN", "COLLAPSE_ROUNDS", "Copies", "RetrievalArea"]
 
-EXPORT_BATCH = 200  # documents read per page by Vault.export
 COLLAPSE_MARGIN = 10  # hits fetched past ``limit`` so that collapsing copies still fills it
 COLLAPSE_ROUNDS = 3  # fetches, each twice as deep, before settling for fewer results
 
 Copies = dict[int, list[str]]  # doc id -> the other active paths with its exact body
 
 
-class Reading(VaultState):
-    """Searching and reading documents."""
+class RetrievalArea:
+    """Searching documents: keyword, vector, hybrid, the full pipeline, recent, similar."""
 
-    # -- reading -----------------------------------------------------------------------------
+    def __init__(
+        self,
+        database: Database,
+        *,
+        retriever: Retriever,
+        sessions: SessionsArea,
+    ) -> None:
+        self._connection = database.connection
+        self._lock = database.lock
+        self._retriever = retriever
+        self._sessions = sessions
+
+    # -- searches ----------------------------------------------------------------------------
 
     def search(
         self,
@@ -94,7 +91,7 @@ class Reading(VaultState):
         anywhere in ``collection/path``) and ``hidden_collections`` are left out too (here, in
         :meth:`hybrid` and :meth:`recent`: what the hooks never inject).
         """
-        query, limit, filters = self._check(
+        query, limit, filters = self.check(
             query, limit, collections, content_types, since, until, include_internal
         )
         filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
@@ -107,8 +104,8 @@ class Reading(VaultState):
             return Ranking(hits=self._retriever.bm25(query, depth, filters), stages=["bm25"])
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            return self._present(query, ranking, min_score, copies=copies, limit=limit)
+            ranking, copies = self.collapsed(fetch, limit, filters=filters)
+            return self.present(query, ranking, min_score, copies=copies, limit=limit)
 
     def vsearch(
         self,
@@ -123,7 +120,7 @@ class Reading(VaultState):
         include_internal: bool = True,
     ) -> SearchResults:
         """Vector search: documents ranked by the cosine similarity of their best fragment."""
-        query, limit, filters = self._check(
+        query, limit, filters = self.check(
             query, limit, collections, content_types, since, until, include_internal
         )
         if not query.strip():
@@ -144,8 +141,8 @@ class Reading(VaultState):
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            return self._present(query, ranking, min_score, copies=copies, limit=limit)
+            ranking, copies = self.collapsed(fetch, limit, filters=filters)
+            return self.present(query, ranking, min_score, copies=copies, limit=limit)
 
     def hybrid(
         self,
@@ -174,7 +171,7 @@ class Reading(VaultState):
         hooks' discovery: a long record is found by the section that answers);
         ``kept_internal``: ``collection/path`` prefixes of internal documents kept when
         ``include_internal`` is False."""
-        query, limit, filters = self._check(
+        query, limit, filters = self.check(
             query, limit, collections, content_types, since, until, include_internal
         )
         filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
@@ -193,8 +190,8 @@ class Reading(VaultState):
             return ranking
 
         with self._lock:
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            return self._present(
+            ranking, copies = self.collapsed(fetch, limit, filters=filters)
+            return self.present(
                 query, ranking, min_score, copies=copies, snippets=snippets, limit=limit
             )
 
@@ -221,7 +218,7 @@ class Reading(VaultState):
         adds each document's full text as ``content``. The result's ``stages`` and
         ``skipped`` say which stages ran.
         """
-        query, limit, filters = self._check(
+        query, limit, filters = self.check(
             query, limit, collections, content_types, since, until, include_internal
         )
         candidate_limit = check_limit(candidate_limit)
@@ -235,18 +232,18 @@ class Reading(VaultState):
                 intent=intent,
                 candidate_limit=candidate_limit,
                 diverse=diverse,
-                co_activation=self._co_activation,
+                co_activation=self.co_activation,
                 diverse_limit=limit,
-                texts=self._bodies,
+                texts=self.bodies,
             )
 
         with self._lock:
             # The pipeline ranks max(candidate_limit, limit) candidates whatever it returns:
             # asking for all of them first costs nothing, and widens no stage.
-            ranking, copies = self._collapsed(
+            ranking, copies = self.collapsed(
                 fetch, limit, max(limit, candidate_limit), filters=filters
             )
-            return self._present(
+            return self.present(
                 query,
                 ranking,
                 min_score,
@@ -256,62 +253,67 @@ class Reading(VaultState):
                 limit=limit,
             )
 
-    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
-        """Give every fragment of every active document a vector (only what is pending).
-
-        Refuses, with the fix in the message, when the stored vectors come from another model
-        or dimension; ``force`` re-embeds everything with the configured embedder.
-        """
-        from memtrove.index.embedding import embed_pending
-
+    def recent(
+        self,
+        limit: int = 5,
+        content_types: Sequence[str] = RECENCY_FIRST_TYPES,
+        collections: Sequence[str] | None = None,
+        *,
+        include_internal: bool = True,
+        kept_internal: Sequence[str] = (),
+        hidden_parts: Sequence[str] = (),
+        hidden_collections: Sequence[str] = (),
+    ) -> SearchResults:
+        """The newest active documents of ``content_types`` (handoffs, decisions, progress
+        notes by default) by effective time, newest first; scores fall from 1.0 by rank.
+        What "where were we?" is about, when no word of it matches anything."""
+        limit = check_limit(limit)
+        filters = internal_filters(collections, include_internal)
+        filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
         with self._lock:
-            report = embed_pending(
-                self._connection, self.models.embedder, force=force, progress=progress
-            )
-        if self.models.settings.embed_second:
-            self._embed_second(report, force, progress)
-        return report
+            ids = recent_documents(self._connection, content_types, limit, filters)
+            hits = [(doc, 1.0 / (rank + 1)) for rank, doc in enumerate(ids)]
+            return self.present("", Ranking(hits=hits, stages=["recent"]), 0.0)
 
-    def _embed_second(
-        self, report: EmbedReport, force: bool, progress: EmbedProgress | None
-    ) -> None:
-        """The second space after the first (``MEMTROVE_EMBED_SECOND``); a failure is the
-        report's error, the first space's vectors are kept. The vault's lock is taken per
-        batch, not for the run: the model's minutes leave the vault answering."""
-        from memtrove.index.embedding_second import embed_second
+    def find_similar(
+        self, ref: str, limit: int = 5, *, include_internal: bool = True
+    ) -> SearchResults:
+        """Documents nearest to ``ref`` by its own vectors (the mean of its fragments'), the
+        document itself excluded; see :mod:`memtrove.retrieval.similar`.
 
-        try:
-            done = embed_second(
-                self._connection,
-                self.models.second_embedder,
-                force=force,
-                progress=progress,
-                lock=self._lock,
-            )
-        except MemtroveError as error:
-            report.errors.append(f"second space: {error}")
-            report.second = {"error": str(error)}
-        else:
-            report.second = done.to_dict()
-
-    def export(
-        self, collections: Sequence[str] | None = None, batch: int = EXPORT_BATCH
-    ) -> Iterator[Document]:
-        """Every active document (of ``collections``, default all), whole, in id order.
-
-        Read in pages of ``batch`` under the vault's lock, released between pages, so an
-        export of any size streams in constant memory without holding up other callers.
+        Raises EmbeddingSpaceError (with the fix) when there are no vectors to compare.
         """
-        after = 0
-        while True:
-            with self._lock:
-                page = documents_after(self._connection, after, batch, collections)
-            yield from page
-            if len(page) < batch:
-                return
-            after = page[-1].doc_id
+        from memtrove.retrieval.similar import similar_documents
 
-    def _check(
+        limit = check_limit(limit)
+        with self._lock:
+            document = get_document(self._connection, ref)
+            # a note of an internal collection asks for its like: internal ones stay in
+            filters = internal_filters([document.collection], include_internal)
+            filters = filters._replace(collections=None)
+
+            def fetch(depth: int) -> Ranking:
+                hits = similar_documents(
+                    self._connection, document, depth, self._retriever.matrix, filters
+                )
+                return Ranking(
+                    hits=[(hit.doc_id, hit.score) for hit in hits],
+                    stages=["vector"],
+                    best_seq={hit.doc_id: hit.seq for hit in hits},
+                )
+
+            ranking, copies = self.collapsed(fetch, limit, filters=filters)
+            return self.present("", ranking, 0.0, copies=copies, limit=limit)
+
+    def scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
+        """What composite scoring reads of each ``(doc id, relevance)`` candidate: type,
+        dates, quality, confidence, pin, snooze, access, length, revisions, supersession."""
+        with self._lock:
+            return scoring_inputs(self._connection, candidates)
+
+    # -- ranking helpers (the intent area ranks through them too) ----------------------------
+
+    def check(
         self,
         query: str,
         limit: int,
@@ -321,6 +323,7 @@ class Reading(VaultState):
         until: str | None,
         include_internal: bool = True,
     ) -> tuple[str, int, Filters]:
+        """``query`` cleaned and cut, ``limit`` checked, and the filters the arguments make."""
         if not isinstance(query, str):
             raise InvalidQueryError("the query must be text")
         query = scrub(query).strip()  # "\n" alone is not a question (its vector is noise)
@@ -336,14 +339,16 @@ class Reading(VaultState):
             ),
         )
 
-    def _bodies(self, ids: Sequence[int]) -> dict[int, str]:
+    def bodies(self, ids: Sequence[int]) -> dict[int, str]:
+        """The bodies of documents ``ids`` (front matter left out), by doc id."""
         rows = document_rows(self._connection, list(ids))
         return {doc: strip_frontmatter(str(row["text"])) for doc, row in rows.items()}
 
-    def _co_activation(self, doc_id: int) -> int:
-        return self.sessions.co_activation_count(doc_id)
+    def co_activation(self, doc_id: int) -> int:
+        """How often ``doc_id`` was injected together with others (composite scoring)."""
+        return self._sessions.co_activation_count(doc_id)
 
-    def _collapsed(
+    def collapsed(
         self,
         fetch: Callable[[int], Ranking],
         limit: int,
@@ -397,7 +402,7 @@ class Reading(VaultState):
             (doc, score) for doc, score in hits if doc not in where or filters.admits(*where[doc])
         ]
 
-    def _present(
+    def present(
         self,
         query: str,
         ranking: Ranking,
@@ -409,6 +414,7 @@ class Reading(VaultState):
         snippets: bool = True,
         limit: int | None = None,
     ) -> SearchResults:
+        """``ranking`` as results (copies in ``also_at``), with why it fell short, if it did."""
         results = present_results(
             self._connection, query, ranking, min_score, intent=intent, full=full, snippets=snippets
         )
@@ -423,137 +429,6 @@ class Reading(VaultState):
         results.degraded_reason = ",".join(reasons) or None
         results.degraded_legs = list(ranking.failed)
         return results
-
-    def scoring_inputs(self, candidates: Sequence[tuple[int, float]]) -> list[ScoringInput[int]]:
-        """What composite scoring reads of each ``(doc id, relevance)`` candidate: type,
-        dates, quality, confidence, pin, snooze, access, length, revisions, supersession."""
-        with self._lock:
-            return scoring_inputs(self._connection, candidates)
-
-    def recent(
-        self,
-        limit: int = 5,
-        content_types: Sequence[str] = RECENCY_FIRST_TYPES,
-        collections: Sequence[str] | None = None,
-        *,
-        include_internal: bool = True,
-        kept_internal: Sequence[str] = (),
-        hidden_parts: Sequence[str] = (),
-        hidden_collections: Sequence[str] = (),
-    ) -> SearchResults:
-        """The newest active documents of ``content_types`` (handoffs, decisions, progress
-        notes by default) by effective time, newest first; scores fall from 1.0 by rank.
-        What "where were we?" is about, when no word of it matches anything."""
-        limit = check_limit(limit)
-        filters = internal_filters(collections, include_internal)
-        filters = _narrowed(filters, kept_internal, hidden_parts, hidden_collections)
-        with self._lock:
-            ids = recent_documents(self._connection, content_types, limit, filters)
-            hits = [(doc, 1.0 / (rank + 1)) for rank, doc in enumerate(ids)]
-            return self._present("", Ranking(hits=hits, stages=["recent"]), 0.0)
-
-    def get(self, ref: str, *, include_inactive: bool = False) -> Document:
-        """A document by ``#docid``, bare docid, or ``collection/path`` (a forgotten or
-        archived one too with ``include_inactive``).
-
-        A docid reference may be a prefix of one document's docid or content hash; one that
-        names several raises :class:`AmbiguousReferenceError`, listing them.
-        """
-        with self._lock:
-            return get_document(self._connection, ref, include_inactive=include_inactive)
-
-    def list(self, limit: int = 10, collection: str | None = None) -> list[DocumentSummary]:
-        """The most recently modified active documents."""
-        with self._lock:
-            return list_documents(self._connection, check_limit(limit), collection)
-
-    def status(self) -> VaultStatus:
-        from pathlib import Path
-
-        from memtrove.index.stats import vault_status
-        from memtrove.mine.runs import mined_collections
-        from memtrove.results import Collection
-
-        with self._lock:
-            listed = self.collections()
-            names = {c.name for c in listed}
-            # Mined collections (memtrove owns their documents): listed with the folder
-            # last mined and the pattern "(mined)".
-            for name, source in mined_collections(self._connection):
-                if name not in names:
-                    listed.append(Collection(name, Path(source), "(mined)"))
-            second = self.models.settings.embed_second
-            return vault_status(self._connection, self.path, listed, second)
-
-    def find_similar(
-        self, ref: str, limit: int = 5, *, include_internal: bool = True
-    ) -> SearchResults:
-        """Documents nearest to ``ref`` by its own vectors (the mean of its fragments'), the
-        document itself excluded; see :mod:`memtrove.retrieval.similar`.
-
-        Raises EmbeddingSpaceError (with the fix) when there are no vectors to compare.
-        """
-        from memtrove.retrieval.similar import similar_documents
-
-        limit = check_limit(limit)
-        with self._lock:
-            document = get_document(self._connection, ref)
-            # a note of an internal collection asks for its like: internal ones stay in
-            filters = internal_filters([document.collection], include_internal)
-            filters = filters._replace(collections=None)
-
-            def fetch(depth: int) -> Ranking:
-                hits = similar_documents(
-                    self._connection, document, depth, self._retriever.matrix, filters
-                )
-                return Ranking(
-                    hits=[(hit.doc_id, hit.score) for hit in hits],
-                    stages=["vector"],
-                    best_seq={hit.doc_id: hit.seq for hit in hits},
-                )
-
-            ranking, copies = self._collapsed(fetch, limit, filters=filters)
-            return self._present("", ranking, 0.0, copies=copies, limit=limit)
-
-    def timeline(
-        self, ref: str, before: int = 5, after: int = 5, same_collection: bool = False
-    ) -> Timeline:
-        """The documents just before and after ``ref`` in effective-time order (authored_at,
-        else modified_at; ties by collection, path), nearest first."""
-        from memtrove.index.timeline import document_timeline
-
-        before = min(check_count("before", before), MAX_LIMIT)
-        after = min(check_count("after", after), MAX_LIMIT)
-        with self._lock:
-            return document_timeline(
-                self._connection, ref, before, after, same_collection=same_collection
-            )
-
-    def multi_get(
-        self, pattern: str, *, max_bytes: int = 10240, max_documents: int = 50
-    ) -> MultiGet:
-        """Documents named by a glob over ``collection/path`` (``notes/**/*.md``) or a
-        comma-separated list of refs (each may be a glob); bodies cut at ``max_bytes`` of
-        UTF-8 are listed in ``truncated``, refs not found in ``errors``."""
-        from memtrove.index.timeline import multi_get
-
-        if not isinstance(pattern, str):
-            raise InvalidQueryError("the pattern must be text")
-        max_bytes = check_limit(max_bytes, None, "max_bytes")
-        max_documents = check_limit(max_documents, MAX_LIMIT, "max_documents")
-        with self._lock:
-            return multi_get(
-                self._connection, pattern, max_bytes=max_bytes, max_documents=max_documents
-            )
-
-    def index_stats(self) -> IndexStats:
-        """Content types, embedding coverage and staleness (each collection's
-        ``stale_after_days``; see :mod:`memtrove.index.staleness`)."""
-        from memtrove.index.stats import index_stats
-
-        collections = self.collections()
-        with self._lock:
-            return index_stats(self._connection, self._clock(), collections)
 
 
 def _narrowed(
