@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "memtrove"
@@ -76,3 +77,19 @@ def test_the_vault_is_assembled_from_areas_not_mixins() -> None:
     from memtrove.vault import Vault
 
     assert Vault.__bases__ == (object,)
+
+
+def test_interfaces_run_no_sql_and_nothing_reaches_into_the_vault() -> None:
+    """CLI, MCP, REST, the console, hooks and eval call the Vault and its areas: none holds a
+    connection or runs a statement, and no module outside the vault package touches the
+    Vault's connection, lock or retriever."""
+    statement = re.compile(r"\.(execute|executemany|executescript)\(|\._connection\b|\.database\b")
+    private = re.compile(r"\bvault\.(_connection|_lock|_retriever|database)\b")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if _part(path) in INTERFACES:
+            found = [m.group(0) for m in statement.finditer(text)]
+            assert not found, f"{path.relative_to(PACKAGE)} runs SQL or holds a connection: {found}"
+        if _part(path) != "vault":
+            found = [m.group(0) for m in private.finditer(text)]
+            assert not found, f"{path.relative_to(PACKAGE)} reaches into the Vault: {found}"
