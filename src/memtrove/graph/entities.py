@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import ModelError
+from memtrove.graph.extracted import ExtractedEntity
 
 if TYPE_CHECKING:
     from memtrove.db.connection import Connection
@@ -85,14 +86,6 @@ _VM_IDENTIFIER = re.compile(r"^[A-Za-z][\w.-]*[-_]\d+[\w.-]*$|^[a-z]{2,}-[a-z]+-
 _ALPHANUMERIC = re.compile(r"[^\W_]")
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _PLACE_NAME = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}$")
-
-
-@dataclass(frozen=True)
-class ExtractedEntity:
-    """A candidate entity named in a document."""
-
-    name: str
-    entity_type: str
 
 
 @dataclass(frozen=True)

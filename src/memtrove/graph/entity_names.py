@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["names_differ", "numbers_differ", "same_word", "similarity", "words_differ"]
+__all__ = [
+    "entity_id",
+    "names_differ",
+    "numbers_differ",
+    "same_word",
+    "similarity",
+    "slug",
+    "words_differ",
+]
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _DIGITS = re.compile(r"\d+")
@@ -58,3 +66,12 @@ def same_word(x: str, y: str, longer_by: int | None = None) -> bool:
     from rapidfuzz.distance import Levenshtein
 
     return bool(Levenshtein.distance(x, y) <= (2 if shorter >= 10 else 1))
+
+
+def slug(name: str) -> str:
+    """Lowercase words joined by ``-`` (letters and digits of any script kept)."""
+    return _NON_WORD.sub("-", name.strip().lower()).strip("-_") or "entity"
+
+
+def entity_id(name: str, entity_type: str = "concept", vault: str = "default") -> str:
+    return f"{vault}:{slug(entity_type)}:{slug(name)}"

@@ -39,7 +39,7 @@ from memtrove.graph.entity_names import names_differ, similarity
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
-    from memtrove.graph.entities import ExtractedEntity
+    from memtrove.graph.extracted import ExtractedEntity
 
 __all__ = [
     "BUCKETS",
@@ -204,7 +204,7 @@ def ensure_entity(
     """The canonical entity for ``name`` (resolved, or created as ``vault:type:slug``),
     its mention count raised when ``count`` (``pending``: see :func:`resolve_entity`).
     Runs inside the caller's transaction."""
-    from memtrove.graph.triples import entity_id, slug
+    from memtrove.graph.entity_names import entity_id, slug
 
     moment = now or to_iso(datetime.now(UTC))
     step = 1 if count else 0
@@ -256,7 +256,7 @@ def _rename(connection: Connection, identifier: str, name: str) -> None:
 def find_entity(connection: Connection, reference: str, vault: str = "default") -> Entity | None:
     """The entity a user means by ``reference``: a ``vault:type:slug`` id, an exact name,
     the best FTS + similarity match in any bucket, or a name of the same slug."""
-    from memtrove.graph.triples import slug
+    from memtrove.graph.entity_names import slug
 
     text = " ".join(reference.split())
     if not text:

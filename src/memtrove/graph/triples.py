@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, write_step
 from memtrove.errors import InvalidQueryError
+from memtrove.graph.entity_names import entity_id, slug
 from memtrove.text import parse_iso_datetime, to_iso
 
 __all__ = [
@@ -73,15 +74,6 @@ class Fact(NamedTuple):
     def line(self) -> str:
         """``subject predicate object`` (the ``<vault-facts>`` line)."""
         return f"{self.subject} {self.predicate} {self.object}"
-
-
-def slug(name: str) -> str:
-    """Lowercase words joined by ``-`` (letters and digits of any script kept)."""
-    return _NON_WORD.sub("-", name.strip().lower()).strip("-_") or "entity"
-
-
-def entity_id(name: str, entity_type: str = "concept", vault: str = "default") -> str:
-    return f"{vault}:{slug(entity_type)}:{slug(name)}"
 
 
 def _check_moment(value: str | None, label: str) -> str | None:

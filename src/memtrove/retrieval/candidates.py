@@ -14,7 +14,7 @@ from memtrove.retrieval.scoring import ScoringInput
 from memtrove.text import parse_iso_datetime
 
 if TYPE_CHECKING:
-    from memtrove.retrieval.pipeline import Filters
+    from memtrove.retrieval.filters import Filters
 
 __all__ = ["recent_documents", "scoring_inputs"]
 

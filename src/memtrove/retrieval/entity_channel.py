@@ -32,7 +32,7 @@ from memtrove.patterns import LazyPattern
 from memtrove.text import STOPWORDS
 
 if TYPE_CHECKING:
-    from memtrove.retrieval.pipeline import Filters
+    from memtrove.retrieval.filters import Filters
 
 __all__ = [
     "ENTITY_SEEDS",
