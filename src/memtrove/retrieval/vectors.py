@@ -244,10 +244,11 @@ def search_vectors(
             if keep is not None:
                 if nearest is not None:  # kept only if no vector changed meanwhile
                     keep.finish(vector_stamp(connection))
+                    # a deeper round maps the file just written instead of scanning again
+                    in_memory = matrix is not None and matrix.ready(connection, load=False)
                 else:
                     keep.abandon()
-                keep = None
-            scan = nearest is not None
+            scan = nearest is not None and not in_memory
         if nearest is None:
             nearest = connection.execute(
                 "SELECT rowid, 1.0 - distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?",
