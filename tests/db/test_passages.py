@@ -11,8 +11,8 @@ import pytest
 from memtrove import Vault
 from memtrove.db.connection import open_connection, write_transaction
 from memtrove.db.migrations import migrate
-from memtrove.db.passages import STRIDE
 from memtrove.db.schema import MIGRATIONS
+from memtrove.db.sqlite.passages import STRIDE
 from memtrove.lifecycle.archive import archive_documents
 from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import search_passage_fts

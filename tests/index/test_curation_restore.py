@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from memtrove import DocumentNotFoundError, InvalidQueryError, Vault
-from memtrove.db.fts_totals import fts_totals_drifted
-from memtrove.db.passages import LONG_CHARS, STRIDE
+from memtrove.db.passages import LONG_CHARS
+from memtrove.db.sqlite.fts_totals import fts_totals_drifted
+from memtrove.db.sqlite.passages import STRIDE
 from memtrove.lifecycle.archive import archive_documents
 from tests.conftest import write
 

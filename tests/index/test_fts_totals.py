@@ -43,7 +43,7 @@ def test_scores_after_many_edits_and_a_deletion_equal_a_fresh_index(tmp_path: Pa
 
 
 def test_a_rewritten_agent_memory_is_recounted_by_the_next_update(tmp_path: Path) -> None:
-    from memtrove.db.fts_totals import fts_totals_drifted
+    from memtrove.db.sqlite.fts_totals import fts_totals_drifted
 
     notes = tmp_path / "notes"
     for name, text in NOTES.items():

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtrove import Vault
-from memtrove.db.connection import fewer_checkpoints
+from memtrove.db.sqlite.connection import fewer_checkpoints
 from memtrove.errors import ConfigError
 from memtrove.index import indexer
 from memtrove.index.indexer import update_collections

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from memtrove import DocumentNotFoundError, InvalidQueryError, Vault, VaultBusyError
-from memtrove.db import connection as connection_module
 from memtrove.db.connection import open_connection
+from memtrove.db.sqlite import connection as connection_module
 from memtrove.lifecycle.sessions import prompt_hash
 from tests.conftest import write
 

@@ -12,7 +12,7 @@ import pytest
 
 from memtrove import Vault
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.fts_totals import fts_totals_drifted
+from memtrove.db.sqlite.fts_totals import fts_totals_drifted
 from memtrove.errors import VaultBusyError
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (

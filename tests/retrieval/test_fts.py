@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from memtrove import Vault
 from memtrove.db.connection import Connection, open_connection
+from memtrove.db.sqlite.text_index import build_match
 from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import (
     MAX_QUERY_CHARS,
     MAX_TERMS,
     ParsedQuery,
-    build_match,
     normalize_bm25,
     parse_query,
     search_fts,

@@ -203,8 +203,10 @@ def apply_contradiction(
         ids.append(int(row[0]))
     for doc_id in ids:
         connection.execute(
-            "UPDATE documents SET confidence = MIN(confidence, MAX(?, confidence - ?)) WHERE id = ?",
-            (FLOOR, PENALTY, doc_id),
+            # min(confidence, max(FLOOR, confidence - PENALTY)), PENALTY being positive
+            "UPDATE documents SET confidence = CASE WHEN confidence <= ? THEN confidence "
+            "WHEN confidence - ? > ? THEN confidence - ? ELSE ? END WHERE id = ?",
+            (FLOOR, PENALTY, FLOOR, PENALTY, FLOOR, doc_id),
         )
         if invalidate:
             connection.execute(

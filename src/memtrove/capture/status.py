@@ -14,12 +14,14 @@ def capture_check(connection: Connection, has_llm: bool) -> Check:
     """Observations, handoffs and judged recall events so far, and the path capture takes
     (observer LLM, or the heuristic without one)."""
     observations, handoffs = connection.execute(
-        "SELECT COALESCE(SUM(path LIKE ?), 0), COALESCE(SUM(path LIKE ?), 0) FROM documents "
+        "SELECT COALESCE(SUM(CASE WHEN path LIKE ? THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN path LIKE ? THEN 1 ELSE 0 END), 0) FROM documents "
         "WHERE collection = ? AND active = 1",
         (f"{OBSERVATIONS_FOLDER}/%", f"{HANDOFFS_FOLDER}/%", MEMORY_COLLECTION),
     ).fetchone()
     judged, referenced = connection.execute(
-        "SELECT COUNT(*), COALESCE(SUM(was_referenced = 1), 0) FROM recall_events "
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN was_referenced = 1 THEN 1 ELSE 0 END), 0) "
+        "FROM recall_events "
         "WHERE checked_at IS NOT NULL"
     ).fetchone()
     done = (

@@ -1,33 +1,37 @@
-"""Opening the vault file: driver, PRAGMAs, sqlite-vec, and write transactions.
+"""Opening a vault's database and the write helpers every module uses, whatever the engine.
 
-One driver everywhere (``sqlean.py``, a DB-API drop-in bundling a recent SQLite with FTS5
-and extension loading), so the same code runs where the system SQLite cannot load
-extensions. Connections run in autocommit mode; writes go through :func:`write_transaction`,
-which takes the write lock up front (``BEGIN IMMEDIATE``) so a transaction never has to
-upgrade a stale read snapshot, the one case SQLite's busy handler cannot wait out.
+:data:`Connection` is the seam of :mod:`memtrove.db.engine`; the functions here hand each
+write to the connection's engine (today SQLite, :mod:`memtrove.db.sqlite.connection`):
+:func:`write_transaction` takes the write lock up front, :func:`write_step` is a savepoint
+inside a caller's transaction (or a transaction of its own), :func:`write_unless_locked`
+skips a write the vault is too busy for, :func:`fewer_checkpoints` batches a bulk write.
+``DatabaseError`` and ``OperationalError`` are the errors an engine raises for a failed
+statement; :func:`is_locked_error` tells a busy vault from the rest.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-import sqlean
-
-from memtrove.errors import ExtensionError, VaultBusyError, VaultOpenError
+from memtrove.db.engine import Connection, Cursor
+from memtrove.db.sqlite.connection import (
+    BULK_CHECKPOINT_PAGES,
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DatabaseError,
+    OperationalError,
+    is_locked_error,
+)
+from memtrove.db.sqlite.connection import open_connection as _open_sqlite
 
 __all__ = [
     "BULK_CHECKPOINT_PAGES",
     "DEFAULT_BUSY_TIMEOUT_MS",
     "Connection",
+    "Cursor",
     "DatabaseError",
     "OperationalError",
-    "copy_database",
     "fewer_checkpoints",
     "is_locked_error",
     "open_connection",
@@ -36,192 +40,32 @@ __all__ = [
     "write_unless_locked",
 ]
 
-DEFAULT_BUSY_TIMEOUT_MS = 5000
-# How long write_transaction keeps retrying BEGIN IMMEDIATE on top of busy_timeout.
-_LOCK_RETRY_SECONDS = 30.0
-BULK_CHECKPOINT_PAGES = 8000  # WAL pages between checkpoints in fewer_checkpoints (~32 MB)
-
-if TYPE_CHECKING:  # sqlean.py mirrors the standard library's sqlite3 module exactly
-    from sqlite3 import Connection, DatabaseError, OperationalError
-else:
-    Connection = sqlean.Connection
-    OperationalError = sqlean.OperationalError
-    DatabaseError = sqlean.DatabaseError
-
-
-def is_locked_error(error: BaseException) -> bool:
-    """True for SQLite's 'database is locked' / 'busy' failures."""
-    text = str(error).lower()
-    return isinstance(error, OperationalError) and ("locked" in text or "busy" in text)
-
-
-def _retry_locked(action: Any, deadline: float) -> Any:
-    """Run ``action()``, retrying lock failures with jittered backoff until ``deadline``."""
-    delay = 0.02
-    while True:
-        try:
-            return action()
-        except OperationalError as error:
-            if not is_locked_error(error) or time.monotonic() >= deadline:
-                raise
-            import random  # only when a lock is contended
-
-            time.sleep(delay + random.random() * delay)
-            delay = min(delay * 2, 0.5)
-
 
 def open_connection(path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Connection:
-    """Open ``path`` with the vault PRAGMAs and sqlite-vec loaded.
-
-    busy_timeout is set first, so that every later statement (switching to WAL included)
-    waits for other processes instead of failing at once.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise VaultOpenError(f"cannot create the vault folder {path.parent}: {error}") from None
-    try:
-        connection: Connection = sqlean.connect(
-            str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
-        )
-    except DatabaseError as error:
-        raise VaultOpenError(f"cannot open vault {path}: {error}") from None
-    try:
-        connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        deadline = time.monotonic() + _LOCK_RETRY_SECONDS
-        mode = _retry_locked(
-            lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone()[0], deadline
-        )
-        if str(mode).lower() != "wal":
-            raise VaultOpenError(f"cannot switch vault {path} to WAL mode (got {mode!r})")
-        connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA synchronous = NORMAL")
-    except DatabaseError as error:
-        connection.close()
-        if is_locked_error(error):
-            raise VaultBusyError(f"vault {path} stayed locked by another process") from None
-        raise VaultOpenError(f"cannot open vault {path}: {error}") from None
-    _load_sqlite_vec(connection, path)
-    return connection
+    """The vault database at ``path`` (a SQLite file), opened with its engine's settings."""
+    return _open_sqlite(path, busy_timeout_ms)
 
 
-def copy_database(connection: Connection, target: Path) -> None:
-    """A consistent copy of the database in ``target`` (``VACUUM INTO``; it must not exist)."""
-    connection.execute("VACUUM INTO ?", (str(target),))
+def write_transaction(
+    connection: Connection, *, retry_seconds: float | None = None
+) -> AbstractContextManager[Connection]:
+    """One write transaction, committed on success and rolled back on error; VaultBusyError
+    when the lock stays taken past ``retry_seconds`` (30 s by default, 0: one wait)."""
+    return connection.transaction(retry_seconds=retry_seconds)
 
 
-def _vec0_path() -> str:
-    """sqlite-vec's loadable extension, found without importing its package (which imports
-    numpy, a tenth of a second every hook would pay)."""
-    spec = importlib.util.find_spec("sqlite_vec")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise ImportError("the sqlite-vec package is not installed")
-    return os.path.join(locations[0], "vec0")
-
-
-def _load_sqlite_vec(connection: Connection, path: Path) -> None:
-    try:
-        connection.enable_load_extension(True)
-        connection.load_extension(_vec0_path())
-        connection.enable_load_extension(False)
-        connection.execute("SELECT vec_version()").fetchone()
-    except Exception as error:
-        connection.close()
-        raise ExtensionError(f"cannot load sqlite-vec into vault {path}: {error}") from None
+def write_step(connection: Connection) -> AbstractContextManager[Connection]:
+    """One step of a larger write: a savepoint inside the caller's transaction, otherwise a
+    transaction of its own."""
+    return connection.savepoint()
 
 
 def write_unless_locked(connection: Connection, action: Callable[[], object]) -> bool:
-    """Run ``action`` in one ``BEGIN IMMEDIATE`` transaction without waiting for the lock:
-    False, with nothing written, when the vault is locked. For writes that may be skipped
-    (caches: the answer is used all the same)."""
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-    except Exception as error:
-        if is_locked_error(error):
-            return False
-        raise
-    try:
-        action()
-        connection.execute("COMMIT")
-    except BaseException as error:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        if isinstance(error, Exception) and is_locked_error(error):
-            return False
-        raise
-    return True
+    """Run ``action`` in one transaction without waiting for the lock: False, with nothing
+    written, when the vault is busy."""
+    return connection.write_unless_locked(action)
 
 
-@contextlib.contextmanager
-def write_transaction(
-    connection: Connection, *, retry_seconds: float | None = None
-) -> Iterator[Connection]:
-    """A ``BEGIN IMMEDIATE`` transaction, committed on success and rolled back on error.
-
-    Taking the lock can wait past busy_timeout: BEGIN is retried until a 30 s deadline
-    (``retry_seconds``; 0 waits busy_timeout once, for callers on a time budget such as
-    hooks), which is safe because nothing has been done yet. Past that the caller gets
-    VaultBusyError.
-    """
-    if retry_seconds is None:
-        retry_seconds = _LOCK_RETRY_SECONDS
-    deadline = time.monotonic() + max(0.0, retry_seconds)
-    try:
-        _retry_locked(lambda: connection.execute("BEGIN IMMEDIATE"), deadline)
-    except OperationalError as error:
-        if is_locked_error(error):
-            raise VaultBusyError("the vault stayed locked by another process; try again") from None
-        raise
-    try:
-        yield connection
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    else:
-        try:
-            _retry_locked(lambda: connection.execute("COMMIT"), deadline)
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
-
-
-@contextlib.contextmanager
-def fewer_checkpoints(connection: Connection, pages: int = BULK_CHECKPOINT_PAGES) -> Iterator[None]:
-    """For many write transactions in a row (a first index): checkpoint the WAL every
-    ``pages`` pages rather than SQLite's 1,000. Each checkpoint waits for two fsyncs and
-    copies pages that the next batches write again; at 10,000 notes this is a tenth of the
-    time. At the end the WAL is checkpointed once (passive: it never waits for a reader or
-    writer; the WAL file goes when the last connection closes, as ever) and the connection's
-    setting is put back. A transaction commits as before (``synchronous`` is unchanged)."""
-    before = int(connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-    if before <= 0 or before >= pages:  # off, or already as large: nothing to change
-        yield
-        return
-    connection.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
-    try:
-        yield
-    finally:
-        connection.execute(f"PRAGMA wal_autocheckpoint = {before}")
-        with contextlib.suppress(DatabaseError):
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-
-@contextlib.contextmanager
-def write_step(connection: Connection) -> Iterator[Connection]:
-    """One step of a larger write: inside the caller's transaction a savepoint (an error
-    undoes this step alone and propagates; the caller's transaction decides the rest),
-    otherwise a :func:`write_transaction` of its own."""
-    if not connection.in_transaction:
-        with write_transaction(connection):
-            yield connection
-        return
-    connection.execute("SAVEPOINT write_step")
-    try:
-        yield connection
-    except BaseException:
-        connection.execute("ROLLBACK TO write_step")
-        connection.execute("RELEASE write_step")
-        raise
-    connection.execute("RELEASE write_step")
+def fewer_checkpoints(connection: Connection) -> AbstractContextManager[None]:
+    """Around many write transactions in a row (a first index): the engine's bulk setting."""
+    return connection.bulk_writes()

@@ -1,6 +1,6 @@
 """Named, transactional migrations, applied when a vault opens.
 
-Each migration runs in its own ``BEGIN IMMEDIATE`` transaction together with the row that
+Each migration runs in its own write transaction together with the row that
 records it in ``schema_migrations``, so a crash leaves it either applied and recorded or not
 applied at all. Two processes opening a fresh vault at once both try; the second re-reads the
 record inside its transaction and skips. A vault whose record names a migration this version
@@ -34,12 +34,10 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 
 def applied_migrations(connection: Connection) -> list[str]:
     """Names recorded in the vault, oldest first (empty for a new file)."""
-    exists = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
-    if not exists:
+    if not connection.catalog.has_table("schema_migrations"):
         return []
-    rows = connection.execute("SELECT name FROM schema_migrations ORDER BY rowid").fetchall()
+    # Names sort in the order they apply (m001, m002...).
+    rows = connection.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
     return [str(row[0]) for row in rows]
 
 
@@ -49,15 +47,16 @@ def migrate(
     *,
     label: str = "vault",
 ) -> list[str]:
-    """Apply every pending migration in order (``memtrove.db.schema.MIGRATIONS`` unless
-    ``migrations`` are given); return the names applied now."""
+    """Apply every pending migration in order (those of the connection's dialect,
+    :func:`memtrove.db.schema.migrations_for`, unless ``migrations`` are given); return the
+    names applied now."""
     applied = applied_migrations(connection)
     if migrations is None:
         if tuple(applied) == NAMES:
             return []  # up to date: the migration modules need not load
-        from memtrove.db.schema import MIGRATIONS
+        from memtrove.db.schema import migrations_for
 
-        migrations = MIGRATIONS
+        migrations = migrations_for(connection.dialect)
     known = [name for name, _ in migrations]
     unknown = [name for name in applied if name not in known]
     if unknown:
@@ -87,6 +86,6 @@ def migrate(
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
                 (name, datetime.now(UTC).isoformat(timespec="seconds")),
             )
-            connection.execute(f"PRAGMA user_version = {known.index(name) + 1}")
+            connection.catalog.set_schema_version(known.index(name) + 1)
         done.append(name)
     return done

@@ -1,9 +1,10 @@
 """The passage index: BM25 over the sections of each searchable document.
 
-A long design record is one row of ``documents_fts``, so BM25's length normalisation
-buries it under short pages that mention the same words once: asked "can we raise a
-running pod's CPU limit without restarting it?", the 140 KB record that answers it ranks
-below a page on PID limits. Scored by its best section instead, it leads. ``passages_fts``
+A long design record is one row of the ``documents`` text index, so BM25's length
+normalisation buries it under short pages that mention the same words once: asked "can we
+raise a running pod's CPU limit without restarting it?", the 140 KB record that answers it
+ranks below a page on PID limits. Scored by its best section instead, it leads. The
+``passages`` text index (``connection.text``, :class:`memtrove.db.text_index.TextIndex`)
 holds the sections, lists and code blocks of each long document (``LONG_CHARS`` or more)
 that has several (the ``fragments`` of its body, the same pieces the vectors embed). A
 short note is its own passage and needs no row: on the composite example set, scoring
@@ -11,37 +12,32 @@ short multi-section notes by a section broke near-ties the composite signals sho
 (7 of 35 first places lost), while records of 4,000 characters and more gained. Retrieval scores a long document by its best passage
 and knows which passage that was.
 
-Rows are keyed ``doc_id * STRIDE + n`` (the n-th passage), so a document's passages are one
-rowid range: written beside its ``documents_fts`` row and deleted with it. A document
-with more than ``STRIDE - 1`` passages keeps its first ones. This module owns the table.
+A document's passages are written beside its ``documents`` row and taken out with it. A
+document with more than ``MAX_PASSAGES`` passages keeps its first ones. This module cuts
+the passages; the engine stores them (SQLite: :mod:`memtrove.db.sqlite.passages`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from memtrove.db.connection import Connection
-from memtrove.text import segment_cjk
+from memtrove.db.text_index import MAX_PASSAGES
 
 __all__ = [
     "LONG_CHARS",
+    "MAX_PASSAGES",
     "PASSAGE_TYPES",
-    "STRIDE",
     "drop_passages",
     "passage_spans",
     "rebuild_passages",
-    "search_passages",
     "write_passages",
 ]
 
-STRIDE = 1 << 16
 LONG_CHARS = 4000  # about 700 words: shorter documents are scored whole
 PASSAGE_TYPES = ("section", "list", "code")
 _SPANS = (
     "SELECT start_offset, end_offset FROM fragments WHERE hash = ? "
     "AND fragment_type IN ('section', 'list', 'code') ORDER BY seq"
 )
-_INSERT = "INSERT INTO passages_fts (rowid, body) VALUES (?, ?)"
 
 
 def passage_spans(connection: Connection, body_hash: str, length: int) -> list[tuple[int, int]]:
@@ -52,7 +48,7 @@ def passage_spans(connection: Connection, body_hash: str, length: int) -> list[t
         for start, end in connection.execute(_SPANS, (body_hash,))
         if int(end) > int(start)
     ]
-    return spans[: STRIDE - 1] or [(0, length)]
+    return spans[:MAX_PASSAGES] or [(0, length)]
 
 
 def write_passages(
@@ -71,56 +67,24 @@ def write_passages(
     spans = passage_spans(connection, body_hash, len(text))
     if len(spans) < 2:  # one passage is the document itself: its BM25 row says it all
         return
-    base = doc_id * STRIDE
-    connection.executemany(
-        _INSERT,
-        [(base + index, segment_cjk(text[start:end])) for index, (start, end) in enumerate(spans)],
-    )
+    connection.text.add_passages(doc_id, [text[start:end] for start, end in spans])
 
 
 def drop_passages(connection: Connection, doc_id: int) -> None:
     """Take document ``doc_id``'s passages out of the index (none stored is fine)."""
-    base = doc_id * STRIDE
-    connection.execute(
-        "DELETE FROM passages_fts WHERE rowid BETWEEN ? AND ?", (base, base + STRIDE - 1)
-    )
+    connection.text.remove_documents((doc_id,), index="passages")
 
 
 def rebuild_passages(connection: Connection) -> int:
-    """Index the passages of every document in ``documents_fts`` from scratch (rows
-    already there are dropped first); returns how many documents were read."""
-    connection.execute("INSERT INTO passages_fts (passages_fts) VALUES ('delete-all')")
+    """Index the passages of every document in the ``documents`` text index from scratch
+    (rows already there are dropped first); returns how many documents were read."""
+    connection.text.clear("passages")
     # ids first, each body read on its own: a large vault's text is never held at once
     rows = connection.execute(
-        "SELECT d.id, d.hash FROM documents_fts f JOIN documents d ON d.id = f.rowid"
+        "SELECT d.id, d.hash FROM documents d WHERE "
+        + connection.text.indexed_condition("d")
+        + " ORDER BY d.id"
     ).fetchall()
     for doc_id, body_hash in rows:
         write_passages(connection, int(doc_id), str(body_hash))
     return len(rows)
-
-
-def search_passages(
-    connection: Connection,
-    match: str,
-    limit: int,
-    conditions: Sequence[str] = (),
-    params: Sequence[object] = (),
-) -> list[tuple[int, float, int]]:
-    """(doc id, ``|bm25|`` of its best passage, that passage's number), best first, for at
-    most ``limit`` documents. ``conditions`` (SQL over ``documents d``, with ``params``)
-    keep only the documents the caller's filters allow, inside the query. (With one
-    ``MIN()``, SQLite reads the bare rowid from the row holding the minimum: the best
-    passage.)"""
-    if limit <= 0:
-        return []
-    join = where = ""
-    if conditions:
-        join = f" JOIN documents d ON d.id = passages_fts.rowid / {STRIDE}"
-        where = " AND " + " AND ".join(conditions)
-    rows = connection.execute(
-        f"SELECT passages_fts.rowid / {STRIDE} AS doc, MIN(rank), "
-        f"passages_fts.rowid % {STRIDE} FROM passages_fts{join} "
-        f"WHERE passages_fts MATCH ?{where} GROUP BY doc ORDER BY 2, 1 LIMIT ?",
-        (match, *params, int(limit)),
-    ).fetchall()
-    return [(int(doc), abs(float(rank)), int(index)) for doc, rank, index in rows]

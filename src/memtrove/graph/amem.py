@@ -5,7 +5,7 @@ neighbour's note, recorded in ``memory_evolution``.
 - **Note.** With an LLM: ``{"keywords": [...], "tags": [...], "context": "..."}`` from the
   title and the first :data:`LLM_BODY_CHARS` characters. Without one (or when its answer is
   unreadable, fail-open): keywords are the document's most salient terms (TF-IDF of its own
-  words against the FTS5 vocabulary ``documents_vocab``, title words counting twice), tags
+  words against the text index's vocabulary, title words counting twice), tags
   are its frontmatter ``tags`` and the context its frontmatter ``description``/``summary``.
 - **Links** (only when the vault has vectors): the :data:`NEIGHBOURS` documents whose
   centroid (the normalised mean of their fragment vectors) is nearest. With an LLM, those

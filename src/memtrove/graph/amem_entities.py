@@ -17,7 +17,7 @@ model call.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -60,18 +60,14 @@ def bulk_page_cache(
     if documents <= BULK_DOCUMENTS:
         yield
         return
+    cache = ExitStack()  # entered and left under the guard, held while the run lasts
     with guard:
-        previous = int(connection.execute("PRAGMA cache_size").fetchone()[0])
-        pages = int(connection.execute("PRAGMA page_size").fetchone()[0])
-        # cache_size is pages when positive, KiB when negative.
-        current_kib = previous * pages // 1024 if previous > 0 else -previous
-        if current_kib < BULK_CACHE_KIB:
-            connection.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
+        cache.enter_context(connection.catalog.large_cache(BULK_CACHE_KIB))
     try:
         yield
     finally:
         with guard:
-            connection.execute(f"PRAGMA cache_size = {previous}")
+            cache.close()
 
 
 DEFERRAL_LEASE = "entity-cooccurrences"

@@ -93,9 +93,9 @@ def items(value: object, count: int) -> tuple[str, ...] | None:
 
 
 class Vocabulary:
-    """Document frequencies of stems from the FTS5 vocabulary: looked up once each, or all
-    read in one scan (:meth:`preload`) for a large run. Each word's stem (or that it is no
-    keyword at all) and each stem's weight are remembered for the run."""
+    """Document frequencies of stems from the text index's vocabulary: looked up once each,
+    or all read in one scan (:meth:`preload`) for a large run. Each word's stem (or that it
+    is no keyword at all) and each stem's weight are remembered for the run."""
 
     def __init__(self, connection: Connection | None, *, total: int = 0) -> None:
         from memtrove.retrieval.stemming import porter_stemmer
@@ -108,8 +108,7 @@ class Vocabulary:
         self.weights: dict[str, float] = {}  # stem -> weight (at least 1)
         self._complete = connection is None
         if connection is not None:
-            row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
-            total = int(row[0])
+            total = connection.text.document_count()
         self.total = max(1, total)
         self._log_total = math.log(self.total + 1)
 
@@ -117,10 +116,7 @@ class Vocabulary:
         """Read the whole vocabulary (about 0.2 s for 75k terms)."""
         if self._connection is None:
             return
-        self._frequency = {
-            str(term): int(doc)
-            for term, doc in self._connection.execute("SELECT term, doc FROM documents_vocab")
-        }
+        self._frequency = {str(term): int(doc) for term, doc in self._connection.text.vocabulary()}
         self._complete = True
 
     def snapshot(self) -> tuple[dict[str, int], int]:
@@ -160,10 +156,7 @@ class Vocabulary:
         if found is None:
             if self._complete or self._connection is None:
                 return 0
-            row = self._connection.execute(
-                "SELECT doc FROM documents_vocab WHERE term = ?", (stem,)
-            ).fetchone()
-            found = self._frequency[stem] = int(row[0]) if row else 0
+            found = self._frequency[stem] = self._connection.text.term_counts((stem,))[stem]
         return found
 
     def weight(self, stem: str) -> float:

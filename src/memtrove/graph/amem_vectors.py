@@ -31,17 +31,14 @@ class Centroids:
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
         self.row: dict[int, int] = {}
-        has_table = connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-        ).fetchone()
-        if has_table is None:
+        if not connection.vectors.exists():
             return
         owners: dict[str, list[int]] = {}
         for doc_id, body_hash in connection.execute(
             "SELECT id, hash FROM documents WHERE active = 1"
         ):
             owners.setdefault(str(body_hash), []).append(int(doc_id))
-        # The vectors are read as one matrix (sqlite-vec's chunks) and summed per body by
+        # The vectors are read as one matrix (the index's scan) and summed per body by
         # numpy: a Python step per vector was most of the time of loading 100k of them.
         group_of: dict[str, int] = {}
         vector_ids: list[int] = []

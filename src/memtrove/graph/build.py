@@ -163,10 +163,7 @@ def _document_vectors(
     """Active documents with vectors and their normalised centroids, read in chunks."""
     import numpy as np
 
-    has_vectors = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-    ).fetchone()
-    if has_vectors is None:
+    if not connection.vectors.exists():
         return None
     by_hash: dict[str, list[int]] = {}
     for doc_id, body_hash in connection.execute(
@@ -175,15 +172,8 @@ def _document_vectors(
         by_hash.setdefault(str(body_hash), []).append(int(doc_id))
     slot: dict[str, int] = {}
     sums: npt.NDArray[np.float32] | None = None
-    cursor = connection.execute(
-        "SELECT cv.hash, v.embedding FROM content_vectors cv "
-        "JOIN vectors_vec v ON v.rowid = cv.id ORDER BY cv.hash"
-    )
     width = 0
-    while True:
-        rows = cursor.fetchmany(4096)
-        if not rows:
-            break
+    for rows in connection.vectors.embeddings_by_body():
         for body_hash, blob in rows:
             key = str(body_hash)
             if key not in by_hash:

@@ -231,8 +231,9 @@ def write_entity_edges(
             INSERT INTO memory_relations
                 (source_id, target_id, relation_type, weight, metadata, created_at)
             VALUES (?, ?, 'entity', ?, ?, ?)
-            ON CONFLICT (source_id, target_id, relation_type)
-            DO UPDATE SET weight = MAX(weight, excluded.weight)
+            ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET weight =
+                CASE WHEN excluded.weight > memory_relations.weight
+                THEN excluded.weight ELSE memory_relations.weight END
             """,
             rows,
         )

@@ -1,13 +1,13 @@
 """Canonical entities: resolving a name to the entity it means, and recording mentions.
 
 A name is resolved within its type's compatibility bucket (:data:`BUCKETS`): candidates come
-from ``entities_fts`` (and the exact lowercase name), and the closest by Levenshtein
-similarity wins when it reaches 0.75 (0.65 for people). A person named by first name only
-is the one person of that first name, when there is exactly one. Names whose numbers differ
-(``Python 2``, ``Python 3``) never merge, and neither do names other than people's whose
-words differ (``ECONNRESET`` and ``ECONNREFUSED``, two files of one folder), however close
-as strings; a word's plural, a longer form of it (``PostgreSQL``) or a typo in a long word
-still merges. A new entity's id is ``vault:type:slug``.
+from the entity name index (``connection.text``) and the exact lowercase name, and the
+closest by Levenshtein similarity wins when it reaches 0.75 (0.65 for people). A person
+named by first name only is the one person of that first name, when there is exactly one.
+Names whose numbers differ (``Python 2``, ``Python 3``) never merge, and neither do names
+other than people's whose words differ (``ECONNRESET`` and ``ECONNREFUSED``, two files of
+one folder), however close as strings; a word's plural, a longer form of it (``PostgreSQL``)
+or a typo in a long word still merges. A new entity's id is ``vault:type:slug``.
 
 A bulk run records mentions through one :class:`Resolver`: a surface form that resolved to
 an entity of exactly its name (case aside) is not looked up again in the run, mention
@@ -90,12 +90,11 @@ def bucket_of(entity_type: str) -> str:
     return BUCKETS.get(entity_type, "type:" + entity_type)
 
 
-def _fts_query(name: str) -> str | None:
+def _prefixes(name: str) -> list[str]:
+    """The word prefixes the entity index is searched for (any of them matches)."""
     tokens = [token for token in _NON_WORD.split(name.lower()) if token][:8]
-    terms: list[str] = []
-    for token in tokens:  # a prefix short of the last letters: plurals, "Postgres"/"PostgreSQL"
-        terms.append(f'"{token[: max(4, len(token) - 3)]}"*')
-    return " OR ".join(terms) or None
+    # a prefix short of the last letters: plurals, "Postgres"/"PostgreSQL"
+    return [token[: max(4, len(token) - 3)] for token in tokens]
 
 
 def _candidates(
@@ -112,31 +111,14 @@ def _candidates(
         (name, vault),
     ).fetchall()
     exact = bucket is not None and any(bucket_of(str(row[1])) == bucket for row in rows)
-    query = None if exact else _fts_query(name)
-    if query is not None and bucket is not None:
-        matches = connection.execute(
-            """
-            SELECT n.entity_id, n.entity_type, n.name, n.mention_count, n.vault
-            FROM (SELECT entity_id FROM entities_fts WHERE entities_fts MATCH ? LIMIT ?) AS f
-            LEFT JOIN entity_nodes n ON n.entity_id = f.entity_id
-            """,
-            (query, MAX_CANDIDATES + 1),
-        ).fetchall()
+    prefixes = [] if exact else _prefixes(name)
+    if prefixes and bucket is not None:
+        matches = connection.text.match_entities(prefixes, MAX_CANDIDATES + 1)
         if len(matches) <= MAX_CANDIDATES:
             rows += [row[:4] for row in matches if row[4] == vault]
-            query = None
-    if query is not None:
-        rows += connection.execute(
-            """
-            SELECT n.entity_id, n.entity_type, n.name, n.mention_count
-            FROM (SELECT entity_id, rank FROM entities_fts WHERE entities_fts MATCH ?
-                  ORDER BY rank LIMIT ?) AS f
-            CROSS JOIN entity_nodes n ON n.entity_id = f.entity_id
-            WHERE n.vault = ?
-            ORDER BY f.rank
-            """,
-            (query, MAX_CANDIDATES, vault),
-        ).fetchall()
+            prefixes = []
+    if prefixes:
+        rows += connection.text.best_entities(prefixes, MAX_CANDIDATES, vault)
     unique = {
         str(row[0]): Entity(str(row[0]), str(row[1]), str(row[2]), int(row[3])) for row in rows
     }
@@ -241,16 +223,13 @@ def ensure_entity(
         " VALUES (?, ?, ?, ?, ?, ?)",
         (identifier, slug(entity_type), name, step, moment, vault),
     )
-    connection.execute(
-        "INSERT INTO entities_fts (entity_id, name, entity_type) VALUES (?, ?, ?)",
-        (identifier, name, slug(entity_type)),
-    )
+    connection.text.add_entity(identifier, name, slug(entity_type))
     return Entity(identifier, slug(entity_type), name, step)
 
 
 def _rename(connection: Connection, identifier: str, name: str) -> None:
     connection.execute("UPDATE entity_nodes SET name = ? WHERE entity_id = ?", (name, identifier))
-    connection.execute("UPDATE entities_fts SET name = ? WHERE entity_id = ?", (name, identifier))
+    connection.text.rename_entity(identifier, name)
 
 
 def find_entity(connection: Connection, reference: str, vault: str = "default") -> Entity | None:
@@ -323,6 +302,7 @@ _PAIRS = """
     JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
     WHERE a.doc_id = ?
 """
+_CHUNK = 500  # documents per IN (...) list
 
 
 class Resolver:
@@ -390,7 +370,8 @@ class Resolver:
             # Its old entities' counts first (as one document at a time decrements them).
             self._write_counts([identifier for identifier in old if identifier in self._pending])
             connection.executemany(
-                "UPDATE entity_nodes SET mention_count = MAX(mention_count - 1, 0)"
+                "UPDATE entity_nodes SET mention_count = "
+                "CASE WHEN mention_count - 1 > 0 THEN mention_count - 1 ELSE 0 END"
                 " WHERE entity_id = ?",
                 [(identifier,) for identifier in old],
             )
@@ -484,7 +465,8 @@ class Resolver:
             INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
             VALUES (?, ?, ?, ?)
             ON CONFLICT (entity_a, entity_b) DO UPDATE
-            SET count = count + excluded.count, last_cooccurred = excluded.last_cooccurred
+            SET count = entity_cooccurrences.count + excluded.count,
+                last_cooccurred = excluded.last_cooccurred
             """,
             [(a, b, count, self.moment) for (a, b), count in sorted(pairs.items())],
         )
@@ -498,18 +480,22 @@ class Resolver:
             return
         if not self._documents:
             return
-        self._connection.execute(
-            """
-            INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
-            SELECT a.entity_id, b.entity_id, COUNT(*), ? FROM entity_mentions a
-            JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
-            WHERE a.doc_id IN (SELECT value FROM json_each(?))
-            GROUP BY a.entity_id, b.entity_id
-            ON CONFLICT (entity_a, entity_b) DO UPDATE
-            SET count = count + excluded.count, last_cooccurred = excluded.last_cooccurred
-            """,
-            (self.moment, "[" + ",".join(map(str, self._documents)) + "]"),
-        )
+        ids = list(self._documents)
+        for start in range(0, len(ids), _CHUNK):  # counts of later chunks add up
+            chunk = ids[start : start + _CHUNK]
+            self._connection.execute(
+                f"""
+                INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred)
+                SELECT a.entity_id, b.entity_id, COUNT(*), ? FROM entity_mentions a
+                JOIN entity_mentions b ON b.doc_id = a.doc_id AND b.entity_id > a.entity_id
+                WHERE a.doc_id IN ({",".join("?" * len(chunk))})
+                GROUP BY a.entity_id, b.entity_id
+                ON CONFLICT (entity_a, entity_b) DO UPDATE
+                SET count = entity_cooccurrences.count + excluded.count,
+                    last_cooccurred = excluded.last_cooccurred
+                """,
+                (self.moment, *chunk),
+            )
         self._documents.clear()
 
 

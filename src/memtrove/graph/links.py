@@ -281,10 +281,7 @@ def _collection_documents(connection: Connection, collection: str) -> list[tuple
 def links_stored(connection: Connection) -> bool:
     """Whether the schema has ``document_links`` (a connection migrated to m012 or later;
     the index functions also run on older schemas while migrations are tested)."""
-    row = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'document_links'"
-    ).fetchone()
-    return row is not None
+    return connection.catalog.has_table("document_links")
 
 
 def forget_links(connection: Connection, doc_ids: Sequence[int]) -> None:
@@ -322,8 +319,8 @@ def write_links(connection: Connection, written: Sequence[WrittenDocument]) -> N
     ]
     if rows:
         connection.executemany(
-            "INSERT OR IGNORE INTO document_links (source_id, target, kind, link_text) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO document_links (source_id, target, kind, link_text) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (source_id, target, kind) DO NOTHING",
             rows,
         )
 

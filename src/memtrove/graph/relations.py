@@ -89,8 +89,9 @@ def upsert_relation(
             INSERT INTO memory_relations
                 (source_id, target_id, relation_type, weight, metadata, created_at)
             VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (source_id, target_id, relation_type)
-            DO UPDATE SET weight = MAX(weight, excluded.weight)
+            ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET weight =
+                CASE WHEN excluded.weight > memory_relations.weight
+                THEN excluded.weight ELSE memory_relations.weight END
             """,
             (
                 source_id,
@@ -141,24 +142,24 @@ def insert_semantic_edges(
 ) -> int:
     """Write ``semantic`` edges first-writer-wins (see the module doc); returns how many are
     new. Call inside a write transaction."""
-    before = connection.total_changes
     text = json.dumps(dict(metadata)) if metadata else None
     classified = ",".join(f"'{kind}'" for kind in CLASSIFIED_TYPES)
-    connection.executemany(
+    cursor = connection.executemany(
         f"""
-        INSERT OR IGNORE INTO memory_relations
+        INSERT INTO memory_relations
             (source_id, target_id, relation_type, weight, metadata, created_at)
-        SELECT ?1, ?2, 'semantic', ?3, ?4, ?5
-        WHERE ?1 != ?2 AND NOT EXISTS (
+        SELECT ?, ?, 'semantic', ?, ?, ?
+        WHERE ? != ? AND NOT EXISTS (
             SELECT 1 FROM memory_relations c
-            WHERE (c.source_id = ?1 AND c.target_id = ?2 AND c.relation_type IN ({classified}))
-               OR (c.source_id = ?2 AND c.target_id = ?1
+            WHERE (c.source_id = ? AND c.target_id = ? AND c.relation_type IN ({classified}))
+               OR (c.source_id = ? AND c.target_id = ?
                    AND c.relation_type IN ({classified}, 'semantic'))
         )
+        ON CONFLICT (source_id, target_id, relation_type) DO NOTHING
         """,
-        [(a, b, min(1.0, max(0.0, float(w))), text, _now()) for a, b, w in edges],
+        [(a, b, min(1.0, max(0.0, float(w))), text, _now(), a, b, a, b, b, a) for a, b, w in edges],
     )
-    return int(connection.total_changes - before)
+    return int(cursor.rowcount)
 
 
 def insert_temporal_edges(
@@ -167,20 +168,19 @@ def insert_temporal_edges(
     """Write ``temporal`` edges (weight-monotonic); returns how many are new. Call inside a
     write transaction."""
     rows = [(a, b, weight, _now()) for a, b in edges if a != b]
-    before = connection.total_changes
-    connection.executemany(
-        "INSERT OR IGNORE INTO memory_relations "
+    added = connection.executemany(
+        "INSERT INTO memory_relations "
         "(source_id, target_id, relation_type, weight, metadata, created_at) "
-        "VALUES (?, ?, 'temporal', ?, NULL, ?)",
+        "VALUES (?, ?, 'temporal', ?, NULL, ?) "
+        "ON CONFLICT (source_id, target_id, relation_type) DO NOTHING",
         rows,
-    )
-    added = int(connection.total_changes - before)
+    ).rowcount
     connection.executemany(  # weight-monotonic: a stronger rewrite raises a weaker edge
-        "UPDATE memory_relations SET weight = ?3 WHERE source_id = ?1 AND target_id = ?2 "
-        "AND relation_type = 'temporal' AND weight < ?3",
-        [(a, b, w) for a, b, w, _ in rows],
+        "UPDATE memory_relations SET weight = ? WHERE source_id = ? AND target_id = ? "
+        "AND relation_type = 'temporal' AND weight < ?",
+        [(w, a, b, w) for a, b, w, _ in rows],
     )
-    return added
+    return int(added)
 
 
 def insert_edges(
@@ -199,8 +199,9 @@ def insert_edges(
     connection.executemany(
         "INSERT INTO memory_relations (source_id, target_id, relation_type, weight, metadata, "
         "created_at, contradict_confidence) VALUES (?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (source_id, target_id, relation_type) "
-        "DO UPDATE SET weight = MAX(weight, excluded.weight)",
+        "ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET weight = "
+        "CASE WHEN excluded.weight > memory_relations.weight "
+        "THEN excluded.weight ELSE memory_relations.weight END",
         [
             (a, b, relation_type, min(1.0, max(0.0, w)), text, _now(), contradict_confidence)
             for a, b, w in edges
@@ -216,9 +217,10 @@ def insert_references(connection: Connection, edges: Sequence[tuple[int, int]]) 
         return
     now = _now()
     connection.executemany(
-        "INSERT OR IGNORE INTO memory_relations "
+        "INSERT INTO memory_relations "
         "(source_id, target_id, relation_type, weight, metadata, created_at) "
-        "VALUES (?, ?, 'reference', 1.0, NULL, ?)",
+        "VALUES (?, ?, 'reference', 1.0, NULL, ?) "
+        "ON CONFLICT (source_id, target_id, relation_type) DO NOTHING",
         [(a, b, now) for a, b in edges if a != b],
     )
 
@@ -263,10 +265,10 @@ def relations_of(connection: Connection, doc_id: int) -> list[Relation]:
         FROM memory_relations r
         JOIN documents s ON s.id = r.source_id AND s.active = 1
         JOIN documents t ON t.id = r.target_id AND t.active = 1
-        WHERE r.source_id = ?1 OR r.target_id = ?1
+        WHERE r.source_id = ? OR r.target_id = ?
         ORDER BY r.weight DESC, r.source_id, r.target_id, r.relation_type
         """,
-        (doc_id,),
+        (doc_id, doc_id),
     ).fetchall()
     return [
         Relation(int(a), int(b), str(kind), float(weight), str(source), str(target))

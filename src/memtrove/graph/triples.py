@@ -177,14 +177,20 @@ def add_fact(
             literal = text
         else:
             object_id = _fact_entity(connection, text, object_type, now)
+        # an open fact holds whatever its start; a closed one only with the same window
+        window = (
+            "valid_to IS NULL"
+            if end is None
+            else "valid_from IS NOT DISTINCT FROM ? AND valid_to IS NOT DISTINCT FROM ?"
+        )
         same = connection.execute(
-            """
+            f"""
             SELECT id FROM entity_triples
             WHERE subject_entity_id = ? AND predicate = ?
-              AND object_entity_id IS ? AND object_literal IS ?
-              AND ((? IS NULL AND valid_to IS NULL) OR (valid_from IS ? AND valid_to IS ?))
+              AND object_entity_id IS NOT DISTINCT FROM ?
+              AND object_literal IS NOT DISTINCT FROM ? AND {window}
             """,
-            (subject_id, canonical, object_id, literal, end, start, end),
+            (subject_id, canonical, object_id, literal, *(() if end is None else (start, end))),
         ).fetchone()
         if same is not None:
             return int(same[0])
@@ -200,7 +206,7 @@ def add_fact(
                 """
                 UPDATE entity_triples SET valid_to = ?
                 WHERE subject_entity_id = ? AND predicate = ?
-                  AND (object_entity_id IS NOT ? OR object_literal IS NOT ?)
+                  AND (object_entity_id IS DISTINCT FROM ? OR object_literal IS DISTINCT FROM ?)
                   AND (valid_from IS NULL OR valid_from < ?)
                   AND (valid_to IS NULL OR valid_to > ?)
                 """,
@@ -212,7 +218,7 @@ def add_fact(
             """
             INSERT INTO entity_triples (subject_entity_id, predicate, object_entity_id,
                 object_literal, valid_from, valid_to, confidence, source_doc_id, source_fact)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """,
             (
                 subject_id,
@@ -226,7 +232,7 @@ def add_fact(
                 source_fact,
             ),
         )
-        return int(cursor.lastrowid or 0)
+        return int(cursor.fetchone()[0])
 
 
 def facts_about(

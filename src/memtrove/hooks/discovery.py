@@ -339,7 +339,7 @@ class _Unseen(TypedDict):
 def _unseen(vault: Vault) -> _Unseen:
     """What context-surfacing never injects, as the search methods' arguments (its
     ``admission.admit`` checks each candidate all the same)."""
-    from memtrove.hooks.context_surfacing import FILTERED_PATHS, SURFACED_INTERNAL
+    from memtrove.hooks.admission import FILTERED_PATHS, SURFACED_INTERNAL
 
     try:
         unsurfaced = tuple(sorted(vault.unsurfaced_collections()))

@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.db.passages import drop_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.documents import get_document
@@ -102,7 +101,7 @@ def forget_document(connection: Connection, reference: str) -> Document:
 
     Forgetting an archived document drops its archive marks, so ``lifecycle restore``
     cannot bring it back."""
-    from memtrove.lifecycle.archive import drop_archive_marks, repair_fts_totals
+    from memtrove.lifecycle.archive import drop_archive_marks
 
     with write_transaction(connection):
         document = get_document(connection, reference, include_inactive=True)
@@ -114,7 +113,7 @@ def forget_document(connection: Connection, reference: str) -> Document:
         deactivate_documents(connection, [document.doc_id])
         was_archived = drop_archive_marks(connection, document.doc_id)
     if was_archived:
-        repair_fts_totals(connection, ("archived_fts",))
+        connection.text.recount_totals(("archived",))
     return document._replace(active=False)
 
 
@@ -153,7 +152,7 @@ def restore_document(connection: Connection, reference: str) -> Document:
             ).rowcount
             if restored:
                 _index_again(connection, document.doc_id)
-        settle_fts_totals(connection, ("documents_fts", "passages_fts"))
+        connection.text.settle_totals(("documents", "passages"))
     return get_document(connection, f"#{document.docid}", include_inactive=True)
 
 
@@ -176,7 +175,7 @@ def _index_again(connection: Connection, doc_id: int) -> None:
         (doc_id,),
     ).fetchone()
     body = parse_markdown(str(text)).body
-    connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    connection.text.remove_documents((doc_id,))
     drop_passages(connection, doc_id)
     write_text_rows(
         connection, doc_id, f"{collection}/{path}", str(title), body, str(body_hash), str(text)

@@ -21,14 +21,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection, fewer_checkpoints, write_transaction
-from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.db.passages import drop_passages
 from memtrove.index.scanner import Recorded, scan_collection
+from memtrove.index.writing import LinkPass, StoredRow, _insert_fragments, write_batch
 from memtrove.index.writing import _insert_document as _insert_document
-from memtrove.index.writing import _insert_fragments, write_batch
 from memtrove.index.writing import _store_content as _store_content
 from memtrove.index.writing import _write_document as _write_document
 from memtrove.index.writing import write_text_rows as write_text_rows
@@ -37,7 +36,6 @@ from memtrove.results import Collection, FileIssue, UpdateReport
 if TYPE_CHECKING:
     # What only a write needs (parsing, classifying, the links, the reading helpers) loads
     # with the first file that changed: a no-change re-run never imports it.
-    from memtrove.graph.links import WrittenDocument
     from memtrove.index.preparing import Prepared
     from memtrove.security.redaction import Redactor
 
@@ -53,44 +51,6 @@ __all__ = [
 DEFAULT_BATCH_SIZE = 200
 BULK_FILES = 1000  # files to read from which an update writes as a bulk load
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
-
-
-class _LinkPass:
-    """The links of one collection pass (:mod:`memtrove.graph.links`): stored with each
-    batch, resolved once at the end."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled  # False on a schema older than document_links
-        self.batch: list[WrittenDocument] = []
-        self.wrote_any = False
-        self.moved: set[int] = set()  # appeared, moved or left: the set of paths changed
-
-    def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
-        if not self.enabled:
-            return
-        from memtrove.graph.links import WrittenDocument, extract_links
-
-        links = tuple(extract_links(item.parsed.body, item.file.path))
-        self.batch.append(WrittenDocument(doc_id, item.file.path, links))
-        self.wrote_any = True
-        if moved:
-            self.moved.add(doc_id)
-
-    def flush(self, connection: Connection) -> None:
-        """Store the batch's links; inside the batch's transaction."""
-        from memtrove.graph.links import write_links
-
-        write_links(connection, self.batch)
-        self.batch = []
-
-
-class _Row(NamedTuple):
-    id: int
-    hash: str
-    size: int | None
-    mtime_ns: int | None
-    active: bool
-    forgotten_hash: str | None = None
 
 
 def update_collections(
@@ -118,9 +78,9 @@ def update_collections(
         redacting = shared_redactor if collection.redact else None
         _update_one(connection, collection, report, progress, max(1, batch_size), redacting)
     _build_missing_fragments(connection)
-    # deleted full-text rows (edits, removals, agent memories rewritten) leave FTS5's BM25
-    # totals inflated: recount them when they drifted
-    settle_fts_totals(connection, ("documents_fts", "passages_fts"))
+    # deleted full-text rows (edits, removals, agent memories rewritten) can leave the
+    # index's BM25 totals inflated: recount them when they drifted
+    connection.text.settle_totals(("documents", "passages"))
     report.elapsed_seconds = round(time.monotonic() - started, 3)
     return report
 
@@ -188,7 +148,7 @@ def _update_one(
             and not path.startswith(kept_dirs)
         )
 
-    missing: dict[str, _Row] = {
+    missing: dict[str, StoredRow] = {
         path: row for path, row in existing.items() if row.active and vanished(path)
     }
     missing_by_hash: dict[str, list[str]] = {}
@@ -208,7 +168,7 @@ def _update_one(
 
     total = len(to_read)
     done = 0
-    links = _LinkPass(links_stored(connection))
+    links = LinkPass(links_stored(connection))
     engine = redactor() if redactor is not None and to_read else None
     # A first index writes many batches in a row: checkpoint the WAL less often meanwhile.
     bulk = fewer_checkpoints(connection) if total >= BULK_FILES else contextlib.nullcontext()
@@ -265,7 +225,7 @@ _PATHS_PER_QUERY = 500
 
 def _existing_rows(
     connection: Connection, collection: str, paths: set[str], known: int
-) -> dict[str, _Row]:
+) -> dict[str, StoredRow]:
     """The rows of the collection at ``paths``, inactive first, then by id (the order of the
     collection's index, which decides which of two vanished documents with one body a
     rename takes): looked up by path when they are under half of the ``known`` rows, else
@@ -288,7 +248,7 @@ def _existing_rows(
         rows.sort(key=lambda row: (row[5], row[1]))  # active, id
     # The columns are typed (NOT NULL id, hash, path; 0/1 active): no conversion per row.
     return {
-        path: _Row(doc_id, body_hash, size, mtime_ns, active == 1, forgotten)
+        path: StoredRow(doc_id, body_hash, size, mtime_ns, active == 1, forgotten)
         for path, doc_id, body_hash, size, mtime_ns, active, forgotten in rows
     }
 
@@ -307,7 +267,7 @@ def deactivate_documents(connection: Connection, ids: Sequence[int]) -> int:
             "UPDATE documents SET active = 0 WHERE id = ? AND active = 1", (doc_id,)
         ).rowcount
         if changed:
-            connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+            connection.text.remove_documents((doc_id,))
             drop_passages(connection, doc_id)
             count += 1
     if ids and links_stored(connection):

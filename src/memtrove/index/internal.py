@@ -33,7 +33,7 @@ from memtrove.index.writing import (
     stored_hashes,
 )
 from memtrove.security.redaction import redact_text
-from memtrove.text import iso_from_timestamp, segment_cjk
+from memtrove.text import iso_from_timestamp
 
 __all__ = [
     "MEMORY_COLLECTION",
@@ -175,14 +175,14 @@ def write_bulk(
         nonlocal next_id
         _insert_bodies(connection, bodies, fragments)
         rows: list[tuple[object, ...]] = []
-        texts: list[tuple[object, ...]] = []
+        texts: list[tuple[int, str, str, str]] = []
         first_id = next_id + 1
         for document, quality in inserts:
             next_id += 1
             rows.append(_document_row(next_id, collection, document, quality, docids, now))
             texts.append(_fts_row(next_id, collection, document))
         connection.executemany(_INSERT_DOCUMENT, rows)
-        connection.executemany(_INSERT_FTS, texts)
+        connection.text.add_documents(texts)
         for doc_id, (document, _) in enumerate(inserts, start=first_id):
             write_passages(connection, doc_id, document.hash, document.text)
         inserts.clear()
@@ -226,7 +226,6 @@ _INSERT_DOCUMENT = (
     "body_length, file_size, file_mtime_ns) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL, ?, ?, ?)"
 )
-_INSERT_FTS = "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)"
 
 
 def _max_id(connection: Connection) -> int:
@@ -242,7 +241,8 @@ def _insert_bodies(
         # In key order: both tables are keyed by the hash, and sorted inserts walk the
         # B-tree in order instead of landing on a random page for each row.
         connection.executemany(
-            "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)",
+            "INSERT INTO content (hash, doc, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (hash) DO NOTHING",
             sorted(bodies),
         )
         connection.executemany(
@@ -281,13 +281,8 @@ def _document_row(
     )
 
 
-def _fts_row(doc_id: int, collection: str, document: BulkDocument) -> tuple[object, ...]:
-    return (
-        doc_id,
-        f"{collection}/{document.path}",
-        segment_cjk(document.title),
-        segment_cjk(document.parsed.body),
-    )
+def _fts_row(doc_id: int, collection: str, document: BulkDocument) -> tuple[int, str, str, str]:
+    return (doc_id, f"{collection}/{document.path}", document.title, document.parsed.body)
 
 
 @functools.lru_cache(maxsize=64)

@@ -22,6 +22,7 @@ write transaction each.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable
 
 from memtrove.db.connection import Connection, write_transaction
@@ -59,8 +60,8 @@ TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("previous_keywords", "new_keywords", "previous_context", "new_context", "reasoning"),
     ),
     ("document_links", ("link_text",)),
-    ("entities_fts", ("name",)),
 )
+ENTITY_NAMES = "entities_fts"  # the entity names of the text index, reported under this name
 CACHE_TABLE = ("llm_cache", "result")
 
 
@@ -74,22 +75,18 @@ def stored_secrets(
     """Count (and with ``apply`` rewrite) the secrets stored in the vault; see the module
     doc. ``verbatim``: collections whose bodies are kept as they are."""
     report = SecretsReport(applied=apply)
-    if apply:
-        connection.execute("PRAGMA secure_delete = ON")
-    try:
+    with connection.catalog.secure_delete() if apply else contextlib.nullcontext():
         _bodies(connection, engine, set(verbatim), report, apply)
         for table, columns in TEXT_COLUMNS:
             for column in columns:
                 _column(connection, engine, table, column, report, apply)
+        _entity_names(connection, engine, report, apply)
         _cache(connection, engine, report, apply)
         if apply and report.total:
             with write_transaction(connection):
-                for table in ("documents_fts", "passages_fts"):  # old segments hold the text
-                    connection.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        if apply:
-            connection.execute("PRAGMA secure_delete = OFF")
+                # old segments of the index still hold the text
+                connection.text.compact(("documents", "passages"))
+            connection.catalog.checkpoint(truncate=True)
     return report
 
 
@@ -109,14 +106,19 @@ def _bodies(
     apply: bool,
 ) -> None:
     # A body every referencing document of which is verbatim stays as it is.
-    kept = {
-        str(row[0])
-        for row in connection.execute(
-            "SELECT hash FROM documents GROUP BY hash "
-            f"HAVING SUM(collection NOT IN ({','.join('?' * len(verbatim)) or 'NULL'})) = 0",
-            tuple(verbatim),
-        )
-    }
+    kept = (
+        {
+            str(row[0])
+            for row in connection.execute(
+                "SELECT hash FROM documents GROUP BY hash "
+                f"HAVING SUM(CASE WHEN collection IN ({','.join('?' * len(verbatim))}) "
+                "THEN 0 ELSE 1 END) = 0",
+                tuple(verbatim),
+            )
+        }
+        if verbatim
+        else set()
+    )
     found: list[tuple[str, str]] = []
     for body_hash, text in connection.execute("SELECT hash, doc FROM content"):
         if str(body_hash) not in kept and _count(report, engine.findings(str(text))):
@@ -160,7 +162,7 @@ def _rewrite_body(connection: Connection, engine: Redactor, body_hash: str, text
             "embed_attempts = 0, embed_error = NULL WHERE id = ?",
             (title, len(parsed.body), doc_id),
         )
-        connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        connection.text.remove_documents((doc_id,))
         drop_passages(connection, int(doc_id))
         if active:
             item = Prepared(
@@ -207,14 +209,25 @@ def _column(
 
 
 def _keys(connection: Connection, table: str) -> list[str]:
-    """How rows of ``table`` are named: its rowid, or its primary key when it has none."""
-    sql = connection.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
-    if sql is None or "WITHOUT ROWID" not in str(sql[0]).upper():
-        return ["rowid"]
-    columns = connection.execute(f"PRAGMA table_info({table})").fetchall()
-    return [str(c[1]) for c in sorted(columns, key=lambda c: c[5]) if c[5]]
+    """How rows of ``table`` are named: its primary key (every vault table has one)."""
+    return connection.catalog.primary_key(table)
+
+
+def _entity_names(
+    connection: Connection, engine: Redactor, report: SecretsReport, apply: bool
+) -> None:
+    changes = [
+        (str(entity_id), engine.redact(str(name)))
+        for _, entity_id, name, _ in connection.text.entity_rows()
+        if isinstance(name, str) and _count(report, engine.findings(name))
+    ]
+    if changes:
+        report.rows[ENTITY_NAMES] = len(changes)
+    if apply:
+        for start in range(0, len(changes), BATCH):
+            with write_transaction(connection):
+                for entity_id, name in changes[start : start + BATCH]:
+                    connection.text.rename_entity(entity_id, name)
 
 
 def _cache(connection: Connection, engine: Redactor, report: SecretsReport, apply: bool) -> None:
@@ -222,21 +235,16 @@ def _cache(connection: Connection, engine: Redactor, report: SecretsReport, appl
     if not _has_table(connection, table):
         return
     doomed = [
-        int(rowid)
-        for rowid, text in connection.execute(f"SELECT rowid, {column} FROM {table}")
+        str(key)
+        for key, text in connection.execute(f"SELECT hash, {column} FROM {table}")
         if isinstance(text, str) and _count(report, engine.findings(text))
     ]
     if doomed:
         report.rows[table] = len(doomed)
     if apply and doomed:
         with write_transaction(connection):
-            connection.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in doomed])
+            connection.executemany(f"DELETE FROM {table} WHERE hash = ?", [(k,) for k in doomed])
 
 
 def _has_table(connection: Connection, table: str) -> bool:
-    return (
-        connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        is not None
-    )
+    return connection.catalog.has_table(table)

@@ -87,11 +87,11 @@ def index_stats(
     """
     row = connection.execute(
         "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), "
-        "COALESCE(SUM(active AND embed_state = 'synced'), 0), "
-        "COALESCE(SUM(active AND embed_state = 'pending'), 0), "
-        "COALESCE(SUM(active AND embed_state = 'failed'), 0), "
-        "MIN(CASE WHEN active THEN COALESCE(authored_at, modified_at) END), "
-        "MAX(CASE WHEN active THEN COALESCE(authored_at, modified_at) END) "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND embed_state = 'synced' THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND embed_state = 'pending' THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND embed_state = 'failed' THEN 1 ELSE 0 END), 0), "
+        "MIN(CASE WHEN active <> 0 THEN COALESCE(authored_at, modified_at) END), "
+        "MAX(CASE WHEN active <> 0 THEN COALESCE(authored_at, modified_at) END) "
         "FROM documents"
     ).fetchone()
     space = stored_space(connection)
@@ -115,13 +115,16 @@ def lifecycle_status(connection: Connection, now: datetime) -> LifecycleStatus:
     documents only; ``inactive`` leaves out the archived ones, ``forgotten`` counts the
     inactive ones whose body was forgotten (not archived)."""
     row = connection.execute(
-        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(active = 0 AND archived_at IS NULL), 0), "
-        "COALESCE(SUM(active AND pinned), 0), "
-        "COALESCE(SUM(active AND snoozed_until > ?), 0), "
-        "COALESCE(SUM(invalidated_at IS NOT NULL), 0), "
-        "COALESCE(SUM(active = 0 AND archived_at IS NOT NULL), 0), "
-        "COALESCE(SUM(active = 0 AND archived_at IS NULL AND forgotten_hash IS NOT NULL), 0), "
-        "COALESCE(SUM(active AND access_count = 0 AND last_accessed_at IS NULL), 0) "
+        "SELECT COALESCE(SUM(active), 0), "
+        "COALESCE(SUM(CASE WHEN active = 0 AND archived_at IS NULL THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND pinned <> 0 THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND snoozed_until > ? THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN invalidated_at IS NOT NULL THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active = 0 AND archived_at IS NOT NULL THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active = 0 AND archived_at IS NULL "
+        "AND forgotten_hash IS NOT NULL THEN 1 ELSE 0 END), 0), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND access_count = 0 "
+        "AND last_accessed_at IS NULL THEN 1 ELSE 0 END), 0) "
         "FROM documents",
         (to_iso(now),),
     ).fetchone()

@@ -72,8 +72,7 @@ class WatchTarget(Protocol):
 
 def wal_checkpoint(connection: Connection) -> tuple[int, int, int]:
     """``PRAGMA wal_checkpoint(PASSIVE)``: (busy, WAL frames, frames checkpointed)."""
-    row = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    return int(row[0]), int(row[1]), int(row[2])
+    return connection.catalog.checkpoint()
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:

@@ -12,38 +12,87 @@ and the importers use them too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
 from memtrove.db.passages import drop_passages, write_passages
 from memtrove.index.documents import DOCID_LENGTH, free_docid
-from memtrove.text import iso_from_timestamp, now_iso, segment_cjk
+from memtrove.text import iso_from_timestamp, now_iso
 
 if TYPE_CHECKING:
-    from memtrove.index.indexer import _LinkPass, _Row
+    from memtrove.graph.links import WrittenDocument
     from memtrove.index.markdown import ParsedMarkdown
     from memtrove.index.preparing import FragmentRow, Prepared
     from memtrove.results import UpdateReport
 
-__all__ = ["CHUNK", "DocidPool", "stored_hashes", "write_batch", "write_text_rows"]
+__all__ = [
+    "CHUNK",
+    "DocidPool",
+    "LinkPass",
+    "StoredRow",
+    "stored_hashes",
+    "write_batch",
+    "write_text_rows",
+]
 
 CHUNK = 500  # values per IN (...) list
-_INSERT_BODY = "INSERT OR IGNORE INTO content (hash, doc, created_at) VALUES (?, ?, ?)"
+_INSERT_BODY = (
+    "INSERT INTO content (hash, doc, created_at) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING"
+)
 _INSERT_FRAGMENT = (
     "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 
+class LinkPass:
+    """The links of one collection pass (:mod:`memtrove.graph.links`): stored with each
+    batch, resolved once at the end."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled  # False on a schema older than document_links
+        self.batch: list[WrittenDocument] = []
+        self.wrote_any = False
+        self.moved: set[int] = set()  # appeared, moved or left: the set of paths changed
+
+    def wrote(self, doc_id: int, item: Prepared, *, moved: bool) -> None:
+        if not self.enabled:
+            return
+        from memtrove.graph.links import WrittenDocument, extract_links
+
+        links = tuple(extract_links(item.parsed.body, item.file.path))
+        self.batch.append(WrittenDocument(doc_id, item.file.path, links))
+        self.wrote_any = True
+        if moved:
+            self.moved.add(doc_id)
+
+    def flush(self, connection: Connection) -> None:
+        """Store the batch's links; inside the batch's transaction."""
+        from memtrove.graph.links import write_links
+
+        write_links(connection, self.batch)
+        self.batch = []
+
+
+class StoredRow(NamedTuple):
+    """A document row as an update pass reads it before writing."""
+
+    id: int
+    hash: str
+    size: int | None
+    mtime_ns: int | None
+    active: bool
+    forgotten_hash: str | None = None
+
+
 def write_batch(
     connection: Connection,
     collection: str,
     prepared: list[Prepared],
-    vanished: tuple[dict[str, _Row], dict[str, list[str]], dict[str, list[int]]],
+    vanished: tuple[dict[str, StoredRow], dict[str, list[str]], dict[str, list[int]]],
     report: UpdateReport,
-    links: _LinkPass,
+    links: LinkPass,
 ) -> None:
     """Write ``prepared`` (read files of ``collection``, distinct paths) in one transaction;
     ``vanished`` holds the documents whose file went (by path and by body hash) and the
@@ -168,9 +217,9 @@ class DocidPool:
             chunk = bases[start : start + CHUNK]
             # one range probe of the docid index per prefix ("g" sorts after every hex digit)
             rows = connection.execute(
-                "SELECT p.value, d.docid FROM json_each(?) AS p JOIN documents AS d "
-                "ON d.docid >= p.value AND d.docid < p.value || 'g'",
-                (json.dumps(chunk),),
+                f"SELECT p.column1, d.docid FROM (VALUES {','.join(['(?)'] * len(chunk))}) "
+                "AS p JOIN documents AS d ON d.docid >= p.column1 AND d.docid < p.column1 || 'g'",
+                chunk,
             )
             for base, docid in rows:
                 self._taken[str(base)].add(str(docid))
@@ -191,7 +240,7 @@ def _take_renamed(
     connection: Connection,
     collection: str,
     body_hash: str,
-    missing: dict[str, _Row],
+    missing: dict[str, StoredRow],
     missing_by_hash: dict[str, list[str]],
 ) -> int | None:
     """The id of a vanished document with this body, claimed for its new path."""
@@ -253,7 +302,7 @@ def _insert_document(
         "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
         "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
         "body_length, file_size, file_mtime_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
         (
             collection,
             item.file.path,
@@ -272,7 +321,7 @@ def _insert_document(
             item.file.mtime_ns,
         ),
     )
-    doc_id = int(cursor.lastrowid or 0)
+    doc_id = int(cursor.fetchone()[0])
     _index_text(connection, doc_id, collection, item)
     return doc_id
 
@@ -321,7 +370,7 @@ def _write_document(
             doc_id,
         ),
     )
-    connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    connection.text.remove_documents((doc_id,))
     drop_passages(connection, doc_id)
     _index_text(connection, doc_id, collection, item)
 
@@ -349,8 +398,5 @@ def write_text_rows(
 ) -> None:
     """Document ``doc_id``'s full-text row and passages (``body`` without its frontmatter,
     ``text`` the stored body whose hash is ``body_hash``); inside the caller's transaction."""
-    connection.execute(
-        "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, filepath, segment_cjk(title), segment_cjk(body)),
-    )
+    connection.text.add_documents(((doc_id, filepath, title, body),))
     write_passages(connection, doc_id, body_hash, text)

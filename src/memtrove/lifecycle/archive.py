@@ -2,7 +2,7 @@
 
 An archived document is inactive (``active = 0``, ``archived_at`` set, ``forgotten_hash`` =
 its body so ``update`` keeps an unchanged file archived) and its full-text row lives in
-``archived_fts`` instead of ``documents_fts``: every search, the graph and the hooks read
+the ``archived`` text index instead of ``documents``: every search, the graph and the hooks read
 active documents only, so it leaves all of them, while its body, fragments, vectors (keyed
 by body), relations, pin and counters stay untouched for :func:`restore_documents`.
 
@@ -10,12 +10,12 @@ An archived document whose file is edited is indexed again by ``update`` (it is 
 :func:`settle` then drops its stale archive marks. Writes go in batches of
 :data:`BATCH` documents, one ``BEGIN IMMEDIATE`` transaction each.
 
-FTS5 does not take a deleted row out of a ``contentless_delete`` table's BM25 totals (its row
-count and tokens per column, the "averages" record): left alone, a sweep and a restore of
-7,000 documents would leave the index counting 17,000 rows and every score shifted. After
-each operation one more short transaction rewrites both tables' totals from their
-``_docsize`` rows (:func:`repair_fts_totals`), so a restored vault ranks as before its sweep.
-It must run after the transactions that wrote the rows: FTS5 writes the totals it holds in
+The text index may not take a deleted row out of its BM25 totals (its row count and tokens
+per column; SQLite's FTS5 does not): left alone, a sweep and a restore of 7,000 documents
+would leave the index counting 17,000 rows and every score shifted. After each operation
+one more short transaction recounts the totals of the indexes it changed
+(``connection.text.recount_totals``), so a restored vault ranks as before its sweep. It
+must run after the transactions that wrote the rows: FTS5 writes the totals it holds in
 memory when such a transaction commits.
 """
 
@@ -25,12 +25,11 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memtrove.db.connection import Connection, OperationalError, write_transaction
-from memtrove.db.fts_totals import repair_fts_totals
 from memtrove.db.passages import drop_passages, write_passages
 from memtrove.errors import InvalidQueryError
 from memtrove.index.markdown import parse_markdown
 from memtrove.results.lifecycle import ArchivedDocument, PurgeReport, RestoreReport
-from memtrove.text import segment_cjk, to_iso
+from memtrove.text import to_iso
 
 __all__ = [
     "ARCHIVED",
@@ -39,7 +38,6 @@ __all__ = [
     "archived_ids",
     "drop_archive_marks",
     "purge_documents",
-    "repair_fts_totals",
     "restore_documents",
     "search_archived",
     "settle",
@@ -59,7 +57,7 @@ def _fts_row(connection: Connection, doc_id: int) -> tuple[str, str, str] | None
     if row is None:
         return None
     body = parse_markdown(str(row[2])).body
-    return str(row[0]), segment_cjk(str(row[1])), segment_cjk(body)
+    return str(row[0]), str(row[1]), body
 
 
 def archive_documents(
@@ -79,31 +77,28 @@ def archive_documents(
                 ).rowcount
                 if not changed or text is None:
                     continue
-                connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+                connection.text.remove_documents((doc_id,))
                 drop_passages(connection, doc_id)
-                connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
-                connection.execute(
-                    "INSERT INTO archived_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-                    (doc_id, *text),
-                )
+                connection.text.remove_documents((doc_id,), index="archived")
+                connection.text.add_documents(((doc_id, *text),), index="archived")
                 archived += 1
     if archived:
-        repair_fts_totals(connection, ("documents_fts", "passages_fts"))
+        connection.text.recount_totals(("documents", "passages"))
     return archived
 
 
 def drop_archive_marks(connection: Connection, doc_id: int) -> bool:
     """Make an archived document plain inactive (call inside a transaction); whether it was
     archived. Forgetting wins over archiving: a forgotten document must not come back with
-    ``lifecycle restore``, so its archive marks and ``archived_fts`` row go. The caller runs
-    :func:`repair_fts_totals` on ``archived_fts`` after its transaction commits."""
+    ``lifecycle restore``, so its archive marks and ``archived`` text row go. The caller
+    recounts the ``archived`` index's totals after its transaction commits."""
     changed = connection.execute(
         "UPDATE documents SET archived_at = NULL, archive_reason = NULL "
         f"WHERE id = ? AND {ARCHIVED}",
         (doc_id,),
     ).rowcount
     if changed:
-        connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
+        connection.text.remove_documents((doc_id,), index="archived")
     return bool(changed)
 
 
@@ -115,15 +110,15 @@ def settle(connection: Connection) -> None:
     if stale is None:
         return
     with write_transaction(connection):
-        connection.execute(
-            "DELETE FROM archived_fts WHERE rowid IN "
-            "(SELECT id FROM documents WHERE active = 1 AND archived_at IS NOT NULL)"
-        )
+        brought_back = connection.execute(
+            "SELECT id FROM documents WHERE active = 1 AND archived_at IS NOT NULL"
+        ).fetchall()
+        connection.text.remove_documents((int(row[0]) for row in brought_back), index="archived")
         connection.execute(
             "UPDATE documents SET archived_at = NULL, archive_reason = NULL "
             "WHERE active = 1 AND archived_at IS NOT NULL"
         )
-    repair_fts_totals(connection, ("archived_fts",))
+    connection.text.recount_totals(("archived",))
 
 
 def archived_ids(
@@ -156,26 +151,21 @@ def archived_ids(
 
 
 def _match(connection: Connection, query: str, limit: int | None) -> list[tuple[int, float]]:
-    from memtrove.retrieval.fts import build_match, normalize_bm25, parse_query
+    from memtrove.retrieval.fts import normalize_bm25, parse_query
 
     parsed = parse_query(query)
-    match = None if parsed.empty else build_match(parsed)
-    if match is None:
+    if parsed.empty:
         raise InvalidQueryError(f"nothing to search for in {query!r}")
-    sql = (
-        "SELECT a.rowid, a.rank FROM archived_fts a JOIN documents d ON d.id = a.rowid "
-        "WHERE archived_fts MATCH ? AND d.active = 0 AND d.archived_at IS NOT NULL "
-        "ORDER BY a.rank"
-    )
-    parameters: list[object] = [match]
-    if limit is not None:
-        sql += " LIMIT ?"
-        parameters.append(limit)
     try:
-        rows = connection.execute(sql, parameters).fetchall()
-    except OperationalError as error:
+        rows = connection.text.search(
+            parsed,
+            limit,
+            index="archived",
+            conditions=("d.active = 0", "d.archived_at IS NOT NULL"),
+        )
+    except (InvalidQueryError, OperationalError) as error:
         raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
-    return [(int(row[0]), normalize_bm25(float(row[1]))) for row in rows]
+    return [(int(doc), normalize_bm25(float(rank))) for doc, rank in rows]
 
 
 def search_archived(connection: Connection, query: str, limit: int) -> list[ArchivedDocument]:
@@ -224,18 +214,15 @@ def restore_documents(connection: Connection, ids: Sequence[int]) -> RestoreRepo
                     "forgotten_hash = NULL WHERE id = ?",
                     (doc_id,),
                 )
-                connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
-                connection.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-                connection.execute(
-                    "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-                    (doc_id, *text),
-                )
+                connection.text.remove_documents((doc_id,), index="archived")
+                connection.text.remove_documents((doc_id,))
+                connection.text.add_documents(((doc_id, *text),))
                 drop_passages(connection, doc_id)
                 body = connection.execute("SELECT hash FROM documents WHERE id = ?", (doc_id,))
                 write_passages(connection, doc_id, str(body.fetchone()[0]))
                 restored.append(str(row[0]))
     if restored:
-        repair_fts_totals(connection, ("documents_fts", "archived_fts", "passages_fts"))
+        connection.text.recount_totals(("documents", "archived", "passages"))
     return RestoreReport(restored=len(restored), documents=restored)
 
 
@@ -258,7 +245,7 @@ def purge_documents(connection: Connection, ids: Sequence[int]) -> PurgeReport:
                 ).fetchone()
                 if row is None:
                     continue
-                connection.execute("DELETE FROM archived_fts WHERE rowid = ?", (doc_id,))
+                connection.text.remove_documents((doc_id,), index="archived")
                 connection.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
                 purged.append(str(row[0]))
                 hashes.add(str(row[1]))
@@ -273,5 +260,5 @@ def purge_documents(connection: Connection, ids: Sequence[int]) -> PurgeReport:
                 connection.execute("DELETE FROM content WHERE hash = ?", (body_hash,))
                 bodies += 1
     if purged:
-        repair_fts_totals(connection, ("archived_fts",))
+        connection.text.recount_totals(("archived",))
     return PurgeReport(purged=len(purged), bodies=bodies, documents=purged)

@@ -68,10 +68,17 @@ CLUSTER_SIMILARITY_NO_ANCHORS = 0.9
 SHORTLIST_JACCARD = 0.5
 MAX_PATTERN_CHARS = 500
 MAX_FACTS = 20  # per observation: a hostile list cannot make clustering quadratic in it
-_UNCONSOLIDATED = (
-    "d.id NOT IN (SELECT json_each.value FROM consolidated_observations co, "
-    "json_each(co.source_doc_ids) WHERE co.status = 'active')"
-)
+
+
+def _unconsolidated(connection: Connection) -> str:
+    """The condition on ``d.id`` that no active consolidated row cites the document: the
+    cited ids (integers, written by this module) inlined as one ``NOT IN`` list."""
+    cited: dict[int, None] = {}
+    for (raw,) in connection.execute(
+        "SELECT source_doc_ids FROM consolidated_observations WHERE status = 'active'"
+    ):
+        cited.update(dict.fromkeys(_ids(raw)))
+    return f"d.id NOT IN ({','.join(map(str, cited))})" if cited else "1 = 1"
 
 
 class Observation(NamedTuple):
@@ -175,7 +182,7 @@ def select_observations(
         "SELECT d.id, d.collection, d.title, d.modified_at, d.amem_context, c.doc "
         f"FROM documents d JOIN content c ON c.hash = d.hash {join} "
         f"WHERE d.active = 1 AND d.collection = ? AND d.path LIKE ? {only} "
-        f"AND {_UNCONSOLIDATED} ORDER BY {order} LIMIT ?",
+        f"AND {_unconsolidated(connection)} ORDER BY {order} LIMIT ?",
         [*params, max(0, limit)],
     ).fetchall()
     return [o for o in (_observation(row) for row in rows) if o is not None]
@@ -186,13 +193,10 @@ def surprising_observations(connection: Connection, limit: int, k: int = 5) -> l
     observations (the most anomalous first); empty without enough embedded observations."""
     import numpy as np
 
-    exists = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-    ).fetchone()
-    if exists is None:
+    if not connection.vectors.exists():
         return []
     rows = connection.execute(
-        f"SELECT d.id, cv.id, ({_UNCONSOLIDATED}) "
+        f"SELECT d.id, cv.id, ({_unconsolidated(connection)}) "
         "FROM documents d JOIN content_vectors cv ON cv.hash = d.hash "
         "AND cv.seq = 0 WHERE d.active = 1 AND d.collection = ? AND d.path LIKE ? "
         "ORDER BY d.modified_at DESC LIMIT 500",
@@ -201,13 +205,10 @@ def surprising_observations(connection: Connection, limit: int, k: int = 5) -> l
     if len(rows) < k + 1:
         return []
     owner = {int(r[1]): (int(r[0]), bool(r[2])) for r in rows}
-    vectors = connection.execute(
-        f"SELECT rowid, embedding FROM vectors_vec WHERE rowid IN ({','.join('?' * len(owner))})",
-        list(owner),
-    ).fetchall()
+    vectors = connection.vectors.embeddings(list(owner))
     if len(vectors) < k + 1:
         return []
-    raw = np.frombuffer(b"".join(bytes(v[1]) for v in vectors), dtype=np.float32)
+    raw = np.frombuffer(b"".join(v[1] for v in vectors), dtype=np.float32)
     matrix = raw.reshape(len(vectors), -1).astype(np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix = matrix / np.where(norms == 0, 1.0, norms)
@@ -348,10 +349,10 @@ def _insert(
     cursor = connection.execute(
         "INSERT INTO consolidated_observations (observation, proof_count, source_doc_ids, "
         "trend, status, collection, created_at, updated_at) VALUES (?, ?, ?, 'NEW', "
-        "'active', ?, ?, ?)",
+        "'active', ?, ?, ?) RETURNING id",
         (text, len(ids), json.dumps(list(ids)), collection, now, now),
     )
-    return int(cursor.lastrowid or 0)
+    return int(cursor.fetchone()[0])
 
 
 def _merge(connection: Connection, row_id: int, ids: Sequence[int], now: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -136,8 +135,7 @@ def _second_check(connection: Connection, models: Models) -> Check:
 
 
 def _vault_checks(connection: Connection, path: Path) -> list[Check]:
-    problems = [str(row[0]) for row in connection.execute("PRAGMA quick_check").fetchall()]
-    problems = [problem for problem in problems if problem != "ok"]
+    problems = connection.catalog.integrity_problems()
     size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
     if problems:
         vault = Check(
@@ -213,10 +211,8 @@ def _fragment_check(connection: Connection) -> Check:
 def _vector_checks(connection: Connection) -> list[Check]:
     space = stored_space(connection)
     rows = dict(connection.execute("SELECT id, model FROM content_vectors").fetchall())
-    table = connection.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-    ).fetchone()
-    if not rows and space is None and table is None:
+    table = connection.vectors.exists()
+    if not rows and space is None and not table:
         return [Check("vectors", "ok", "no vectors yet")]
     problems: list[str] = []
     if space is None:
@@ -224,13 +220,13 @@ def _vector_checks(connection: Connection) -> list[Check]:
     models = sorted({str(model) for model in rows.values()})
     if len(models) > 1 or (space is not None and models and models[0] != space.identity):
         problems.append(f"vectors of several models are mixed: {', '.join(models)}")
-    if table is None:
+    if not table:
         problems.append(f"{len(rows)} vector rows but no vector table")
     else:
-        declared = re.search(r"float\[(\d+)\]", str(table[0]))
-        if space is not None and declared and int(declared.group(1)) != space.dimensions:
-            problems.append(f"the vector table holds {declared.group(1)}-d vectors, not {space}")
-        stored = {int(r[0]) for r in connection.execute("SELECT rowid FROM vectors_vec")}
+        declared = connection.vectors.dimensions()
+        if space is not None and declared and declared != space.dimensions:
+            problems.append(f"the vector table holds {declared}-d vectors, not {space}")
+        stored = set(connection.vectors.ids())
         if missing := len(rows.keys() - stored):
             problems.append(f"{missing} fragment vectors are missing from the vector table")
         if extra := len(stored - rows.keys()):

@@ -22,7 +22,7 @@ from memtrove.db.connection import Connection
 from memtrove.errors import InvalidQueryError
 from memtrove.lifecycle.archive import archive_documents
 from memtrove.retrieval.filters import Filters
-from memtrove.retrieval.fts import search_fts
+from memtrove.retrieval.fts import search_documents
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -130,7 +130,7 @@ def archive_duplicates(
             continue
         collection = candidate.name.split("/", 1)[0]
         try:
-            hits = search_fts(
+            hits = search_documents(
                 connection, candidate.title, limit=10, filters=Filters(collections=[collection])
             )
         except InvalidQueryError:

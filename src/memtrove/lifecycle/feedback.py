@@ -395,11 +395,12 @@ def apply_feedback(
                 continue
             connection.execute(
                 "INSERT INTO utility_signals (doc_id, surfaced_count, referenced_count, "
-                "last_surfaced, last_referenced) VALUES (?1, 1, ?2, ?3, CASE WHEN ?2 THEN ?3 END) "
-                "ON CONFLICT (doc_id) DO UPDATE SET surfaced_count = surfaced_count + 1, "
-                "referenced_count = referenced_count + ?2, last_surfaced = ?3, "
-                "last_referenced = CASE WHEN ?2 THEN ?3 ELSE last_referenced END",
-                (event.doc_id, int(verdict), stamp),
+                "last_surfaced, last_referenced) VALUES (?, 1, ?, ?, ?) ON CONFLICT (doc_id) "
+                "DO UPDATE SET surfaced_count = utility_signals.surfaced_count + 1, "
+                "referenced_count = utility_signals.referenced_count + excluded.referenced_count, "
+                "last_surfaced = excluded.last_surfaced, last_referenced = "
+                "COALESCE(excluded.last_referenced, utility_signals.last_referenced)",
+                (event.doc_id, int(verdict), stamp, stamp if verdict else None),
             )
             if verdict:
                 used_docs.setdefault(event.doc_id)
@@ -413,20 +414,22 @@ def apply_feedback(
                 negatives += 1
                 connection.execute(
                     "INSERT INTO recall_stats (doc_id, negative_count) VALUES (?, 1) "
-                    "ON CONFLICT (doc_id) DO UPDATE SET negative_count = negative_count + 1",
+                    "ON CONFLICT (doc_id) DO UPDATE "
+                    "SET negative_count = recall_stats.negative_count + 1",
                     (event.doc_id,),
                 )
         for doc_id in used_docs:
             connection.execute(
                 "UPDATE documents SET access_count = access_count + 1, last_accessed_at = ?, "
-                "confidence = MIN(1.0, confidence + ?) WHERE id = ?",
-                (stamp, CONFIDENCE_BOOST, doc_id),
+                "confidence = CASE WHEN confidence + ? < 1.0 THEN confidence + ? ELSE 1.0 END "
+                "WHERE id = ?",
+                (stamp, CONFIDENCE_BOOST, CONFIDENCE_BOOST, doc_id),
             )
         for docs in by_turn.values():
             pairs.update(combinations(sorted(docs), 2))
         connection.executemany(
             "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, 1, ?) "
-            "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = count + 1, "
+            "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = co_activations.count + 1, "
             "last_seen = excluded.last_seen",
             [(a, b, stamp) for a, b in sorted(pairs)],
         )

@@ -217,10 +217,10 @@ def start_run(connection: Connection, lane: str, phase: str, selected: int = 0) 
         prune(connection)
         cursor = connection.execute(
             "INSERT INTO maintenance_runs (lane, phase, status, selected_count, host, pid, "
-            "started_at) VALUES (?, ?, 'started', ?, ?, ?, ?)",
+            "started_at) VALUES (?, ?, 'started', ?, ?, ?, ?) RETURNING id",
             (lane, phase, selected, socket.gethostname(), os.getpid(), stamp()),
         )
-        return int(cursor.lastrowid or 0)
+        return int(cursor.fetchone()[0])
 
 
 def finish_run(
@@ -265,7 +265,8 @@ def record_skip(
     with write_transaction(connection):
         cursor = connection.execute(
             "INSERT INTO maintenance_runs (lane, phase, status, reason, metrics_json, host, pid, "
-            "started_at, finished_at) VALUES (?, 'gate', 'skipped', ?, ?, ?, ?, ?, ?)",
+            "started_at, finished_at) VALUES (?, 'gate', 'skipped', ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (
                 lane,
                 reason,
@@ -276,8 +277,9 @@ def record_skip(
                 now,
             ),
         )
+        run_id = int(cursor.fetchone()[0])
         prune(connection)
-        return int(cursor.lastrowid or 0)
+        return run_id
 
 
 def prune(connection: Connection) -> None:

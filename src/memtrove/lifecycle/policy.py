@@ -167,8 +167,8 @@ def sweep_candidates(
     durable = sorted(DURABLE_TYPES)
     rows = connection.execute(
         "SELECT d.id, d.docid, d.collection, d.path, d.title, d.content_type, "
-        "MAX(COALESCE(d.last_accessed_at, ''), COALESCE(r.last_recalled_at, ''), "
-        "COALESCE(d.authored_at, d.modified_at), d.created_at) "
+        "COALESCE(d.last_accessed_at, ''), COALESCE(r.last_recalled_at, ''), "
+        "COALESCE(d.authored_at, d.modified_at), d.created_at "
         "FROM documents d LEFT JOIN recall_stats r ON r.doc_id = d.id "
         "WHERE d.active = 1 AND d.pinned = 0 "
         "AND (d.snoozed_until IS NULL OR d.snoozed_until <= ?) "
@@ -177,7 +177,8 @@ def sweep_candidates(
         (to_iso(now), *durable),
     ).fetchall()
     found: list[LifecycleCandidate] = []
-    for doc_id, docid, collection, path, title, content_type, last_used in rows:
+    for doc_id, docid, collection, path, title, content_type, *used in rows:
+        last_used = max(map(str, used))  # the latest of the four (none is NULL)
         days = policy.days_for(str(collection), str(content_type))
         if days is None or to_iso(now - timedelta(days=days)) < str(last_used):
             continue

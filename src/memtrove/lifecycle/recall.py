@@ -85,7 +85,8 @@ def recompute_recall_stats(connection: Connection) -> int:
         "SELECT e.doc_id, COUNT(*), COUNT(DISTINCT NULLIF(e.query_hash, '')), "
         "COUNT(DISTINCT substr(e.surfaced_at, 1, 10)), COALESCE(SUM(e.search_score), 0), "
         "COALESCE(MAX(e.search_score), 0), MIN(e.surfaced_at), MAX(e.surfaced_at), "
-        f"COALESCE(SUM({NEGATIVE}), 0) FROM recall_events e GROUP BY e.doc_id"
+        f"COALESCE(SUM(CASE WHEN {NEGATIVE} THEN 1 ELSE 0 END), 0) "
+        "FROM recall_events e GROUP BY e.doc_id"
     ).fetchall()
     values = []
     for doc, count, queries, days, total, best, first, last, negatives in rows:
@@ -199,7 +200,8 @@ def recall_history(connection: Connection, doc_id: int, limit: int) -> RecallHis
     """Document ``doc_id``'s recall events: the counts over all of them, and the newest
     ``limit`` with the prompt that surfaced each."""
     count, sessions, used = connection.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT session_id), COALESCE(SUM(was_referenced = 1), 0) "
+        "SELECT COUNT(*), COUNT(DISTINCT session_id), "
+        "COALESCE(SUM(CASE WHEN was_referenced = 1 THEN 1 ELSE 0 END), 0) "
         "FROM recall_events WHERE doc_id = ?",
         (doc_id,),
     ).fetchone()

@@ -183,7 +183,7 @@ def log_context_usage(
         paths = _display_paths(connection, list(scores))
         cursor = connection.execute(
             "INSERT INTO context_usage (session_id, timestamp, hook_name, injected_paths, "
-            "estimated_tokens, turn_index, query_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "estimated_tokens, turn_index, query_text) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 session_id,
                 stamp,
@@ -194,7 +194,7 @@ def log_context_usage(
                 query_text,
             ),
         )
-        usage_id = int(cursor.lastrowid or 0)
+        usage_id = int(cursor.fetchone()[0])
         if considered:  # the injection audit: what it weighed, and why
             connection.executemany(
                 "INSERT INTO injection_audit (usage_id, position, path, doc_id, score, status, "
@@ -214,7 +214,7 @@ def log_context_usage(
             update_recall_stats(connection, doc, score, stamp)
         connection.executemany(
             "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, 1, ?) "
-            "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = count + 1, "
+            "ON CONFLICT (doc_a, doc_b) DO UPDATE SET count = co_activations.count + 1, "
             "last_seen = excluded.last_seen",
             [(a, b, stamp) for a, b in combinations(sorted(scores), 2)],
         )
@@ -222,9 +222,9 @@ def log_context_usage(
             "INSERT INTO session_log (session_id, started_at, last_seen_at, turns, "
             "injected_documents, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (session_id) DO UPDATE SET last_seen_at = excluded.last_seen_at, "
-            "turns = turns + excluded.turns, "
-            "injected_documents = injected_documents + excluded.injected_documents, "
-            "estimated_tokens = estimated_tokens + excluded.estimated_tokens",
+            "turns = session_log.turns + excluded.turns, "
+            "injected_documents = session_log.injected_documents + excluded.injected_documents, "
+            "estimated_tokens = session_log.estimated_tokens + excluded.estimated_tokens",
             (
                 session_id,
                 stamp,
@@ -273,10 +273,12 @@ def update_recall_stats(connection: Connection, doc: int, score: float, stamp: s
     connection.execute(
         "INSERT INTO recall_stats (doc_id, recall_count, total_score, max_score, "
         "first_recalled_at, last_recalled_at) VALUES (?, 1, ?, ?, ?, ?) "
-        "ON CONFLICT (doc_id) DO UPDATE SET recall_count = recall_count + 1, "
-        "total_score = total_score + excluded.total_score, "
-        "max_score = MAX(max_score, excluded.max_score), "
-        "first_recalled_at = COALESCE(first_recalled_at, excluded.first_recalled_at), "
+        "ON CONFLICT (doc_id) DO UPDATE SET recall_count = recall_stats.recall_count + 1, "
+        "total_score = recall_stats.total_score + excluded.total_score, "
+        "max_score = CASE WHEN excluded.max_score > recall_stats.max_score "
+        "THEN excluded.max_score ELSE recall_stats.max_score END, "
+        "first_recalled_at = COALESCE(recall_stats.first_recalled_at, "
+        "excluded.first_recalled_at), "
         "last_recalled_at = excluded.last_recalled_at",
         (doc, score, score, stamp, stamp),
     )
@@ -308,9 +310,9 @@ def _parse(stamp: str) -> datetime:
 def co_activation_count(connection: Connection, doc_id: int) -> int:
     """How often the document was injected together with any other (sum over partners)."""
     row = connection.execute(
-        "SELECT (SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_a = ?1) + "
-        "(SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_b = ?1)",
-        (doc_id,),
+        "SELECT (SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_a = ?) + "
+        "(SELECT COALESCE(SUM(count), 0) FROM co_activations WHERE doc_b = ?)",
+        (doc_id, doc_id),
     ).fetchone()
     return int(row[0])
 
@@ -357,10 +359,11 @@ def prompts_since_curation(connection: Connection, hook_name: str) -> int:
 
 def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
     """The most recently active sessions first."""
+    inserted = connection.catalog.insertion_order("session_log")
     rows = connection.execute(
         "SELECT session_id, started_at, last_seen_at, turns, injected_documents, "
         "estimated_tokens, handoff_path, summary, files_changed, ended_at FROM session_log "
-        "ORDER BY last_seen_at DESC, rowid DESC LIMIT ?",
+        f"ORDER BY last_seen_at DESC, {inserted} DESC LIMIT ?",
         (limit,),
     ).fetchall()
     return [
@@ -444,14 +447,16 @@ def end_session(
 
     connection.execute(
         "INSERT INTO session_log (session_id, started_at, last_seen_at, ended_at, handoff_path, "
-        "summary, files_changed, machine, project) VALUES (?1, ?2, ?2, ?2, ?3, ?4, ?5, ?6, ?7) "
+        "summary, files_changed, machine, project) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET ended_at = excluded.ended_at, "
         "last_seen_at = excluded.last_seen_at, handoff_path = excluded.handoff_path, "
         "summary = excluded.summary, files_changed = excluded.files_changed, "
-        "machine = COALESCE(excluded.machine, machine), "
-        "project = COALESCE(excluded.project, project)",
+        "machine = COALESCE(excluded.machine, session_log.machine), "
+        "project = COALESCE(excluded.project, session_log.project)",
         (
             session_id,
+            stamp,
+            stamp,
             stamp,
             handoff_path,
             summary,
@@ -482,10 +487,11 @@ def latest_handoffs(
     """The most recently ended sessions with a handoff, newest first (``exclude_session``
     left out: the session asking); ``project``: only sessions recorded in that project."""
     where = "" if project is None else " AND project = ?"
+    inserted = connection.catalog.insertion_order("session_log")
     rows = connection.execute(
         "SELECT session_id, handoff_path, COALESCE(summary, ''), files_changed, ended_at "
         "FROM session_log WHERE handoff_path IS NOT NULL AND ended_at IS NOT NULL "
-        f"AND session_id != ?{where} ORDER BY ended_at DESC, rowid DESC LIMIT ?",
+        f"AND session_id != ?{where} ORDER BY ended_at DESC, {inserted} DESC LIMIT ?",
         (exclude_session, *(() if project is None else (project,)), max(0, limit)),
     ).fetchall()
     return [

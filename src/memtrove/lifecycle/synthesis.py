@@ -409,7 +409,8 @@ def generate_deductions(
         with write_transaction(connection):
             doc_id = write_internal(connection, INTERNAL, path, text, "deductive", now)
             connection.executemany(
-                "INSERT OR IGNORE INTO deductive_sources (deductive_id, source_id) VALUES (?, ?)",
+                "INSERT INTO deductive_sources (deductive_id, source_id) VALUES (?, ?) "
+                "ON CONFLICT (deductive_id, source_id) DO NOTHING",
                 [(doc_id, s.id) for s in cited],
             )
             insert_edges(connection, "supporting", [(s.id, doc_id, 0.85) for s in cited])

@@ -134,7 +134,9 @@ def write_entry(
     branch = branch.strip() or None if branch else None
     with write_transaction(connection):
         connection.execute(
-            "INSERT OR IGNORE INTO memory_stores (name, created_at) VALUES (?, ?)", (store, now)
+            "INSERT INTO memory_stores (name, created_at) VALUES (?, ?) "
+            "ON CONFLICT (name) DO NOTHING",
+            (store, now),
         )
         old = connection.execute(
             f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)

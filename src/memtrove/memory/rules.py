@@ -111,7 +111,8 @@ def _new_id(prefix: str) -> str:
 
 def _ensure_store(connection: Connection, store: str, now: str) -> None:
     connection.execute(
-        "INSERT OR IGNORE INTO memory_stores (name, created_at) VALUES (?, ?)", (store, now)
+        "INSERT INTO memory_stores (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+        (store, now),
     )
 
 
@@ -227,9 +228,10 @@ def provenance(
 ) -> list[tuple[str, str | None, str]]:
     """(signal, detail, created_at) of every signal on an item, oldest first."""
     engine = _engine(kind)
+    inserted = connection.catalog.insertion_order(engine.provenance)
     rows = connection.execute(
         f"SELECT signal, detail, created_at FROM {engine.provenance} "
-        f"WHERE {engine.item_column} = ? ORDER BY created_at, rowid",
+        f"WHERE {engine.item_column} = ? ORDER BY created_at, {inserted}",
         (item_id,),
     ).fetchall()
     return [(str(a), b, str(c)) for a, b, c in rows]

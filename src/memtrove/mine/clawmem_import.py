@@ -47,7 +47,6 @@ from memtrove.files import read_regular
 from memtrove.index.classify import quality_score
 from memtrove.index.indexer import (
     _insert_document,
-    _LinkPass,
     _store_content,
     _write_document,
     deactivate_documents,
@@ -56,6 +55,7 @@ from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import Prepared
 from memtrove.index.scanner import FileEntry
 from memtrove.index.types import CONTENT_TYPES
+from memtrove.index.writing import LinkPass
 from memtrove.mine.clawmem_tables import (
     import_tables,
     not_mapped_tables,
@@ -384,7 +384,7 @@ class _Documents:
         return cleaned
 
     def run(self) -> None:
-        links = _LinkPass(True)
+        links = LinkPass(True)
         names = ", ".join(f"d.{quoted(c)}" for c in self.columns)
         rows = self.source.execute(
             f"SELECT {names}, c.doc FROM documents d JOIN content c ON c.hash = d.hash ORDER BY d.id"
@@ -406,7 +406,7 @@ class _Documents:
                 (self.ids.get(invalidated_by or -1), self.ids.get(superseded_by or -1), doc_id),
             )
 
-    def _document(self, row: dict[str, Any], links: _LinkPass) -> int:
+    def _document(self, row: dict[str, Any], links: LinkPass) -> int:
         collection = self.renames.get(str(row["collection"]), str(row["collection"]))
         path = str(row["path"])
         self.collections.add(collection)

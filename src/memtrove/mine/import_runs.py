@@ -82,11 +82,12 @@ def recorded_import(
     record = ImportRunRecord()
     lock = guard if guard is not None else nullcontext()
     with lock, write_transaction(connection):
-        cursor = connection.execute(
-            "INSERT INTO import_runs (kind, source, started_at, dry_run) VALUES (?, ?, ?, ?)",
+        row = connection.execute(
+            "INSERT INTO import_runs (kind, source, started_at, dry_run) VALUES (?, ?, ?, ?) "
+            "RETURNING id",
             (kind, source, to_iso(datetime.now(UTC)), int(dry_run)),
-        )
-    run_id = int(cursor.lastrowid or 0)
+        ).fetchone()
+    run_id = int(row[0])
     try:
         yield record
     except BaseException as error:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.db.connection import Connection
-from memtrove.db.fts_totals import settle_fts_totals
 from memtrove.files import Refused
 from memtrove.mine.exchanges import Skips, exchanges
 from memtrove.mine.formats import ORDER
@@ -73,10 +72,10 @@ def mine_folder(
     _mine_files(root, formats, writer, since, tally, twins)
     writer.flush()
     if writer.retired or writer.rewritten:
-        # deleted full-text rows (retired exchanges, rewritten ones) leave FTS5's BM25
-        # totals inflated: recount them
+        # deleted full-text rows (retired exchanges, rewritten ones) can leave the index's
+        # BM25 totals inflated: recount them
         with lock:
-            settle_fts_totals(connection, ("documents_fts", "passages_fts"))
+            connection.text.settle_totals(("documents", "passages"))
     return MineReport(
         collection=collection,
         source=str(root),

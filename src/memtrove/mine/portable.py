@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from memtrove.db.connection import Connection, open_connection
-from memtrove.db.fts_totals import read_totals_record
 
 __all__ = [
     "FORMAT",
@@ -69,8 +68,12 @@ LEFT_OUT = frozenset(
         "import_runs",  # this vault's own history of moving in
     }
 )
-# Virtual tables whose rows are written (the others are indexes rebuilt from rows).
-_VIRTUAL_KEPT = ("entities_fts",)
+# The full-text index's entity names travel as records of their own (the other indexes are
+# rebuilt from rows): their record type and row-number field, as version 1 of the format
+# names them.
+ENTITIES = "entities_fts"
+ENTITY_ROW = "rowid"
+_ENTITY_FIELDS = (ENTITY_ROW, "entity_id", "name", "entity_type")
 # Columns describing this vault's vectors, which do not travel (re-embedded on import).
 _COLUMNS_LEFT_OUT: Mapping[str, frozenset[str]] = {
     "documents": frozenset({"embed_state", "embed_attempts", "embed_error"}),
@@ -80,30 +83,18 @@ _FIRST = ("content", "documents")  # then every other table, parents first
 
 def table_columns(connection: Connection, table: str) -> list[str]:
     """The columns of ``table`` (empty when there is no such table)."""
-    return [str(row[1]) for row in connection.execute(f'PRAGMA table_info("{table}")')]
+    return connection.catalog.columns(table)
 
 
 def stored_tables(connection: Connection) -> list[str]:
-    """Every table an export writes, parents before the tables that refer to them."""
-    rows = connection.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    ).fetchall()
-    virtual = [
-        str(name) for name, sql in rows if str(sql or "").upper().startswith("CREATE VIRTUAL")
-    ]
-    plain = []
-    for raw_name, _sql in rows:
-        name = str(raw_name)
-        if name in LEFT_OUT or name in virtual:
-            continue
-        if any(name.startswith(f"{table}_") for table in virtual):  # a virtual table's shadow
-            continue
-        plain.append(name)
+    """Every table an export writes, parents before the tables that refer to them, then the
+    entity names of the full-text index (:data:`ENTITIES`)."""
+    plain = [name for name in connection.catalog.tables() if name not in LEFT_OUT]
     parents: dict[str, set[str]] = {
         table: {
-            str(row[2])
-            for row in connection.execute(f'PRAGMA foreign_key_list("{table}")')
-            if str(row[2]) != table and str(row[2]) in plain
+            key.target
+            for key in connection.catalog.foreign_keys(table)
+            if key.target != table and key.target in plain
         }
         for table in plain
     }
@@ -120,7 +111,7 @@ def stored_tables(connection: Connection) -> list[str]:
         else:  # a cycle (none in the schema today): keep the remaining order
             ordered.extend(pending)
             break
-    return ordered + [t for t in _VIRTUAL_KEPT if t in virtual]
+    return [*ordered, ENTITIES]
 
 
 def _encode(value: Any) -> Any:
@@ -164,10 +155,12 @@ def _header(
         str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations ORDER BY 1")
     ]
     counts = {
-        table: int(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+        table: sum(1 for _ in connection.text.entity_rows())
+        if table == ENTITIES
+        else int(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
         for table in tables
     }
-    averages = read_totals_record(connection)
+    averages = connection.text.totals_record()
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -187,26 +180,24 @@ def _header(
 
 
 def _rows(connection: Connection, table: str) -> Iterator[dict[str, Any]]:
+    if table == ENTITIES:
+        for row in connection.text.entity_rows():
+            yield {"type": table, **dict(zip(_ENTITY_FIELDS, row, strict=True))}
+        return
     left_out = _COLUMNS_LEFT_OUT.get(table, frozenset())
-    if table == "entities_fts":
-        columns = ["rowid", *table_columns(connection, table)]
-    else:
-        columns = [c for c in table_columns(connection, table) if c not in left_out]
+    columns = [c for c in table_columns(connection, table) if c not in left_out]
     names = ", ".join(f'"{c}"' for c in columns)
-    order = "rowid" if table == "entities_fts" else "1"
-    if table == "content":
-        order = "hash"
+    order = "hash" if table == "content" else "1"
     cursor = connection.execute(f'SELECT {names} FROM "{table}" ORDER BY {order}')
     for row in cursor:
         yield {"type": table, **{c: _encode(v) for c, v in zip(columns, row, strict=True)}}
 
 
 def _content(connection: Connection) -> Iterator[dict[str, Any]]:
-    fragments = connection.cursor()
     for record in _rows(connection, "content"):
         record["fragments"] = [
             list(row)
-            for row in fragments.execute(
+            for row in connection.execute(
                 "SELECT seq, fragment_type, label, start_offset, end_offset FROM fragments "
                 "WHERE hash = ? ORDER BY seq",
                 (record["hash"],),
@@ -217,30 +208,26 @@ def _content(connection: Connection) -> Iterator[dict[str, Any]]:
 
 def _has_vectors(connection: Connection) -> bool:
     return (
-        connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-        ).fetchone()
-        is not None
+        connection.vectors.exists()
         and connection.execute("SELECT 1 FROM embedding_space").fetchone() is not None
     )
 
 
 def _vectors(connection: Connection) -> Iterator[dict[str, Any]]:
-    """Each fragment vector with its row of ``content_vectors``, in id order (one rowid
-    lookup each: sqlite-vec answers those in microseconds, a long ``IN`` list far slower)."""
+    """Each fragment vector with its row of ``content_vectors``, in id order (one lookup by
+    id each: the vector index answers those in microseconds, a long ``IN`` list far
+    slower)."""
     columns = ("hash", "seq", "model", "fragment_type", "fragment_label", "embed_input_fp")
-    lookup = connection.cursor()
+    vectors = connection.vectors
     for row in connection.execute(
         f"SELECT id, {', '.join(columns)}, embedded_at FROM content_vectors ORDER BY id"
     ):
-        found = lookup.execute(
-            "SELECT embedding FROM vectors_vec WHERE rowid = ?", (row[0],)
-        ).fetchone()
+        found = vectors.embedding(int(row[0]))
         if found is not None:
             yield {
                 "type": VECTORS,
                 **dict(zip((*columns, "embedded_at"), row[1:], strict=True)),
-                "vector": _encode(found[0]),
+                "vector": _encode(found),
             }
 
 
@@ -260,28 +247,22 @@ def export_lines(
     exhausted or closed."""
     connection = open_connection(vault_path, busy_timeout_ms)
     try:
-        connection.execute("BEGIN")  # one snapshot for the header's counts and every row
-        tables = stored_tables(connection)
-        header = _header(connection, tables, collections, version, exported_at)
-        vectors = vectors and _has_vectors(connection)
-        if vectors:
-            header["counts"][VECTORS] = int(
-                connection.execute(
-                    "SELECT COUNT(*) FROM content_vectors cv WHERE cv.id IN "
-                    "(SELECT rowid FROM vectors_vec)"
-                ).fetchone()[0]
-            )
-        yield _line(header)
-        records = 0
-        for table in tables:
-            rows = _content(connection) if table == "content" else _rows(connection, table)
-            for record in rows:
+        with connection.read_snapshot():  # one snapshot for the header's counts and every row
+            tables = stored_tables(connection)
+            header = _header(connection, tables, collections, version, exported_at)
+            vectors = vectors and _has_vectors(connection)
+            if vectors:
+                header["counts"][VECTORS] = connection.vectors.recorded_count()
+            yield _line(header)
+            records = 0
+            for table in tables:
+                rows = _content(connection) if table == "content" else _rows(connection, table)
+                for record in rows:
+                    records += 1
+                    yield _line(record)
+            for record in _vectors(connection) if vectors else ():
                 records += 1
                 yield _line(record)
-        for record in _vectors(connection) if vectors else ():
-            records += 1
-            yield _line(record)
-        yield _line({"type": "end", "records": records})
-        connection.execute("COMMIT")
+            yield _line({"type": "end", "records": records})
     finally:
         connection.close()

@@ -19,26 +19,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from memtrove.db.connection import Connection, write_transaction
-from memtrove.db.fts_totals import write_totals_record
+from memtrove.db.connection import Connection
 from memtrove.db.passages import write_passages
-from memtrove.errors import PortableFormatError, VaultNotEmptyError
+from memtrove.errors import PortableFormatError
 from memtrove.files import Refused, open_regular
 from memtrove.index.markdown import parse_markdown
 from memtrove.index.preparing import fragment_rows
-from memtrove.mine.portable import FORMAT, VECTORS, VERSION, decode_value, stored_tables
+from memtrove.mine.portable import (
+    ENTITIES,
+    ENTITY_ROW,
+    FORMAT,
+    VECTORS,
+    VERSION,
+    decode_value,
+    stored_tables,
+)
 from memtrove.mine.portable_vectors import VectorWriter
-from memtrove.text import segment_cjk
 
 __all__ = [
     "MAX_LINE_BYTES",
     "ImportedFile",
     "Importer",
-    "import_lines",
     "open_export",
     "read_lines",
     "vault_contents",
@@ -91,10 +96,6 @@ class ImportedFile(NamedTuple):
     redacted: int
 
 
-class _DryRun(Exception):
-    """Raised inside the transaction so that a dry run leaves nothing behind."""
-
-
 def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
     """The file's lines, each at most :data:`MAX_LINE_BYTES` (a longer one is refused)."""
     number = 0
@@ -128,9 +129,9 @@ def _check_names(number: int, values: dict[str, Any]) -> None:
 
     collection, path = values.get("collection"), values.get("path")
     if isinstance(collection, str) and not is_written_name(collection):
-        raise _fail(number, f"documents: {collection[:80]!r} is not a collection name")
+        raise format_error(number, f"documents: {collection[:80]!r} is not a collection name")
     if isinstance(path, str) and not is_inside_path(path):
-        raise _fail(number, f"documents: {path[:80]!r} is not a path inside a collection")
+        raise format_error(number, f"documents: {path[:80]!r} is not a path inside a collection")
 
 
 _FLAGS = frozenset({"active", "pinned"})
@@ -152,51 +153,57 @@ def _check_ranges(number: int, values: dict[str, Any]) -> None:
         else:
             continue
         if wrong:
-            raise _fail(number, f"documents.{column} holds {value!r:.40}, out of its range")
+            raise format_error(number, f"documents.{column} holds {value!r:.40}, out of its range")
 
 
-def _fail(number: int, message: str) -> PortableFormatError:
+def format_error(number: int, message: str) -> PortableFormatError:
     return PortableFormatError(f"line {number}: {message}")
 
 
-def _parse(number: int, line: bytes | str) -> dict[str, Any]:
+def parse_line(number: int, line: bytes | str) -> dict[str, Any]:
     try:
         text = line.decode("utf-8") if isinstance(line, bytes) else line
     except UnicodeDecodeError:
-        raise _fail(number, "not UTF-8 text") from None
+        raise format_error(number, "not UTF-8 text") from None
     if number == 1:
         text = text.removeprefix("\ufeff")  # a byte-order mark an editor wrote
     if not text.strip():
-        raise _fail(number, "an empty line (the file was edited?)")
+        raise format_error(number, "an empty line (the file was edited?)")
     try:
         record = json.loads(text)
     except RecursionError:
-        raise _fail(number, "JSON nested too deeply") from None
+        raise format_error(number, "JSON nested too deeply") from None
     except ValueError as error:
-        raise _fail(number, f"not valid JSON ({error.args[0].split(':')[0]}; cut short?)") from None
+        raise format_error(
+            number, f"not valid JSON ({error.args[0].split(':')[0]}; cut short?)"
+        ) from None
     if not isinstance(record, dict):
-        raise _fail(number, "not a JSON object")
+        raise format_error(number, "not a JSON object")
     return record
 
 
-def _check_header(connection: Connection, record: dict[str, Any]) -> dict[str, Any]:
+def check_header(connection: Connection, record: dict[str, Any]) -> dict[str, Any]:
     if record.get("format") != FORMAT:
-        raise _fail(1, f'not a memtrove export (no "format": "{FORMAT}" header)')
+        raise format_error(1, f'not a memtrove export (no "format": "{FORMAT}" header)')
     version = record.get("version")
     if not isinstance(version, int) or version < 1 or version > VERSION:
-        raise _fail(1, f"export version {version!r} is not one this memtrove reads ({VERSION})")
+        raise format_error(
+            1, f"export version {version!r} is not one this memtrove reads ({VERSION})"
+        )
     known = {str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")}
     schema = record.get("schema")
     if not isinstance(schema, list) or not all(isinstance(name, str) for name in schema):
-        raise _fail(1, "the header's schema is not a list of migration names")
+        raise format_error(1, "the header's schema is not a list of migration names")
     unknown = [name for name in schema if name not in known]
     if unknown:
-        raise _fail(1, f"written by a newer memtrove (migration {unknown[0]} is unknown here)")
+        raise format_error(
+            1, f"written by a newer memtrove (migration {unknown[0]} is unknown here)"
+        )
     counts = record.get("counts")
     if not isinstance(counts, dict) or not all(
         isinstance(value, int) and not isinstance(value, bool) for value in counts.values()
     ):
-        raise _fail(1, "the header's counts are not a table -> number object")
+        raise format_error(1, "the header's counts are not a table -> number object")
     return record
 
 
@@ -216,8 +223,9 @@ class Importer:
         self.redacted = 0
         self.records: dict[str, int] = {}  # records read, per table
         self.added: dict[str, int] = {}  # rows written, per table
-        self.verb = "INSERT"
-        self.last_id: int | None = None  # the rowid the last insert gave
+        self.merging = False  # a merge skips rows whose key is taken and maps integer ids
+        self.keys: dict[str, str | None] = {}  # table -> its integer id column, if any
+        self.last_id: int | None = None  # the id the last insert gave (a merge's rows)
         self.vectors = VectorWriter(connection)
 
     def add(self, number: int, record: dict[str, Any]) -> None:
@@ -226,7 +234,7 @@ class Importer:
             self._vector(number, record)
             return
         if table not in self.tables:
-            raise _fail(number, f"unknown record type {table!r}")
+            raise format_error(number, f"unknown record type {table!r}")
         fragments = record.pop("fragments", None) if table == "content" else None
         known = self.columns.get(table)
         if known is None:
@@ -234,15 +242,17 @@ class Importer:
             self.columns[table] = known
         for column in record:
             if column not in known:
-                raise _fail(number, f"{table} has no column {column!r} (a newer memtrove?)")
+                raise format_error(number, f"{table} has no column {column!r} (a newer memtrove?)")
         try:
             values = {column: decode_value(value) for column, value in record.items()}
         except ValueError as error:
-            raise _fail(number, f"{table}: {error}") from None
+            raise format_error(number, f"{table}: {error}") from None
         for column, value in values.items():
             wanted = known[column]
             if value is not None and wanted and not isinstance(value, wanted):
-                raise _fail(number, f"{table}.{column} holds {type(value).__name__} {value!r:.40}")
+                raise format_error(
+                    number, f"{table}.{column} holds {type(value).__name__} {value!r:.40}"
+                )
         for column in _FREE_TEXT.get(table, ()):
             if isinstance(values.get(column), str):
                 values[column] = self._redacted(values[column])
@@ -273,12 +283,22 @@ class Importer:
         if self.vectors.add(number, record, self.renamed):
             self.added[VECTORS] = self.added.get(VECTORS, 0) + 1
 
+    def _integer_key(self, table: str) -> str | None:
+        """``table``'s integer id column, when its primary key is one."""
+        if table not in self.keys:
+            keys = [c for c in self.connection.catalog.column_info(table) if c.key]
+            single = len(keys) == 1 and keys[0].declared.upper() == "INTEGER"
+            self.keys[table] = keys[0].name if single else None
+        return self.keys[table]
+
     def _column_types(self, table: str) -> dict[str, tuple[type, ...]]:
         """Each column and the Python types its declared type takes (empty: any), so that
         SQLite's loose typing does not store ``"yes"`` in an integer column."""
-        types: dict[str, tuple[type, ...]] = {"rowid": (int,)} if table == "entities_fts" else {}
-        for row in self.connection.execute(f'PRAGMA table_info("{table}")'):
-            declared = str(row[2]).upper()
+        if table == ENTITIES:
+            return {ENTITY_ROW: (int,), "entity_id": (), "name": (), "entity_type": ()}
+        types: dict[str, tuple[type, ...]] = {}
+        for column in self.connection.catalog.column_info(table):
+            declared = column.declared.upper()
             wanted: tuple[type, ...] = ()
             # What SQLite itself can leave in a column of that affinity: a real number in an
             # integer column, a blob in a text one; a blob column takes anything.
@@ -286,7 +306,7 @@ class Importer:
                 wanted = (int, float)
             elif "TEXT" in declared or "CHAR" in declared or "CLOB" in declared:
                 wanted = (str, bytes)
-            types[str(row[1])] = wanted
+            types[column.name] = wanted
         return types
 
     def _redacted(self, text: str) -> str:
@@ -298,15 +318,15 @@ class Importer:
     def _content(self, number: int, values: dict[str, Any], fragments: Any) -> list[Any]:
         body, stated = values.get("doc"), values.get("hash")
         if not isinstance(body, str) or not isinstance(stated, str):
-            raise _fail(number, "content without its text or hash")
+            raise format_error(number, "content without its text or hash")
         if hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest() != stated:
-            raise _fail(
+            raise format_error(
                 number, f"content {stated[:12]}: the text does not match its hash (edited?)"
             )
         cleaned = self._redacted(body)
         if cleaned == body:
             if not isinstance(fragments, list):
-                raise _fail(number, "content without its fragments")
+                raise format_error(number, "content without its fragments")
             return fragments
         renamed = hashlib.sha256(cleaned.encode("utf-8", "surrogatepass")).hexdigest()
         self.renamed[stated] = renamed
@@ -322,7 +342,7 @@ class Importer:
                 and all(isinstance(value, int) for value in (fragment[0], fragment[3], fragment[4]))
                 and 0 <= fragment[3] <= fragment[4] <= length
             ):
-                raise _fail(number, f"content {body_hash[:12]}: a fragment out of its text")
+                raise format_error(number, f"content {body_hash[:12]}: a fragment out of its text")
             rows.append((body_hash, *fragment))
         try:
             self.connection.executemany(
@@ -331,32 +351,72 @@ class Importer:
                 rows,
             )
         except Exception as error:
-            raise _fail(number, f"content {body_hash[:12]}: fragments: {error}") from None
+            raise format_error(number, f"content {body_hash[:12]}: fragments: {error}") from None
 
     def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
+        if table == ENTITIES:
+            return self._entity(number, values)
         columns = tuple(values)
         statement = self.statements.get((table, columns))
+        key = self._integer_key(table) if self.merging else None
         if statement is None:
-            seeded = table in self.seeded and self.verb == "INSERT"  # a new vault's own rows
-            verb = "INSERT OR REPLACE" if seeded else self.verb
-            names = ", ".join(f'"{c}"' for c in columns)
-            marks = ", ".join("?" for _ in columns)
-            statement = f'{verb} INTO "{table}" ({names}) VALUES ({marks})'
+            statement = self._statement(table, columns, key)
             self.statements[(table, columns)] = statement
         try:
             cursor = self.connection.execute(statement, tuple(values.values()))
+            if key is None:
+                return cursor.rowcount != 0
+            row = cursor.fetchone()
         except Exception as error:  # constraint failures, wrong types: the line is at fault
             message = " ".join(str(error).split()) or type(error).__name__
-            raise _fail(number, f"{table}: {message}") from None
-        self.last_id = cursor.lastrowid
-        return cursor.rowcount != 0
+            raise format_error(number, f"{table}: {message}") from None
+        self.last_id = None if row is None else int(row[0])
+        return row is not None
+
+    def _statement(self, table: str, columns: tuple[str, ...], key: str | None) -> str:
+        """The insert of ``columns`` into ``table``: a new vault's own rows (seeded by its
+        migrations) give way to the file's, a merge keeps what the vault holds and returns
+        the new row's id."""
+        names = ", ".join(f'"{c}"' for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        statement = f'INSERT INTO "{table}" ({names}) VALUES ({marks})'
+        if self.merging:
+            statement += " ON CONFLICT DO NOTHING"
+        elif table in self.seeded:
+            primary = self.connection.catalog.primary_key(table)
+            others = [c for c in columns if c not in primary]
+            target = ", ".join(f'"{c}"' for c in primary)
+            update = ", ".join(f'"{c}" = excluded."{c}"' for c in others)
+            statement += f" ON CONFLICT ({target}) " + (
+                f"DO UPDATE SET {update}" if others else "DO NOTHING"
+            )
+        return statement + (f' RETURNING "{key}"' if key is not None else "")
+
+    def _entity(self, number: int, values: dict[str, Any]) -> bool:
+        """An entity's name into the full-text index (at the file's row number, unless a
+        merge leaves the number to the index)."""
+        names = (values.get("entity_id"), values.get("name"), values.get("entity_type"))
+        if not all(isinstance(value, str) for value in names):
+            raise format_error(number, f"{ENTITIES}: an entity without its id, name or type")
+        row = values.get(ENTITY_ROW)
+        try:
+            self.connection.text.add_entity(
+                str(names[0]),
+                str(names[1]),
+                str(names[2]),
+                row=row if isinstance(row, int) else None,
+            )
+        except Exception as error:
+            message = " ".join(str(error).split()) or type(error).__name__
+            raise format_error(number, f"{ENTITIES}: {message}") from None
+        return True
 
     def _index_text(self, number: int, values: dict[str, Any]) -> None:
         row = self.connection.execute(
             "SELECT doc FROM content WHERE hash = ?", (values["hash"],)
         ).fetchone()
         if row is None:
-            raise _fail(number, "a document whose content is not in the file")
+            raise format_error(number, "a document whose content is not in the file")
         text = str(row[0])
         length = values.get("body_length")
         # The indexed body is the text after its frontmatter, ``body_length`` characters long:
@@ -365,113 +425,17 @@ class Importer:
             body = text[len(text) - length :]
         else:
             body = parse_markdown(text).body
-        self.connection.execute(
-            "INSERT INTO documents_fts (rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (
-                values["id"],
-                f"{values['collection']}/{values['path']}",
-                segment_cjk(str(values["title"])),
-                segment_cjk(body),
-            ),
+        self.connection.text.add_documents(
+            [
+                (
+                    int(values["id"]),
+                    f"{values['collection']}/{values['path']}",
+                    str(values["title"]),
+                    body,
+                )
+            ]
         )
         write_passages(self.connection, int(values["id"]), str(values["hash"]), text)
-
-
-def import_lines(
-    connection: Connection,
-    lines: Iterable[bytes | str],
-    *,
-    redact: Callable[[str], str],
-    dry_run: bool = False,
-    merge: bool = False,
-    progress: Callable[[int, int], None] | None = None,
-) -> ImportedFile:
-    """Import an export's lines into the (empty) vault of ``connection``, in one
-    transaction; with ``dry_run`` everything is checked and then rolled back. ``merge``
-    adds them to a vault in use instead (see :mod:`memtrove.mine.portable_merge`)."""
-    iterator = iter(lines)
-    first = next(iterator, None)
-    if first is None:
-        raise PortableFormatError("line 1: the file is empty")
-    header = _check_header(connection, _parse(1, first))
-    present = vault_contents(connection)
-    if present and not merge:
-        held = ", ".join(f"{count} {table}" for table, count in sorted(present.items())[:3])
-        raise VaultNotEmptyError(
-            f"the vault already holds data ({held}): import into a new vault file "
-            "(--vault NEW.sqlite), or add it to this one with --merge"
-        )
-    if merge:
-        from memtrove.mine.portable_merge import Merger
-
-        importer: Importer = Merger(connection, redact)
-    else:
-        importer = Importer(connection, redact)
-    importer.vectors.space = header.get("embedding_space")
-    total = sum(header["counts"].values())
-    try:
-        with write_transaction(connection):
-            _import_records(importer, iterator, header, total, progress)
-            if importer.added.get(VECTORS):
-                importer.vectors.synced()
-            if not importer.renamed and not merge:  # the source's BM25 totals hold here too
-                _restore_averages(connection, header.get("fts_averages"))
-            if dry_run:
-                raise _DryRun
-    except _DryRun:
-        pass
-    return ImportedFile(header, importer.records, importer.added, importer.redacted)
-
-
-def _import_records(
-    importer: Importer,
-    iterator: Iterator[bytes | str],
-    header: dict[str, Any],
-    total: int,
-    progress: Callable[[int, int], None] | None,
-) -> None:
-    number, ended = 1, False
-    for line in iterator:
-        number += 1
-        if ended:
-            raise _fail(number, "a record after the end record (the file was edited?)")
-        record = _parse(number, line)
-        kind = record.get("type")
-        if not isinstance(kind, str):
-            raise _fail(number, 'a record without its "type"')
-        if kind == "end":
-            seen = sum(importer.records.values())
-            if record.get("records") != seen:
-                raise _fail(
-                    number,
-                    f"the end record counts {record.get('records')!r}, the file holds {seen}",
-                )
-            ended = True
-            continue
-        importer.add(number, record)
-        if progress is not None and number % 1000 == 0:
-            progress(number - 1, total)
-    if not ended:
-        raise _fail(number + 1, "the file ends before its end record (cut short?)")
-    for table, expected in header["counts"].items():
-        known = table in importer.tables or table == VECTORS
-        if importer.records.get(table, 0) != expected and known:
-            raise _fail(
-                number,
-                f"the file holds {importer.records.get(table, 0)} {table} records, its header "
-                f"says {expected} (the file was edited?)",
-            )
-
-
-def _restore_averages(connection: Connection, value: Any) -> None:
-    """The source's full-text totals (a short record of varints), when the header has them."""
-    try:
-        block = decode_value(value)
-    except ValueError:
-        raise _fail(1, "the header's fts_averages is not a blob") from None
-    if not isinstance(block, bytes) or not 0 < len(block) <= 256:
-        return
-    write_totals_record(connection, block)
 
 
 def open_export(path: Path) -> IO[bytes]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from memtrove.db.connection import Connection
 from memtrove.index.documents import free_docid
+from memtrove.mine.portable import ENTITIES, ENTITY_ROW
 from memtrove.mine.portable_import import Importer
 
 __all__ = ["Merger"]
@@ -40,28 +41,18 @@ class Merger(Importer):
 
     def __init__(self, connection: Connection, redact: Callable[[str], str]) -> None:
         super().__init__(connection, redact)
-        self.verb = "INSERT OR IGNORE"
+        self.merging = True
         self.ids: dict[str, dict[Any, Any]] = {}  # table -> the file's id -> the id here
-        self.keys: dict[str, str | None] = {}  # table -> its integer id column, if any
         self.references: dict[str, list[tuple[str, str]]] = {}
         self.new_entities: set[str] = set()
         self.not_null: dict[str, set[str]] = {}
         self.existing: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], Any]] = {}
         self.pending: tuple[str, str | None, Any] = ("", None, None)
 
-    def _integer_key(self, table: str) -> str | None:
-        if table not in self.keys:
-            columns = list(self.connection.execute(f'PRAGMA table_info("{table}")'))
-            keys = [row for row in columns if int(row[5]) > 0]
-            single = len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER"
-            self.keys[table] = str(keys[0][1]) if single else None
-        return self.keys[table]
-
     def _references(self, table: str) -> list[tuple[str, str]]:
         if table not in self.references:
             declared = [
-                (str(row[3]), str(row[2]))
-                for row in self.connection.execute(f'PRAGMA foreign_key_list("{table}")')
+                (key.column, key.target) for key in self.connection.catalog.foreign_keys(table)
             ]
             self.references[table] = declared + list(_UNDECLARED.get(table, ()))
         return self.references[table]
@@ -69,17 +60,17 @@ class Merger(Importer):
     def _required(self, table: str) -> set[str]:
         if table not in self.not_null:
             self.not_null[table] = {
-                str(row[1])
-                for row in self.connection.execute(f'PRAGMA table_info("{table}")')
-                if int(row[3])
+                column.name
+                for column in self.connection.catalog.column_info(table)
+                if column.not_null
             }
         return self.not_null[table]
 
     def _prepare(self, number: int, table: str, values: dict[str, Any]) -> dict[str, Any] | None:
-        if table == "entities_fts":
+        if table == ENTITIES:
             if values.get("entity_id") not in self.new_entities:
                 return None
-            return {k: v for k, v in values.items() if k != "rowid"}
+            return {k: v for k, v in values.items() if k != ENTITY_ROW}
         for column, parent in self._references(table):
             value = values.get(column)
             if value is None or self._integer_key(parent) is None:
@@ -127,7 +118,7 @@ class Merger(Importer):
 
     def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
         added = super()._insert(number, table, values)
-        table, key, old = self.pending if table != "entities_fts" else (table, None, None)
+        table, key, old = self.pending if table != ENTITIES else (table, None, None)
         if added and key is not None and old is not None:
             self.ids.setdefault(table, {})[old] = self.last_id
             if table == "documents":

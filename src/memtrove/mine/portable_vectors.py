@@ -83,9 +83,7 @@ class VectorWriter:
             "embed_input_fp, embedded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (self.next_vector, body_hash, seq, *(record[name] for name in _FIELDS[1:])),
         )
-        self.connection.execute(
-            "INSERT INTO vectors_vec (rowid, embedding) VALUES (?, ?)", (self.next_vector, vector)
-        )
+        self.connection.vectors.insert([(self.next_vector, vector)])
         return True
 
     def synced(self) -> None:

@@ -25,21 +25,16 @@ _COLUMNS = (
 
 
 def _has_table(connection: Connection) -> bool:
-    return (
-        connection.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mine_runs'"
-        ).fetchone()
-        is not None
-    )
+    return connection.catalog.has_table("mine_runs")
 
 
 def start_run(connection: Connection, collection: str, source: str, now: str) -> int:
     with write_transaction(connection):
-        cursor = connection.execute(
-            "INSERT INTO mine_runs (collection, source, started_at) VALUES (?, ?, ?)",
+        row = connection.execute(
+            "INSERT INTO mine_runs (collection, source, started_at) VALUES (?, ?, ?) RETURNING id",
             (collection, source, now),
-        )
-    return int(cursor.lastrowid or 0)
+        ).fetchone()
+    return int(row[0])
 
 
 def finish_run(

@@ -171,7 +171,6 @@ def _build(source: Path, target: Path) -> None:
     try:
         connection = sqlean.connect(str(temporary))
         try:
-            connection.execute("PRAGMA journal_mode = OFF")
             connection.execute("CREATE TABLE pieces (piece TEXT PRIMARY KEY, value INTEGER)")
             connection.execute("CREATE TABLE merges (pair TEXT PRIMARY KEY, value INTEGER)")
             connection.executemany(

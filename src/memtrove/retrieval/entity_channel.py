@@ -78,13 +78,15 @@ def _phrases(query: str) -> list[str]:
     return list(phrases)
 
 
-def filter_conditions(filters: "Filters", alias: str = "d") -> tuple[str, list[object]]:
+def filter_conditions(
+    connection: Connection, filters: "Filters", alias: str = "d"
+) -> tuple[str, list[object]]:
     """``AND ...`` conditions for the filters every channel applies, and their parameters."""
     where = [f"{alias}.active = 1", f"{alias}.invalidated_at IS NULL"]
     conditions, parameters = filters.where(alias)
     where += conditions
     # searchable documents only: what BM25 and vectors could return
-    where.append(f"EXISTS (SELECT 1 FROM documents_fts WHERE rowid = {alias}.id)")
+    where.append(connection.text.indexed_condition(alias))
     return " AND ".join(where), parameters
 
 
@@ -140,10 +142,11 @@ def entity_list(
     (``pool``: retrieval's own order, which breaks ties among mentioning documents)."""
     if not entities or depth <= 0:
         return []
-    where, parameters = filter_conditions(filters)
+    where, parameters = filter_conditions(connection, filters)
     marks = ",".join("?" * len(entities))
     rows = connection.execute(
-        "SELECT m.doc_id, COUNT(*), COALESCE(d.authored_at, d.modified_at, '') "
+        # MAX over one document's rows (all equal): GROUP BY m.doc_id names d by an aggregate
+        "SELECT m.doc_id, COUNT(*), MAX(COALESCE(d.authored_at, d.modified_at, '')) "
         f"FROM entity_mentions m JOIN documents d ON d.id = m.doc_id "
         f"WHERE m.entity_id IN ({marks}) AND {where} GROUP BY m.doc_id",
         [*(entity.entity_id for entity in entities), *parameters],

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtrove.db.connection import Connection, OperationalError
+from memtrove.db.connection import Connection
 
 if TYPE_CHECKING:
     from memtrove.retrieval.pipeline import Filters, Retriever
@@ -58,17 +58,7 @@ def focus_names(query: str) -> list[str]:
 def title_documents(connection: Connection, names: Sequence[str]) -> set[int]:
     """Documents whose title names one of ``names`` (full-text match on the title column)."""
     terms = [" ".join(re.findall(r"\w+", name.lower())) for name in names]
-    expression = " OR ".join(f'title : "{term}"' for term in terms if term)
-    if not expression:
-        return set()
-    try:
-        rows = connection.execute(
-            "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ? LIMIT ?",
-            (expression, MAX_TITLE_DOCUMENTS),
-        ).fetchall()
-    except OperationalError:
-        return set()
-    return {int(row[0]) for row in rows}
+    return set(connection.text.title_matches(terms, MAX_TITLE_DOCUMENTS))
 
 
 def focus_scores(

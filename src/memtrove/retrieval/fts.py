@@ -1,9 +1,12 @@
-"""BM25 keyword search over path, title and body (SQLite FTS5).
+"""BM25 keyword search over path, title and body, through the vault's text index.
 
-User text never reaches FTS5's query grammar directly: :func:`parse_query` reads it into
-terms, quoted phrases, exclusions and prefixes, and :func:`build_match` writes a MATCH
-expression in which every token is a quoted string, so ``AND``, ``NEAR``, ``:``, ``^``,
-parentheses and stray quotes are plain words or separators, never syntax errors.
+:func:`parse_query` (:mod:`memtrove.db.text_query`) reads user text into terms, quoted
+phrases, exclusions and prefixes; :func:`select_terms` keeps a long query's telling terms
+by their document frequency; the engine's index (``connection.text``,
+:class:`memtrove.db.text_index.TextIndex`) searches for the rest, documents whole
+(:func:`search_documents`, also called ``search_fts``) or by their best passage
+(:func:`search_by_passage`, also ``search_passage_fts``). A query the index refuses raises
+:class:`memtrove.errors.InvalidQueryError` naming the query.
 
 Bare terms are OR-ed, so a natural-language question ranks documents by how many of its
 (non-stopword) terms they contain and how rare those are, instead of requiring all of them.
@@ -13,63 +16,44 @@ phrases of single characters (overlapping bigrams for runs longer than two).
 Score: ``|bm25| / (1 + |bm25|)``, in [0, 1).
 """
 
-from collections.abc import Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple, TypeVar
 
-from memtrove.db.connection import Connection, OperationalError
-from memtrove.db.passages import search_passages
+from memtrove.db.connection import Connection
+from memtrove.db.text_query import (
+    FIELD_WEIGHTS,
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    MIN_PREFIX,
+    ParsedQuery,
+    parse_query,
+)
 from memtrove.errors import InvalidQueryError
-from memtrove.patterns import LazyPattern
 from memtrove.retrieval.filters import Filters, filter_sql
 from memtrove.retrieval.stemming import porter_stemmer
-from memtrove.text import STOPWORDS, is_cjk, segment_cjk, words
 
 __all__ = [
     "FIELD_WEIGHTS",
+    "MAX_QUERY_CHARS",
     "MAX_TERMS",
+    "MIN_PREFIX",
     "FtsHit",
     "ParsedQuery",
-    "build_match",
     "document_frequencies",
     "linear_relevance",
     "normalize_bm25",
     "parse_query",
-    "search_fts",
-    "search_passage_fts",
+    "search_by_passage",
+    "search_documents",
     "select_terms",
 ]
 
 K = TypeVar("K", bound=Hashable)
 
-# bm25() weights for (filepath, title, body): a match in the path or title says more about
-# what a document is than one more mention in its body.
-FIELD_WEIGHTS = (10.0, 4.0, 1.0)
-MAX_TERMS = 48
 MAX_SELECTED_TERMS = 10
 MAX_LOOKUPS = 20
 COMMON_FRACTION = 0.5
 _STEMMER = porter_stemmer()  # the algorithm of FTS5's porter tokenizer
-MAX_QUERY_CHARS = 20_000
-# Shorter prefixes expand to thousands of terms (slow, and rarely meant): they search as words.
-MIN_PREFIX = 3
-
-_QUOTED = LazyPattern(r'"([^"]*)"')
-_TOKEN = LazyPattern(r"(?<![\w])-?[^\s\"]+")
-
-
-class ParsedQuery(NamedTuple):
-    """The searchable parts of a user's query."""
-
-    terms: tuple[str, ...] = ()
-    phrases: tuple[str, ...] = ()
-    prefixes: tuple[str, ...] = ()
-    excluded: tuple[str, ...] = ()
-    highlight: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.terms or self.phrases or self.prefixes)
 
 
 class FtsHit(NamedTuple):
@@ -100,120 +84,17 @@ def linear_relevance(scores: Sequence[tuple[K, float]]) -> list[tuple[K, float]]
     return [(key, best * magnitude / top) for key, magnitude in magnitudes]
 
 
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _cjk_parts(word: str) -> tuple[list[str], list[str]]:
-    """Split a word into its non-CJK pieces and its CJK runs."""
-    plain: list[str] = []
-    runs: list[str] = []
-    current: list[str] = []
-    kind: bool | None = None
-    for character in word:
-        cjk = is_cjk(character)
-        if kind is not None and cjk != kind:
-            (runs if kind else plain).append("".join(current))
-            current = []
-        kind = cjk
-        current.append(character)
-    if current:
-        (runs if kind else plain).append("".join(current))
-    return plain, runs
-
-
-def parse_query(query: str) -> ParsedQuery:
-    """Read user text into terms, phrases, prefixes and exclusions. Never raises."""
-    text = query[:MAX_QUERY_CHARS]
-    phrases: list[str] = []
-    for raw_phrase in _QUOTED.findall(text):
-        tokens = words(raw_phrase)
-        if tokens:
-            phrases.append(" ".join(tokens))
-    remainder = _QUOTED.sub(" ", text).replace('"', " ")
-    terms: list[str] = []
-    prefixes: list[str] = []
-    excluded: list[str] = []
-    seen: set[str] = set()
-    for raw in _TOKEN.findall(remainder):
-        negative = raw.startswith("-") and len(raw) > 1
-        prefix = raw.endswith("*")
-        for index, word in enumerate(words(raw)):
-            if word in seen:
-                continue
-            seen.add(word)
-            plain, runs = _cjk_parts(word)
-            if negative and index == 0 and not runs:
-                excluded.append(word)
-                continue
-            for run in runs:
-                if len(run) <= 2:
-                    terms.append(" ".join(run))
-                else:
-                    terms.extend(" ".join(run[i : i + 2]) for i in range(len(run) - 1))
-            for piece in plain:
-                if prefix and len(piece) >= MIN_PREFIX:
-                    prefixes.append(piece)
-                else:
-                    terms.append(piece)
-    content = [term for term in terms if term not in STOPWORDS]
-    if not content and not phrases and not prefixes:
-        content = terms  # a query of only stopwords still searches for them
-    content = list(dict.fromkeys(content))[:MAX_TERMS]
-    highlight = tuple(
-        dict.fromkeys([*content, *prefixes, *(w for p in phrases for w in p.split())])
-    )
-    return ParsedQuery(
-        terms=tuple(content),
-        phrases=tuple(dict.fromkeys(phrases))[:8],
-        prefixes=tuple(dict.fromkeys(prefixes))[:8],
-        excluded=tuple(dict.fromkeys(excluded))[:8],
-        highlight=highlight,
-    )
-
-
-def build_match(parsed: ParsedQuery) -> str | None:
-    """The FTS5 MATCH expression for a parsed query, or None when nothing is searchable."""
-    if parsed.empty:
-        return None
-    optional = [_quote(segment_cjk(term).strip()) for term in parsed.terms]
-    optional += [_quote(prefix) + "*" for prefix in parsed.prefixes]
-    required = [_quote(segment_cjk(phrase).strip()) for phrase in parsed.phrases]
-    if required and optional:
-        # Phrases are required; the bare terms only add to the ranking (the OR-group is
-        # always satisfied by the phrases themselves).
-        expression = " AND ".join(required) + " AND (" + " OR ".join(required + optional) + ")"
-    elif required:
-        expression = " AND ".join(required)
-    else:
-        expression = "(" + " OR ".join(optional) + ")"
-    if parsed.excluded:
-        expression = (
-            f"({expression}) NOT (" + " OR ".join(_quote(word) for word in parsed.excluded) + ")"
-        )
-    return expression
-
-
 def _document_count(connection: Connection) -> int:
-    """Rows in the full-text index: the N of BM25's IDF.
-
-    Counted on FTS5's ``docsize`` shadow table (one small row per indexed document), which
-    SQLite counts from its b-tree in microseconds; counting ``documents`` takes a scan.
-    """
-    row = connection.execute("SELECT COUNT(*) FROM documents_fts_docsize").fetchone()
-    return int(row[0])
+    """Rows in the full-text index: the N of BM25's IDF."""
+    return connection.text.document_count()
 
 
 def document_frequencies(
     connection: Connection, words: Sequence[str]
 ) -> tuple[int, dict[str, int]]:
-    """(documents in the index, how many hold each word's stem) from the FTS5 vocabulary."""
+    """(documents in the index, how many hold each word's stem) from the index's vocabulary."""
     stems = dict(zip(words, _STEMMER.stemWords(list(words)), strict=True))
-    frequency: dict[str, int] = {}
-    for stem in set(stems.values()):  # one indexed lookup each; IN would scan the vocabulary
-        row = connection.execute("SELECT doc FROM documents_vocab WHERE term = ?", (stem,))
-        found = row.fetchone()
-        frequency[stem] = int(found[0]) if found else 0
+    frequency = connection.text.term_counts(set(stems.values()))
     return _document_count(connection), {word: frequency[stem] for word, stem in stems.items()}
 
 
@@ -254,18 +135,7 @@ def select_terms(
     return parsed._replace(terms=tuple(term for _, _, term in kept))
 
 
-@contextmanager
-def _searching(query: str | ParsedQuery) -> Iterator[None]:
-    """FTS5 refusing a MATCH expression becomes InvalidQueryError naming the query."""
-    try:
-        yield
-    except OperationalError as error:
-        if "fts5" in str(error).lower() or "syntax" in str(error).lower():
-            raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
-        raise
-
-
-def search_fts(
+def search_documents(
     connection: Connection,
     query: str | ParsedQuery,
     *,
@@ -274,39 +144,24 @@ def search_fts(
 ) -> list[FtsHit]:
     """Active documents matching ``query``, best BM25 first.
 
-    Only searchable documents have rows in ``documents_fts``, so without filters the search
-    never touches ``documents``; FTS5 then sorts by rank itself, the fastest path it has.
+    Only searchable documents have rows in the ``documents`` index, so without filters the
+    search never touches ``documents`` (the index's fastest path).
     """
     parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
     if limit <= 0 or parsed.empty:
         return []
     parsed = select_terms(connection, parsed)
-    match = build_match(parsed)
-    if match is None:
+    if parsed.empty:
         return []
-    ranking = "bm25({}, {}, {})".format(*FIELD_WEIGHTS)
     conditions, params = filter_sql("d", filters or Filters())
-    params = [match, ranking, *params]
-    if conditions:
-        sql = (
-            "SELECT documents_fts.rowid, documents_fts.rank FROM documents_fts "
-            "JOIN documents d ON d.id = documents_fts.rowid "
-            "WHERE documents_fts MATCH ? AND documents_fts.rank MATCH ? AND "
-            + " AND ".join(conditions)
-            + " ORDER BY documents_fts.rank LIMIT ?"
-        )
-    else:
-        sql = (
-            "SELECT rowid, rank FROM documents_fts WHERE documents_fts MATCH ? "
-            "AND rank MATCH ? ORDER BY rank LIMIT ?"
-        )
-    params.append(int(limit))
-    with _searching(query):
-        rows = connection.execute(sql, params).fetchall()
-    return [FtsHit(int(row[0]), float(row[1]), normalize_bm25(float(row[1]))) for row in rows]
+    try:
+        rows = connection.text.search(parsed, limit, conditions=conditions, params=params)
+    except InvalidQueryError as error:
+        raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
+    return [FtsHit(doc, rank, normalize_bm25(rank)) for doc, rank in rows]
 
 
-def search_passage_fts(
+def search_by_passage(
     connection: Connection,
     query: str | ParsedQuery,
     *,
@@ -322,10 +177,16 @@ def search_passage_fts(
         return []
     # A word in most documents is still rare among their sections ("pod" in a collection of
     # Kubernetes records): kept, it tells passages apart.
-    match = build_match(select_terms(connection, parsed, common=1.0))
-    if match is None:
+    parsed = select_terms(connection, parsed, common=1.0)
+    if parsed.empty:
         return []
     conditions, params = filter_sql("d", filters or Filters())
-    with _searching(query):
-        hits = search_passages(connection, match, limit, conditions, params)
-    return hits
+    try:
+        return connection.text.search_passages(parsed, limit, conditions, params)
+    except InvalidQueryError as error:
+        raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
+
+
+# The names these had when the index was FTS5 alone.
+search_fts = search_documents
+search_passage_fts = search_by_passage

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from memtrove.db.connection import Connection
 from memtrove.retrieval.filters import Filters
-from memtrove.retrieval.fts import parse_query, search_fts, search_passage_fts
+from memtrove.retrieval.fts import parse_query, search_by_passage, search_documents
 
 __all__ = [
     "CONTEXT_SOURCES",
@@ -89,9 +89,9 @@ def keyword_channel(
     parsed = parse_query(query)
     documents = [
         (hit.doc_id, abs(hit.bm25))
-        for hit in search_fts(connection, parsed, limit=limit, filters=filters)
+        for hit in search_documents(connection, parsed, limit=limit, filters=filters)
     ]
-    passages = search_passage_fts(connection, parsed, limit=limit, filters=filters)
+    passages = search_by_passage(connection, parsed, limit=limit, filters=filters)
     return blend_passages(documents, [(doc, score) for doc, score, _ in passages])[:limit]
 
 

@@ -34,8 +34,9 @@ from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import (
     linear_relevance,
     parse_query,
-    search_fts,
+    search_documents,
 )
+from memtrove.retrieval.ranking import NO_VECTORS, Ranking
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
 from memtrove.retrieval.scoring import (
     QUERY_WEIGHTS,
@@ -70,49 +71,8 @@ BM25_PROBE = 20  # a floor: the probe also fetches the candidate limit (30) when
 ORIGINAL_WEIGHT = 2.0
 EXPANSION_WEIGHT = 1.0
 _WARNING_INTERVAL = 60.0
-NO_VECTORS = "the vault has no vectors yet; run `memtrove embed`"
 
 CoActivation = Callable[[int], int]
-
-
-class Ranking:
-    """Ranked document ids with scores, and what produced them (filled in as stages run).
-
-    ``scale`` (hybrid): the best hit's own score (``SearchResults.scale``). ``failed``: the
-    legs that were asked for but failed at run time (a model service, the vectors), each
-    also in ``skipped`` with its reason; ``dropped``: hits left out after fetching, by
-    reason (see ``SearchResults.degraded_reason``).
-    """
-
-    __slots__ = ("best_seq", "dropped", "failed", "hits", "scale", "skipped", "stages", "warnings")
-
-    def __init__(
-        self,
-        hits: list[tuple[int, float]] | None = None,
-        stages: list[str] | None = None,
-        skipped: dict[str, str] | None = None,
-        warnings: list[str] | None = None,
-        best_seq: dict[int, int] | None = None,
-        scale: float | None = None,
-    ) -> None:
-        self.hits = [] if hits is None else hits
-        self.stages = [] if stages is None else stages
-        self.skipped = {} if skipped is None else skipped
-        self.warnings = [] if warnings is None else warnings
-        self.best_seq = {} if best_seq is None else best_seq
-        self.scale = scale
-        self.failed: list[str] = []
-        self.dropped: dict[str, int] = {}
-
-    def fail(self, leg: str, error: Exception) -> None:
-        """Record that ``leg`` was asked for and failed (skipped, with the error); a vault
-        with no vectors yet is skipped, not failed (nothing was lost: there is none)."""
-        self.skipped[leg] = str(error)
-        if leg not in self.failed and str(error) != NO_VECTORS:
-            self.failed.append(leg)
-
-    def __repr__(self) -> str:
-        return f"Ranking(hits={self.hits!r}, stages={self.stages!r}, skipped={self.skipped!r})"
 
 
 _last_warning: dict[str, float] = {}
@@ -162,7 +122,7 @@ class Retriever:
         self, query: str, limit: int, filters: Filters, *, raw: bool = False
     ) -> list[tuple[int, float]]:
         """(doc id, score) best first; ``raw`` gives ``|bm25|`` instead of the [0, 1] score."""
-        hits = search_fts(self._connection, parse_query(query), limit=limit, filters=filters)
+        hits = search_documents(self._connection, parse_query(query), limit=limit, filters=filters)
         return [(hit.doc_id, abs(hit.bm25) if raw else hit.score) for hit in hits]
 
     def query_embedder(self) -> Embedder:

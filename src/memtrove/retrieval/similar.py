@@ -44,16 +44,12 @@ def similar_documents(
         raise EmbeddingSpaceError(
             "the vault has no vectors yet; run `memtrove embed` to find similar documents"
         )
-    rows = connection.execute(
-        "SELECT v.embedding FROM content_vectors cv JOIN vectors_vec v ON v.rowid = cv.id "
-        "WHERE cv.hash = ? ORDER BY cv.seq",
-        (document.hash,),
-    ).fetchall()
+    rows = connection.vectors.body_embeddings(document.hash)
     if not rows:
         raise EmbeddingSpaceError(
             f"{document.collection}/{document.path} has no vectors yet; run `memtrove embed`"
         )
-    vectors = np.frombuffer(b"".join(bytes(row[0]) for row in rows), dtype=np.float32)
+    vectors = np.frombuffer(b"".join(rows), dtype=np.float32)
     centroid = vectors.reshape(len(rows), -1).mean(axis=0)
     norm = float(np.linalg.norm(centroid))
     if not np.isfinite(norm) or norm == 0.0:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from memtrove.db.connection import Connection
 from memtrove.retrieval.entity_channel import ENTITY_WEIGHT, NamedEntity, entity_list
@@ -34,7 +34,8 @@ from memtrove.retrieval.temporal import TimeConstraint, month_window
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
-    from memtrove.retrieval.pipeline import Filters, Ranking, Retriever
+    from memtrove.retrieval.filters import Filters
+    from memtrove.retrieval.ranking import Ranking
 
 __all__ = [
     "CHANNEL_K",
@@ -49,6 +50,25 @@ __all__ = [
     "side_channels",
     "temporal_lists",
 ]
+
+
+class Retriever(Protocol):
+    """The searches the channels run (:class:`memtrove.retrieval.pipeline.Retriever`)."""
+
+    def bm25(
+        self, query: str, limit: int, filters: Filters, *, raw: bool = False
+    ) -> list[tuple[int, float]]: ...
+
+    def hybrid(
+        self,
+        query: str,
+        limit: int,
+        filters: Filters,
+        *,
+        vectors: bool = True,
+        passages: bool = False,
+    ) -> Ranking: ...
+
 
 TEMPORAL_WEIGHT = 1.0
 PROXIMITY_WEIGHT = 1.0

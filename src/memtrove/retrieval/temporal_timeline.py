@@ -84,7 +84,7 @@ def _documents(
     """(doc id, effective time) of searchable documents in ``window`` (None: any time)."""
     from memtrove.retrieval.entity_channel import filter_conditions
 
-    where, parameters = filter_conditions(filters)
+    where, parameters = filter_conditions(connection, filters)
     effective = "COALESCE(d.authored_at, d.modified_at)"
     if window is not None and window.start:
         where += f" AND {effective} >= ?"

@@ -1,13 +1,15 @@
 """The vault's fragment vectors held in memory, for fast exact nearest-neighbour search.
 
-sqlite-vec scans its table for every query (about 65 ms for 90k x 256 vectors here, more as
-``k`` grows); a matrix product over the same vectors in memory takes about 10 ms. The matrix
-is read straight from sqlite-vec's chunk tables (about 0.1 s for 90k vectors), checked
-against ``content_vectors``, and reloaded when the vectors change: the vault's
-``vector_version`` counter (moved by triggers on ``content_vectors``, whoever writes) is
-read before each search; other writes (session rows, documents) leave the matrix alone. If the chunk layout is not what this
-version expects, the vectors are read through the virtual table instead (slower, same
-result). Vaults past :data:`MAX_IN_MEMORY` vectors are searched by sqlite-vec directly.
+The vector index's own k-nearest scans every vector for each query (sqlite-vec: about 65 ms
+for 90k x 256 vectors here, more as ``k`` grows); a matrix product over the same vectors in
+memory takes about 10 ms. The matrix is read by the index's scan
+(:meth:`memtrove.db.vector_index.VectorIndex.scan`; SQLite: sqlite-vec's chunk tables, about
+0.1 s for 90k vectors), checked against ``content_vectors``, and reloaded when the vectors
+change: the vault's ``vector_version`` counter (moved by triggers on ``content_vectors``,
+whoever writes) is read before each search; other writes (session rows, documents) leave the
+matrix alone. When the index cannot scan (an unexpected chunk layout), the vectors are read
+one by one instead (slower, same result). Vaults past :data:`MAX_IN_MEMORY` vectors are
+searched by the index directly.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.db.connection import Connection
+from memtrove.db.vector_index import ScanUnavailable, VectorBlock
 from memtrove.models.protocols import Vectors
 from memtrove.retrieval.vector_file import (
     MIN_VECTORS,
@@ -38,7 +41,6 @@ MAX_IN_MEMORY = 1_000_000  # 1M x 256 float32 is 1 GB
 # ``query``, a cold hook) never pays for a matrix it would use once. The second search
 # loads it: a process that searches twice (a server, an evaluation) will search again.
 SCANS_BEFORE_LOADING = 1
-SCAN_MMAP_BYTES = 1 << 30  # while scanning, SQLite maps up to this much of the file
 
 
 class VectorMatrix:
@@ -69,7 +71,7 @@ class VectorMatrix:
 
     def ready(self, connection: Connection, *, load: bool = True) -> bool:
         """Load or refresh the matrix if needed; False when the vault should read the
-        vectors from sqlite-vec instead. A current vector file is mapped rather than
+        vectors from the index instead. A current vector file is mapped rather than
         loaded; with ``load=False`` nothing else is loaded."""
         import numpy as np
 
@@ -86,7 +88,7 @@ class VectorMatrix:
             if not load:
                 return False
             count = _count(connection)
-            if count == 0 or count > MAX_IN_MEMORY or not _has_table(connection):
+            if count == 0 or count > MAX_IN_MEMORY or not connection.vectors.exists():
                 self._set(np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
                 self._version = version
                 return False
@@ -157,110 +159,39 @@ def _count(connection: Connection) -> int:
     return int(connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0])
 
 
-def _has_table(connection: Connection) -> bool:
-    row = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-    ).fetchone()
-    return row is not None
-
-
 def load_vectors(
     connection: Connection, count: int | None = None
 ) -> tuple[npt.NDArray[np.int64], Vectors]:
-    """Every vector of ``vectors_vec`` with its row id (``content_vectors.id``): from the
-    chunk tables when their layout is the expected one and they hold ``count`` vectors
-    (``content_vectors``' count when not given), else through the virtual table."""
+    """Every stored vector with its row id (``content_vectors.id``): from the index's scan
+    when it can give one holding ``count`` vectors (``content_vectors``' count when not
+    given), else read one by one."""
     if count is None:
-        count = int(connection.execute("SELECT COUNT(*) FROM content_vectors").fetchone()[0])
+        count = _count(connection)
     loaded = _read_chunks(connection)
     if loaded is None or len(loaded[0]) != count:
-        loaded = _read_rows(connection)
+        loaded = connection.vectors.read_all()
     return loaded
 
 
-class _UnknownLayout(Exception):
-    """sqlite-vec's chunk tables are not laid out as this version reads them."""
-
-
-def _chunks(
-    connection: Connection,
-) -> Iterator[tuple[npt.NDArray[np.int64], Vectors, npt.NDArray[np.bool_]]]:
-    """sqlite-vec's chunks one at a time (validity bitmap, row ids, packed float32), as
-    (row ids, vectors, which rows are valid); _UnknownLayout when they cannot be read so.
-    One blob per query: a join sorted by chunk copies every blob through a sorter."""
+def _chunks(connection: Connection) -> Iterator[VectorBlock]:
+    """The index's scan (:meth:`memtrove.db.vector_index.VectorIndex.scan`), with freed
+    blocks kept for the next chunk's blob."""
     keep_freed_memory()
-    try:
-        chunks = connection.execute(
-            "SELECT chunk_id, size, validity, rowids FROM vectors_vec_chunks ORDER BY chunk_id"
-        ).fetchall()
-    except Exception as error:  # no such table: another layout
-        raise _UnknownLayout from error
-    previous = int(connection.execute("PRAGMA mmap_size").fetchone()[0])
-    if previous < SCAN_MMAP_BYTES:  # blobs read through a memory map: ~30 % faster
-        connection.execute(f"PRAGMA mmap_size = {SCAN_MMAP_BYTES}")
-    try:
-        yield from _blocks(_with_vectors(connection, chunks))
-    finally:
-        if previous < SCAN_MMAP_BYTES:
-            connection.execute(f"PRAGMA mmap_size = {previous}")
-
-
-def _with_vectors(
-    connection: Connection, chunks: list[tuple[int, int, bytes, bytes]]
-) -> Iterator[tuple[int, int, bytes, bytes, bytes | None]]:
-    for chunk_id, size, validity, rowids in chunks:
-        try:
-            found = connection.execute(
-                "SELECT vectors FROM vectors_vec_vector_chunks00 WHERE rowid = ?", (chunk_id,)
-            ).fetchone()
-        except Exception as error:
-            raise _UnknownLayout from error
-        yield chunk_id, size, validity, rowids, None if found is None else found[0]
-
-
-def _blocks(
-    chunks: Iterator[tuple[int, int, bytes, bytes, bytes | None]],
-) -> Iterator[tuple[npt.NDArray[np.int64], Vectors, npt.NDArray[np.bool_]]]:
-    import numpy as np
-
-    width = 0
-    for _, size, validity, rowids, block in chunks:
-        size = int(size)
-        if block is None or len(validity) * 8 < size or len(rowids) < size * 8:
-            raise _UnknownLayout
-        if width == 0:
-            width = len(block) // (size * 4) if size else 0
-        if width == 0 or len(block) < size * width * 4:
-            raise _UnknownLayout
-        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-        matrix = np.frombuffer(block, dtype=np.float32, count=size * width)
-        ids = np.frombuffer(rowids, dtype=np.int64, count=size)
-        yield ids, matrix.reshape(size, width), valid[:size].astype(bool)
+    return connection.vectors.scan()
 
 
 def _read_chunks(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors] | None:
-    """Every valid vector of the chunk tables with its row id; None for another layout."""
+    """Every valid vector of the scan with its row id; None when there is no scan."""
     import numpy as np
 
     try:
         parts = [(ids[mask], matrix[mask]) for ids, matrix, mask in _chunks(connection)]
-    except _UnknownLayout:  # use the virtual table
+    except ScanUnavailable:  # read the rows
         return None
     if not parts:
         return None
     ids = np.concatenate([part[0] for part in parts])
     return ids, np.ascontiguousarray(np.concatenate([part[1] for part in parts]))
-
-
-def _read_rows(connection: Connection) -> tuple[npt.NDArray[np.int64], Vectors]:
-    import numpy as np
-
-    rows = connection.execute("SELECT rowid, embedding FROM vectors_vec").fetchall()
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-    return ids, np.ascontiguousarray(matrix.reshape(len(rows), -1))
 
 
 def scan_nearest(
@@ -270,9 +201,9 @@ def scan_nearest(
     count: int,
     keep: VectorFileWriter | None = None,
 ) -> list[tuple[int, float]] | None:
-    """The ``k`` nearest rows as (row id, cosine), best first, read chunk by chunk from
-    sqlite-vec's tables without building the matrix; None when the layout is not the one
-    expected or its rows do not add up to ``count`` (the caller then asks sqlite-vec).
+    """The ``k`` nearest rows as (row id, cosine), best first, read block by block from the
+    index's scan without building the matrix; None when the index cannot scan or its rows do
+    not add up to ``count`` (the caller then asks the index's k-nearest).
     ``keep`` is given every valid row as it is read."""
     import numpy as np
 
@@ -293,7 +224,7 @@ def scan_nearest(
                 kept, scores = kept[top], scores[top]
             found_ids.append(kept)
             found_scores.append(scores)
-    except _UnknownLayout:
+    except ScanUnavailable:
         return None
     if valid_rows != count:
         return None

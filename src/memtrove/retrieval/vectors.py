@@ -1,9 +1,10 @@
-"""The vector index: one embedding space, fragment vectors in sqlite-vec, nearest neighbours.
+"""The vector index: one embedding space, fragment vectors, nearest neighbours.
 
 Tables (migration m004): ``embedding_space`` records the model identity and dimension every
-stored vector belongs to; ``content_vectors`` has one row per embedded fragment, and its id is
-the rowid of the vector in the sqlite-vec table ``vectors_vec`` (cosine distance), created when
-the first vector fixes the dimension. Vectors are keyed by content hash, so identical bodies
+stored vector belongs to; ``content_vectors`` has one row per embedded fragment, and its id
+names the fragment's vector in the engine's vector index (``connection.vectors``,
+:class:`memtrove.db.vector_index.VectorIndex`; cosine), created when the first vector fixes
+the dimension. Vectors are keyed by content hash, so identical bodies
 share them and a renamed file keeps its vectors.
 
 A search ranks documents by the cosine similarity of their best fragment to the query.
@@ -44,7 +45,6 @@ __all__ = [
 
 _MIN_CANDIDATES = 64
 _CANDIDATE_FACTOR = 6
-_MAX_K = 4096  # sqlite-vec's limit on k
 
 
 class EmbeddingSpace(NamedTuple):
@@ -118,25 +118,14 @@ def set_space(connection: Connection, identity: str, dimensions: int) -> None:
     ensure_vector_table(connection, dimensions)
 
 
-def _has_vector_table(connection: Connection) -> bool:
-    row = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors_vec'"
-    ).fetchone()
-    return row is not None
-
-
 def ensure_vector_table(connection: Connection, dimensions: int) -> None:
-    if not _has_vector_table(connection):
-        connection.execute(
-            "CREATE VIRTUAL TABLE vectors_vec USING vec0("
-            f"embedding float[{int(dimensions)}] distance_metric=cosine)"
-        )
+    connection.vectors.create(dimensions)
 
 
 def clear_vectors(connection: Connection) -> None:
     """Drop every vector and the space; all documents become pending (in a transaction)."""
     connection.execute("DELETE FROM content_vectors")
-    connection.execute("DROP TABLE IF EXISTS vectors_vec")
+    connection.vectors.drop()
     connection.execute("DELETE FROM embedding_space")
     connection.execute(
         "UPDATE documents SET embed_state = 'pending', embed_attempts = 0, embed_error = NULL"
@@ -146,11 +135,7 @@ def clear_vectors(connection: Connection) -> None:
 def delete_vectors(connection: Connection, body_hash: str) -> None:
     """Drop the vectors of one body's fragments, in both spaces (inside the caller's write
     transaction)."""
-    if _has_vector_table(connection):
-        connection.execute(
-            "DELETE FROM vectors_vec WHERE rowid IN (SELECT id FROM content_vectors WHERE hash = ?)",
-            (body_hash,),
-        )
+    connection.vectors.delete_body(body_hash)
     connection.execute("DELETE FROM content_vectors WHERE hash = ?", (body_hash,))
     connection.execute("DELETE FROM second_vectors WHERE hash = ?", (body_hash,))
 
@@ -188,10 +173,8 @@ def insert_vectors(
         ],
     )
     array = np.ascontiguousarray(vectors, dtype=np.float32)
-    connection.executemany(
-        "INSERT INTO vectors_vec (rowid, embedding) "
-        "SELECT ?, ? WHERE EXISTS (SELECT 1 FROM content_vectors WHERE id = ?)",
-        [(i, array[n].tobytes(), i) for n, i in enumerate(ids)],
+    connection.vectors.insert(
+        [(i, array[n].tobytes()) for n, i in enumerate(ids)], recorded_only=True
     )
 
 
@@ -207,13 +190,14 @@ def search_vectors(
 
     With a ``matrix`` loaded (vectors held in memory) the nearest fragments come from a
     matrix product; otherwise (a process's first search, see ``SCANS_BEFORE_LOADING``) from
-    a scan of sqlite-vec's chunks, or its KNN when their layout is not the expected one.
+    the index's scan, or its k-nearest when it cannot scan.
     Either way the candidates are then joined to active documents through the filters,
     asking for more when too few survive them.
     """
     import numpy as np
 
-    if limit <= 0 or not _has_vector_table(connection):
+    index = connection.vectors
+    if limit <= 0 or not index.exists():
         return []
     magnitude = float(np.linalg.norm(np.asarray(query_vector, dtype=np.float32)))
     if not math.isfinite(magnitude) or magnitude == 0.0:
@@ -233,7 +217,7 @@ def search_vectors(
     k = max(_MIN_CANDIDATES, limit * _CANDIDATE_FACTOR * (4 if narrowed else 1))
     blob = np.ascontiguousarray(query_vector, dtype=np.float32).tobytes()
     while True:
-        ceiling = total if in_memory or scan else min(total, _MAX_K)
+        ceiling = total if in_memory or scan else min(total, index.max_k)
         k = min(ceiling, k)
         nearest: Sequence[tuple[int, float]] | None = None
         if in_memory and matrix is not None:
@@ -250,10 +234,7 @@ def search_vectors(
                     keep.abandon()
             scan = nearest is not None and not in_memory
         if nearest is None:
-            nearest = connection.execute(
-                "SELECT rowid, 1.0 - distance FROM vectors_vec WHERE embedding MATCH ? AND k = ?",
-                (blob, min(k, _MAX_K)),
-            ).fetchall()
+            nearest = index.nearest(blob, min(k, index.max_k))
         hits = _documents_of(connection, nearest, limit, where, params)
         if len(hits) >= limit or k >= ceiling:
             return hits
@@ -303,7 +284,7 @@ def document_similarities(
     """Each document's best-fragment cosine similarity to the query (0.0 without vectors)."""
     import numpy as np
 
-    if not doc_ids or not _has_vector_table(connection):
+    if not doc_ids or not connection.vectors.exists():
         return {}
     placeholders = ",".join("?" * len(doc_ids))
     pairs = connection.execute(
@@ -323,15 +304,11 @@ def document_similarities(
         return result
     query = np.ascontiguousarray(query_vector, dtype=np.float32)
     best: dict[int, float] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = connection.execute(
-            f"SELECT rowid, embedding FROM vectors_vec WHERE rowid IN ({','.join('?' * len(chunk))})",
-            chunk,
-        ).fetchall()
+    for start in range(0, len(ids), 500):  # one product per block, as the index reads them
+        rows = connection.vectors.embeddings(ids[start : start + 500])
         if not rows:
             continue
-        block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         similarities = block.reshape(len(rows), -1) @ query
         for (rowid, _), similarity in zip(rows, similarities, strict=True):
             doc = owner[int(rowid)]

@@ -30,7 +30,6 @@ from memtrove.config import (
 from memtrove.db.connection import (
     DEFAULT_BUSY_TIMEOUT_MS,
     Connection,
-    copy_database,
 )
 from memtrove.db.database import Database
 from memtrove.errors import CollectionNotFoundError
@@ -322,7 +321,7 @@ class Vault:
         with tempfile.TemporaryDirectory(prefix="memtrove-copy-") as folder:
             target = Path(folder) / "vault.sqlite"
             with self._lock:
-                copy_database(self._connection, target)
+                self._connection.catalog.copy_to(target)
             copy = Vault.open(
                 target, config_dir=self._collections.config_file.parent, models=self.models
             )
@@ -362,7 +361,7 @@ class Vault:
     def _set_busy_timeout(self, milliseconds: int) -> None:
         with self._lock:
             if milliseconds != self._busy_timeout_ms:
-                self._connection.execute(f"PRAGMA busy_timeout = {int(milliseconds)}")
+                self._connection.catalog.set_busy_timeout(milliseconds)
                 self._busy_timeout_ms = milliseconds
 
     def __enter__(self) -> Vault:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memtrove.results import SearchResult, SearchResults, SessionRecord
-from memtrove.retrieval.pipeline import NO_VECTORS, Ranking
+from memtrove.retrieval.ranking import NO_VECTORS, Ranking
 
 if TYPE_CHECKING:
     from collections.abc import Callable

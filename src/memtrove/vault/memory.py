@@ -5,7 +5,7 @@ vector leg, duplicate and hygiene identities), the redaction of stored text and 
 clock. Its statements are those of :mod:`memtrove.memory.entries`, :mod:`memtrove.memory.dedup`
 and :mod:`memtrove.memory.hygiene` (documents of the ``_memtrove`` collection plus
 ``memory_entries``, ``memory_entry_versions``, ``memory_stores``, ``dedup_pairs``), and
-:func:`memtrove.retrieval.fts.search_fts` for recall's keyword leg.
+:func:`memtrove.retrieval.fts.search_documents` for recall's keyword leg.
 
 ``store=None`` means the project store: named after the git repository holding the working
 directory (else the directory itself), unless ``project_store`` was set on this area.
@@ -219,7 +219,7 @@ class MemoryArea:
         from memtrove.memory.vectors import cosine_to_all, unit_matrix
         from memtrove.results import RecalledEntry
         from memtrove.retrieval.filters import Filters
-        from memtrove.retrieval.fts import search_fts
+        from memtrove.retrieval.fts import search_documents
 
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidQueryError(f"limit must be between 1 and 1000, got {limit!r}")
@@ -230,7 +230,7 @@ class MemoryArea:
             if not live or not query.strip():
                 return []
             scores: dict[int, float] = {}
-            for hit in search_fts(
+            for hit in search_documents(
                 self._connection,
                 query,
                 limit=max(50, limit * 5),

@@ -131,7 +131,8 @@ class PortableArea:
         :mod:`memtrove.mine.import_folders`); ``allow_any_folder`` lets a mapping name the
         home folder, a dot-folder or a folder holding the vault."""
         from memtrove.mine.import_folders import folder_hints
-        from memtrove.mine.portable_import import import_lines, open_export, read_lines
+        from memtrove.mine.portable_import import open_export, read_lines
+        from memtrove.mine.portable_load import import_lines
         from memtrove.mine.portable_report import ImportReport
 
         started = time.monotonic()

@@ -3,6 +3,11 @@
 Never edit a migration once it has shipped: add a new one. Each module defines ``NAME`` and
 ``STATEMENTS`` (SQL statements, or functions of the connection, run in one transaction with
 the record of the migration).
+
+A migration's statements are written for an engine's dialect: m001-m024 are SQLite's (FTS5,
+sqlite-vec and SQLite's types among them). :func:`migrations_for` gives an engine its list;
+another engine starts from a baseline equal to the schema they build, and every later
+migration is written in each engine's dialect.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from memtrove.db.schema import (
     m024_vector_version_random,
 )
 
-__all__ = ["MIGRATIONS", "Step"]
+__all__ = ["MIGRATIONS", "Step", "migrations_for"]
 
 # An SQL statement, or a function of the connection for work SQL cannot do (filling a new
 # index from stored text); either runs inside the migration's transaction.
@@ -69,3 +74,13 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m023_second_vectors.NAME, m023_second_vectors.STATEMENTS),
     (m024_vector_version_random.NAME, m024_vector_version_random.STATEMENTS),
 )
+
+_BY_DIALECT = {"sqlite": MIGRATIONS}
+
+
+def migrations_for(dialect: str) -> tuple[tuple[str, tuple[Step, ...]], ...]:
+    """The migrations of the engine whose dialect is ``dialect``, in order."""
+    try:
+        return _BY_DIALECT[dialect]
+    except KeyError:
+        raise ValueError(f"no migrations are written for the {dialect!r} dialect") from None

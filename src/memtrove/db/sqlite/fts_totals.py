@@ -12,8 +12,10 @@ microseconds whether a recount is due (:func:`fts_totals_drifted`, :func:`settle
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from memtrove.db.connection import Connection, write_transaction
+if TYPE_CHECKING:
+    from memtrove.db.engine import Connection
 
 __all__ = [
     "fts_totals_drifted",
@@ -57,7 +59,7 @@ def _varint(value: int) -> bytes:
 def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> None:
     """Rewrite each FTS5 table's BM25 totals (id 1 of ``<table>_data``: row count, tokens
     per column) from its ``<table>_docsize`` rows, in one transaction of its own."""
-    with write_transaction(connection):
+    with connection.transaction():
         for table in tables:
             rows = 0
             totals = [0] * columns
@@ -94,5 +96,11 @@ def read_totals_record(connection: Connection, table: str = "documents_fts") -> 
 def write_totals_record(
     connection: Connection, record: bytes, table: str = "documents_fts"
 ) -> None:
-    """Put back a totals record read by :func:`read_totals_record` (the caller's transaction)."""
+    """Put back a totals record read by :func:`read_totals_record` (the caller's transaction).
+
+    FTS5 holds the totals of the rows written in a transaction in memory and writes them at
+    its next sync (a savepoint, or the commit): a savepoint first makes it write them now, so
+    that the record written here is the one that stays."""
+    connection.execute("SAVEPOINT fts_totals")
+    connection.execute("RELEASE fts_totals")
     connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))

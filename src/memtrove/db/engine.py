@@ -1,0 +1,81 @@
+"""The storage seam: what every module that runs a statement is given.
+
+A vault's database is one object, the engine's connection (:data:`Connection`). Modules
+write portable SQL with ``?`` placeholders and call ``execute``/``executemany`` on it; the
+engine behind it owns its dialect, placeholders, driver errors and transactions
+(:meth:`Connection.transaction`, :meth:`Connection.savepoint`,
+:meth:`Connection.write_unless_locked`), and it gives the three parts where engines really
+differ as interfaces: ``text`` (:class:`memtrove.db.text_index.TextIndex`, BM25 full text),
+``vectors`` (:class:`memtrove.db.vector_index.VectorIndex`, embeddings and k-nearest) and
+``catalog`` (:class:`memtrove.db.catalog.Catalog`, tables, columns and maintenance).
+
+The SQLite engine lives in :mod:`memtrove.db.sqlite`; no other module writes SQL only
+SQLite accepts (``tests/test_architecture.py`` checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from memtrove.db.catalog import Catalog
+    from memtrove.db.text_index import TextIndex
+    from memtrove.db.vector_index import VectorIndex
+
+__all__ = ["Connection", "Cursor"]
+
+
+class Cursor(Protocol):
+    """The rows of one statement (DB-API)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def description(self) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int = ..., /) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """One open vault database (autocommit outside :meth:`transaction`)."""
+
+    dialect: str
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Cursor: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def transaction(
+        self, *, retry_seconds: float | None = None
+    ) -> AbstractContextManager[Connection]: ...
+
+    def savepoint(self) -> AbstractContextManager[Connection]: ...
+
+    def read_snapshot(self) -> AbstractContextManager[Connection]: ...
+
+    def write_unless_locked(self, action: Callable[[], object]) -> bool: ...
+
+    def bulk_writes(self) -> AbstractContextManager[None]: ...
+
+    @property
+    def text(self) -> TextIndex: ...
+
+    @property
+    def vectors(self) -> VectorIndex: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
