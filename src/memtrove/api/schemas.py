@@ -49,6 +49,13 @@ class StrictModel(BaseModel):
         return scrub_json(value)
 
 
+def not_blank(value: str) -> str:
+    """The ``query`` check of the search bodies: a blank query is refused."""
+    if not value.strip():
+        raise ValueError("the query must not be blank")
+    return value
+
+
 class SearchRequest(StrictModel):
     """``POST /search`` and ``POST /retrieve``."""
 
@@ -79,12 +86,7 @@ class SearchRequest(StrictModel):
         default=10, ge=1, le=MAX_LIMIT, description=f"Results (at most {MAX_LIMIT})."
     )
 
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query must not be blank")
-        return value
+    _not_blank = field_validator("query")(not_blank)
 
 
 class PinRequest(StrictModel):

@@ -296,36 +296,22 @@ def write_capture(
     decisions = [o for o in kept if o.type == "decision"]
     avoid = [o for o in kept if is_avoidance(o)]
     sid = short_session(session_id)
-    decisions_id = (
-        _write_session_document(
-            connection,
-            _recent_session_path(connection, DECISIONS_FOLDER, day, session_id, since),
-            "decision",
-            f"Decisions of session {sid} ({day})",
-            decisions,
-            session_id,
-            authored,
-            stamp,
-            redact,
+
+    def session_document(
+        folder: str, content_type: str, heading: str, items: list[Observation]
+    ) -> int | None:
+        """The session's ``content_type`` document (merged into a recent one); None when
+        there are no ``items``."""
+        if not items:
+            return None
+        path = _recent_session_path(connection, folder, day, session_id, since)
+        title = f"{heading} of session {sid} ({day})"
+        return _write_session_document(
+            connection, path, content_type, title, items, session_id, authored, stamp, redact
         )
-        if decisions
-        else None
-    )
-    antipatterns_id = (
-        _write_session_document(
-            connection,
-            _recent_session_path(connection, ANTIPATTERNS_FOLDER, day, session_id, since),
-            "antipattern",
-            f"Antipatterns of session {sid} ({day})",
-            avoid,
-            session_id,
-            authored,
-            stamp,
-            redact,
-        )
-        if avoid
-        else None
-    )
+
+    decisions_id = session_document(DECISIONS_FOLDER, "decision", "Decisions", decisions)
+    antipatterns_id = session_document(ANTIPATTERNS_FOLDER, "antipattern", "Antipatterns", avoid)
     return Written(written, decisions_id, antipatterns_id, skipped)
 
 

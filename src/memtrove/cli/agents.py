@@ -8,11 +8,13 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
 from memtrove.cli import claude_settings
+from memtrove.cli.claude_settings import SettingsChange
 from memtrove.cli.common import console, fail, state, user_errors
 from memtrove.config import Settings
 from memtrove.mcp import DEFAULT_HTTP_PORT
@@ -113,15 +115,9 @@ def setup_hooks(
 ) -> None:
     """Install memtrove's Claude Code hooks (keeps every other setting; backs the file up).
     With --vault, MEMTROVE_VAULT or MEMTROVE_CONFIG_DIR, the hooks open that vault and config."""
-    with user_errors():
-        if remove:
-            change = claude_settings.remove_hooks(Path.home())
-        else:
-            executable = claude_settings.memtrove_executable()
-            change = claude_settings.install_hooks(Path.home(), executable, _placement(ctx))
-    console.print(change.summary, markup=False)
+    install, uninstall = claude_settings.install_hooks, claude_settings.remove_hooks
+    _change_settings(ctx, remove, install, uninstall, "the hooks will")
     if not remove:
-        _print_placement(ctx, "the hooks will")
         console.print(SERVE_HINT, markup=False)
 
 
@@ -136,17 +132,30 @@ def setup_mcp(
     """Register `memtrove mcp` as Claude Code's MCP server memtrove (in ~/.claude.json),
     and run its handshake once so that the first session already starts fast. With --vault,
     MEMTROVE_VAULT or MEMTROVE_CONFIG_DIR, the server opens that vault and config."""
-    with user_errors():
-        if remove:
-            change = claude_settings.remove_mcp(Path.home())
-        else:
-            executable = claude_settings.memtrove_executable()
-            change = claude_settings.install_mcp(Path.home(), executable, _placement(ctx))
-    console.print(change.summary, markup=False)
-    if not remove:
-        _print_placement(ctx, "the MCP server will")
+    install, uninstall = claude_settings.install_mcp, claude_settings.remove_mcp
+    _change_settings(ctx, remove, install, uninstall, "the MCP server will")
     if prime and not remove:
         _prime_mcp(ctx)
+
+
+def _change_settings(
+    ctx: typer.Context,
+    remove: bool,
+    install: Callable[[Path, str, dict[str, str]], SettingsChange],
+    uninstall: Callable[[Path], SettingsChange],
+    subject: str,
+) -> None:
+    """``install`` memtrove's entry in Claude Code's settings (``uninstall`` with --remove),
+    then say what changed and, once installed, which vault and config ``subject`` open."""
+    with user_errors():
+        if remove:
+            change = uninstall(Path.home())
+        else:
+            executable = claude_settings.memtrove_executable()
+            change = install(Path.home(), executable, _placement(ctx))
+    console.print(change.summary, markup=False)
+    if not remove:
+        _print_placement(ctx, subject)
 
 
 def _placement(ctx: typer.Context) -> dict[str, str]:

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import typer
 from rich.console import Console
@@ -27,6 +27,7 @@ __all__ = [
     "fail",
     "open_vault",
     "print_json",
+    "print_report",
     "print_results",
     "search_with",
     "split_collections",
@@ -105,3 +106,19 @@ def print_results(results: Sequence[SearchResult]) -> None:
     """Ranked results as the search commands print them (``no results`` when empty); the
     same lines as the lean read commands print (:mod:`memtrove.cli.lean.views`)."""
     print_rows([{**r.to_dict(), "score": r.score, "content": r.content} for r in results])
+
+
+class Report(Protocol):
+    """What :func:`print_report` prints: a report with a JSON shape and a text."""
+
+    def to_dict(self) -> Any: ...
+
+    def text(self) -> str: ...
+
+
+def print_report(report: Report, as_json: bool) -> None:
+    """``report.to_dict()`` as JSON with ``--json``, else ``report.text()`` as it reads."""
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        console.print(report.text(), markup=False)

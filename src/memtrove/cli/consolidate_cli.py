@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from memtrove.cli.common import console, fail, open_vault, print_json, state, user_errors
+from memtrove.cli.common import fail, open_vault, print_report, state, user_errors
 
 __all__ = ["register"]
 
@@ -72,10 +72,7 @@ def consolidate(
         return
     with open_vault(ctx) as vault, user_errors():
         report = vault.consolidation.consolidate(dry_run=dry_run, use_llm=not no_llm, lanes=lanes)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 def _duplicates(ctx: typer.Context, limit: int, apply: bool, as_json: bool) -> None:
@@ -83,10 +80,7 @@ def _duplicates(ctx: typer.Context, limit: int, apply: bool, as_json: bool) -> N
         raise fail("N must be from 1 to 10000", code=2)
     with open_vault(ctx) as vault, user_errors():
         report = vault.consolidation.consolidate_duplicates(limit, apply=apply)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 def _host(ctx: typer.Context, lanes: Any) -> None:
@@ -127,10 +121,7 @@ def reflect(
         raise fail("days must be from 1 to 3650", code=2)
     with open_vault(ctx, create=False) as vault, user_errors():
         reflection = vault.consolidation.reflect(days)
-    if as_json:
-        print_json(reflection.to_dict())
-        return
-    console.print(reflection.text(), markup=False)
+    print_report(reflection, as_json)
 
 
 def host_lanes(settings: Any, *, short_lived: bool) -> Any:

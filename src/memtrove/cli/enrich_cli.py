@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from memtrove.cli.common import console, open_vault, print_json, user_errors
+from memtrove.cli.common import open_vault, print_report, user_errors
 
 __all__ = ["register"]
 
@@ -31,10 +31,7 @@ def reindex(
     everything). Without an LLM: salient-term keywords and cosine-only links."""
     with open_vault(ctx) as vault, user_errors():
         report = vault.enrichment.reindex(enrich=enrich, force=force, use_llm=not no_llm)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 def evolution(
@@ -46,7 +43,4 @@ def evolution(
     """How enrichment changed a document's keywords and context, newest first."""
     with open_vault(ctx, create=False) as vault, user_errors():
         status = vault.enrichment.memory_evolution(document, limit)
-    if as_json:
-        print_json(status.to_dict())
-        return
-    console.print(status.text(), markup=False)
+    print_report(status, as_json)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,12 @@ SESSION_HELP = (
     "per 'session' field, or per file), so lookback is measured."
 )
 
+# The options every eval command takes.
+_SESSION = typer.Option(False, "--session", help=SESSION_HELP)
+_HOOK_VECTORS = typer.Option(HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP)
+_PROGRESS = typer.Option(False, "--progress", help="Report progress on stderr.")
+_JSON = typer.Option(False, "--json", help="Print one JSON object.")
+
 
 @app.command("locomo")
 def locomo(
@@ -78,18 +84,16 @@ def locomo(
     conversations: int | None = typer.Option(
         None, "--conversations", min=1, help="Only the first N conversations."
     ),
-    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
-    hook_vectors: HookVectors = typer.Option(
-        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
-    ),
-    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
+    session: bool = _SESSION,
+    hook_vectors: HookVectors = _HOOK_VECTORS,
+    progress: bool = _PROGRESS,
     mined: str | None = typer.Option(
         None,
         "--mined",
         help="claude-code or chatgpt: write the sessions in that format and mine them "
         "(one document per exchange) instead of one document per turn.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    as_json: bool = _JSON,
 ) -> None:
     """Dialogue-turn recall on LoCoMo: R@5, R@10, SessR@5, SessR@10, MRR, latency."""
     if mined is not None and mined not in ("claude-code", "chatgpt"):
@@ -104,10 +108,7 @@ def locomo(
             progress=_progress(progress),
             mined=mined,
         )
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        typer.echo(format_locomo(report, path))
+    _show(report, as_json, lambda: format_locomo(report, path))
 
 
 @app.command("beir")
@@ -118,12 +119,10 @@ def beir(
         None, "--limit-queries", min=1, help="Only the first N judged queries."
     ),
     split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to score."),
-    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
-    hook_vectors: HookVectors = typer.Option(
-        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
-    ),
-    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    session: bool = _SESSION,
+    hook_vectors: HookVectors = _HOOK_VECTORS,
+    progress: bool = _PROGRESS,
+    as_json: bool = _JSON,
 ) -> None:
     """nDCG@10, R@10, R@100 and MRR on a BEIR-format folder."""
     with user_errors():
@@ -136,10 +135,7 @@ def beir(
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
         )
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        typer.echo(format_ranking(report, f"BEIR {folder}"))
+    _show(report, as_json, lambda: format_ranking(report, f"BEIR {folder}"))
 
 
 @app.command("gold")
@@ -149,12 +145,10 @@ def gold(
     method: Method | None = typer.Option(
         None, "--method", "-m", help="Use this method for every example (default: its mode)."
     ),
-    session: bool = typer.Option(False, "--session", help=SESSION_HELP),
-    hook_vectors: HookVectors = typer.Option(
-        HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP
-    ),
-    progress: bool = typer.Option(False, "--progress", help="Report progress on stderr."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    session: bool = _SESSION,
+    hook_vectors: HookVectors = _HOOK_VECTORS,
+    progress: bool = _PROGRESS,
+    as_json: bool = _JSON,
 ) -> None:
     """Hand-judged queries against the vault (global --vault): nDCG@10, R@10, R@100, MRR.
 
@@ -172,10 +166,15 @@ def gold(
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
         )
+    _show(report, as_json, lambda: format_ranking(report, f"gold {file}"))
+
+
+def _show(report: LocomoReport | RankingReport, as_json: bool, text: Callable[[], str]) -> None:
+    """The report as one JSON object with ``--json``, else as its table (``text()``)."""
     if as_json:
         print_json(report.to_dict())
     else:
-        typer.echo(format_ranking(report, f"gold {file}"))
+        typer.echo(text())
 
 
 def _progress(enabled: bool) -> ProgressCallback | None:
@@ -257,33 +256,34 @@ def format_locomo(report: LocomoReport, path: Path) -> str:
     """A plain-text table of a LoCoMo report."""
     rows = [(group, report.n_by_group[group], report.metrics[group]) for group in report.metrics]
     rows += [(name, int(values["n"]), values) for name, values in report.by_category.items()]
-    lines = [
+    heading = (
         f"LoCoMo {path}  method={report.method}{'  one session' if report.session else ''}  "
-        f"{report.conversations} conversations, {report.n} questions",
-        "",
-        *_table("group", LOCOMO_METRICS, rows),
-        "",
-        _latency(report.latency_ms, report.n),
-        *_tokens(report.tokens),
-        *_pipeline(report.pipeline),
-        *_notes(report.notes),
-        f"elapsed {report.elapsed_seconds:.1f} s",
-    ]
-    return "\n".join(lines)
+        f"{report.conversations} conversations, {report.n} questions"
+    )
+    table = _table("group", LOCOMO_METRICS, rows)
+    return _layout(heading, table, report, _tokens(report.tokens), _pipeline(report.pipeline))
 
 
 def format_ranking(report: RankingReport, title: str) -> str:
     """A plain-text table of a BEIR or gold report."""
-    lines = [
+    details = report.details
+    return _layout(
         f"{title}  method={report.method}  {report.n} queries",
-        "",
-        *_table("", RANKING_METRICS, [("all", report.n, report.metrics)]),
-        "",
-        _latency(report.latency_ms, report.n),
-        *_tokens(report.details.get("tokens", {})),
-        *_injection(report.details.get("injection", {})),
-        *_pipeline(report.details.get("pipeline", {})),
-        *_notes(report.notes),
-        f"elapsed {report.elapsed_seconds:.1f} s",
-    ]
+        _table("", RANKING_METRICS, [("all", report.n, report.metrics)]),
+        report,
+        _tokens(details.get("tokens", {})),
+        _injection(details.get("injection", {})),
+        _pipeline(details.get("pipeline", {})),
+    )
+
+
+def _layout(
+    heading: str, table: list[str], report: LocomoReport | RankingReport, *details: list[str]
+) -> str:
+    """What every eval report prints: its heading and table, latency, ``details`` (lists of
+    lines), notes and the time taken."""
+    lines = [heading, "", *table, "", _latency(report.latency_ms, report.n)]
+    for detail in details:
+        lines += detail
+    lines += [*_notes(report.notes), f"elapsed {report.elapsed_seconds:.1f} s"]
     return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from memtrove.cli.common import console, open_vault, print_json, user_errors
+from memtrove.cli.common import console, open_vault, print_json, print_report, user_errors
 
 __all__ = ["register"]
 
@@ -26,10 +26,7 @@ def kg(
     """Subject-predicate-object facts about an entity, with their validity windows."""
     with open_vault(ctx, create=False) as vault, user_errors():
         result = vault.knowledge.kg_query(entity, as_of, direction)
-    if as_json:
-        print_json(result.to_dict())
-        return
-    console.print(result.text(), markup=False)
+    print_report(result, as_json)
 
 
 def entities(

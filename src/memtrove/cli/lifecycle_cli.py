@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
+from memtrove.cli.common import console, fail, open_vault, print_json, print_report, user_errors
 
 __all__ = ["app"]
 
@@ -23,10 +23,7 @@ def status(
     candidates from recall telemetry, and the policy."""
     with open_vault(ctx, create=False) as vault, user_errors():
         found = vault.lifecycle.status()
-    if as_json:
-        print_json(found.to_dict())
-        return
-    console.print(found.text(), markup=False)
+    print_report(found, as_json)
 
 
 @app.command("sweep")
@@ -44,10 +41,7 @@ def sweep(
         raise fail("--apply and --dry-run contradict each other", 2)
     with open_vault(ctx) as vault, user_errors():
         report = vault.lifecycle.sweep(apply=apply)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 @app.command("search")
@@ -86,10 +80,7 @@ def restore(
         raise fail("say what to restore: --query Q, --collection C or --all", 2)
     with open_vault(ctx) as vault, user_errors():
         report = vault.lifecycle.restore(query=query, collection=collection, all=every)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 @app.command("purge")
@@ -110,7 +101,4 @@ def purge(
         report = vault.lifecycle.purge(
             confirm=True, query=query, collection=collection, older_than_days=older_than
         )
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)

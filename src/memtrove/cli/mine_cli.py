@@ -9,7 +9,15 @@ from pathlib import Path
 
 import typer
 
-from memtrove.cli.common import console, fail, given_path, open_vault, print_json, user_errors
+from memtrove.cli.common import (
+    console,
+    fail,
+    given_path,
+    open_vault,
+    print_json,
+    print_report,
+    user_errors,
+)
 
 __all__ = ["register"]
 
@@ -65,10 +73,7 @@ def mine(
     with open_vault(ctx) as vault, user_errors():
         if backfill_dates:
             backfill = vault.mining.backfill_dates(folder, collection, format=format, apply=apply)
-            if as_json:
-                print_json(backfill.to_dict())
-            else:
-                console.print(backfill.text(), markup=False)
+            print_report(backfill, as_json)
             return
         report = vault.mining.mine(
             folder, collection, format=format, dry_run=dry_run, embed=embed, since=since

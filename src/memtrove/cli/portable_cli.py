@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from memtrove.cli.common import console, fail, given_path, open_vault, print_json, user_errors
+from memtrove.cli.common import Report, fail, given_path, open_vault, print_report, user_errors
 
 __all__ = ["register"]
 
@@ -29,10 +30,7 @@ def export(
     """Write the whole vault (documents, entries, graph, rules, sessions) as JSON lines."""
     with open_vault(ctx, create=False) as vault, user_errors():
         report = vault.portable.export_to(file, vectors=vectors)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    console.print(report.text(), markup=False)
+    print_report(report, as_json)
 
 
 def import_command(
@@ -87,34 +85,21 @@ def import_command(
         raise fail("FILE is empty (an unset variable?): name the export file to import", 2)
     renames = _renames(rename)
     folders = _maps(maps)
+    options: dict[str, Any] = {  # what both imports take
+        "dry_run": dry_run,
+        "embed": embed,
+        "folders": folders,
+        "allow_any_folder": allow_any_folder,
+    }
+    report: Report
     with open_vault(ctx) as vault, user_errors():
         if clawmem:
             assert path is not None
             config = config or _clawmem_config(path)
-            report = vault.portable.import_clawmem(
-                path,
-                config=config,
-                dry_run=dry_run,
-                embed=embed,
-                renames=renames,
-                folders=folders,
-                allow_any_folder=allow_any_folder,
-            )
-            data, text = report.to_dict(), report.text()
+            report = vault.portable.import_clawmem(path, config=config, renames=renames, **options)
         else:
-            imported = vault.portable.import_from(
-                Path(source),
-                dry_run=dry_run,
-                embed=embed,
-                merge=merge,
-                folders=folders,
-                allow_any_folder=allow_any_folder,
-            )
-            data, text = imported.to_dict(), imported.text()
-    if as_json:
-        print_json(data)
-        return
-    console.print(text, markup=False)
+            report = vault.portable.import_from(Path(source), merge=merge, **options)
+    print_report(report, as_json)
 
 
 def _pairs(values: list[str], option: str, shape: str, *, empty_key: bool) -> dict[str, str]:

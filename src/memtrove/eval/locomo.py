@@ -32,6 +32,7 @@ from memtrove.eval.runner import (
     ProgressCallback,
     TimedRetriever,
     check_method,
+    json_head,
     latency_summary,
     pipeline_summary,
     prepare,
@@ -114,12 +115,7 @@ class LocomoReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape: ``metrics``, ``latency_ms`` and ``n`` first, then context."""
-        return {
-            "metrics": self.metrics,
-            "latency_ms": self.latency_ms,
-            "n": self.n,
-            "task": "locomo",
-            "method": self.method,
+        return json_head(self, "locomo") | {
             "n_by_group": self.n_by_group,
             "by_category": self.by_category,
             "conversations": self.conversations,

@@ -40,6 +40,7 @@ __all__ = [
     "RankingReport",
     "TimedRetriever",
     "check_method",
+    "json_head",
     "latency_summary",
     "pipeline_summary",
     "prepare",
@@ -235,6 +236,18 @@ class MetricTable:
         return {name: round(mean(row[name] for row in self.rows), 6) for name in self.names}
 
 
+def json_head(report: Any, task: str) -> dict[str, Any]:
+    """How every report's ``--json`` shape starts: ``metrics``, ``latency_ms`` and ``n``
+    first, then the task and the method (the report's context follows)."""
+    return {
+        "metrics": report.metrics,
+        "latency_ms": report.latency_ms,
+        "n": report.n,
+        "task": task,
+        "method": report.method,
+    }
+
+
 @dataclass
 class RankingReport:
     """A document-ranking evaluation (BEIR, gold): one set of metrics over ``n`` queries."""
@@ -251,12 +264,7 @@ class RankingReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape: ``metrics``, ``latency_ms`` and ``n`` first, then context."""
-        return {
-            "metrics": self.metrics,
-            "latency_ms": self.latency_ms,
-            "n": self.n,
-            "task": self.task,
-            "method": self.method,
+        return json_head(self, self.task) | {
             "skipped": self.skipped,
             "notes": self.notes,
             **self.details,

@@ -63,52 +63,17 @@ class Profile(NamedTuple):
     lead_ratio: float = 0.0
 
 
-PROFILES: dict[str, Profile] = {
-    "speed": Profile(
-        name="speed",
-        token_budget=400,
-        max_results=5,
-        use_vector=False,
-        vector_timeout_ms=0,
-        min_score=0.55,
-        min_score_ratio=0.40,
-        absolute_floor=0.18,
-        activation_floor=0.24,
-        deep_escalation=False,
-        escalation_budget_ms=0,
-        facts_tokens=0,
-        lead_ratio=LEAD_RATIO,
-    ),
-    "balanced": Profile(
-        name="balanced",
-        token_budget=800,
-        max_results=10,
-        use_vector=True,
-        vector_timeout_ms=900,
-        min_score=0.45,
-        min_score_ratio=0.30,
-        absolute_floor=0.15,
-        activation_floor=0.20,
-        deep_escalation=False,
-        escalation_budget_ms=0,
-        facts_tokens=200,
-        lead_ratio=LEAD_RATIO,
-    ),
-    "deep": Profile(
-        name="deep",
-        token_budget=1200,
-        max_results=15,
-        use_vector=True,
-        vector_timeout_ms=2000,
-        min_score=0.25,
-        min_score_ratio=0.25,
-        absolute_floor=0.12,
-        activation_floor=0.16,
-        deep_escalation=True,
-        escalation_budget_ms=4000,
-        facts_tokens=250,
-    ),
-}
+# fmt: off
+_TABLE = (
+    # name, token_budget, max_results, use_vector, vector_timeout_ms, min_score,
+    # min_score_ratio, absolute_floor, activation_floor, deep_escalation,
+    # escalation_budget_ms, facts_tokens, lead_ratio: the fields of Profile, in order
+    ("speed",     400,  5, False,    0, 0.55, 0.40, 0.18, 0.24, False,    0,   0, LEAD_RATIO),
+    ("balanced",  800, 10, True,   900, 0.45, 0.30, 0.15, 0.20, False,    0, 200, LEAD_RATIO),
+    ("deep",     1200, 15, True,  2000, 0.25, 0.25, 0.12, 0.16, True,  4000, 250, 0.0),
+)
+# fmt: on
+PROFILES: dict[str, Profile] = {row[0]: Profile(*row) for row in _TABLE}
 
 
 def resolve_profile(name: str | None) -> tuple[Profile, str | None]:

@@ -6,6 +6,8 @@ collection and path, so the order is total and the same on every call.
 
 from __future__ import annotations
 
+from typing import Any
+
 from memtrove.db.connection import Connection
 from memtrove.errors import AmbiguousReferenceError, DocumentNotFoundError, InvalidQueryError
 from memtrove.index.documents import SUMMARY_COLUMNS, get_document, summary_of
@@ -38,22 +40,20 @@ def document_timeline(
     if same_collection:
         where += " AND collection = ?"
         params.append(anchor.collection)
-    earlier = connection.execute(
-        f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
-        f"AND ({_EFFECTIVE}, collection, path) < (?, ?, ?) "
-        f"ORDER BY {_EFFECTIVE} DESC, collection DESC, path DESC LIMIT ?",
-        [*params, *key, before],
-    ).fetchall()
-    later = connection.execute(
-        f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
-        f"AND ({_EFFECTIVE}, collection, path) > (?, ?, ?) "
-        f"ORDER BY {_EFFECTIVE}, collection, path LIMIT ?",
-        [*params, *key, after],
-    ).fetchall()
+
+    def side(comparison: str, order: str, limit: int) -> list[Any]:
+        """At most ``limit`` documents on one side of the anchor, nearest first."""
+        return connection.execute(
+            f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
+            f"AND ({_EFFECTIVE}, collection, path) {comparison} (?, ?, ?) "
+            f"ORDER BY {_EFFECTIVE}{order}, collection{order}, path{order} LIMIT ?",
+            [*params, *key, limit],
+        ).fetchall()
+
     return Timeline(
         anchor=summary_of(row),
-        before=[summary_of(r) for r in earlier],
-        after=[summary_of(r) for r in later],
+        before=[summary_of(r) for r in side("<", " DESC", before)],
+        after=[summary_of(r) for r in side(">", "", after)],
     )
 
 

@@ -313,17 +313,25 @@ def _insert_document(
             item.quality,
             confidence_baseline(item.content_type),
             now,
-            iso_from_timestamp(item.file.mtime_ns / 1e9),
-            item.authored_at,
-            item.tags,
-            len(item.parsed.body),
-            item.file.size,
-            item.file.mtime_ns,
+            *_file_values(item),
         ),
     )
     doc_id = int(cursor.fetchone()[0])
     _index_text(connection, doc_id, collection, item)
     return doc_id
+
+
+def _file_values(item: Prepared) -> tuple[object, ...]:
+    """What both statements set from the item's file: ``modified_at, authored_at, tags,
+    body_length, file_size, file_mtime_ns``."""
+    return (
+        iso_from_timestamp(item.file.mtime_ns / 1e9),
+        item.authored_at,
+        item.tags,
+        len(item.parsed.body),
+        item.file.size,
+        item.file.mtime_ns,
+    )
 
 
 def _write_document(
@@ -360,12 +368,7 @@ def _write_document(
             item.content_type,
             item.quality,
             confidence,
-            iso_from_timestamp(item.file.mtime_ns / 1e9),
-            item.authored_at,
-            item.tags,
-            len(item.parsed.body),
-            item.file.size,
-            item.file.mtime_ns,
+            *_file_values(item),
             1 if revision else 0,
             doc_id,
         ),

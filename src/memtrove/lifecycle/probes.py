@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import numpy as np
@@ -236,70 +238,67 @@ def rerank_verdict(pairs: Sequence[RerankPair]) -> tuple[str, str]:
 # -- probe clients ------------------------------------------------------------------------------
 
 
-def _limits(timeout: float) -> dict[str, Any]:
+def _options(timeout: float, model: str, api_key: str | None) -> dict[str, Any]:
+    """A probe client's model and key, its bounded timeout, one retry, its own cooldown."""
     return {
+        "model": model,
+        "api_key": api_key,
         "timeout": httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
         "retry": _PROBE_RETRY,
         "cooldown": Cooldown(),
     }
 
 
-@contextlib.contextmanager
-def _embedder(models: Models, timeout: float) -> Iterator[Embedder]:
+_T = TypeVar("_T")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+
+
+def _own_or_fresh(
+    url: str | None, own: Callable[[], _T], fresh: Callable[[str], _C]
+) -> AbstractContextManager[_T | _C]:
+    """``fresh(url)``, closed afterwards, when the role has a service; else the vault's own
+    (``own()``, asked for only then)."""
+    if not url:
+        return contextlib.nullcontext(own())
+    return contextlib.closing(fresh(url))
+
+
+def _embedder(models: Models, timeout: float) -> AbstractContextManager[Embedder]:
     """A fresh client for an embedding service (closed afterwards), else the vault's own."""
-    s = models.settings
-    if not s.embed_url:
-        yield models.embedder
-        return
     from memtrove.models.openai_compat import HttpEmbedder
 
-    client = HttpEmbedder(
-        s.embed_url,
-        s.embed_model,
-        api_key=s.embed_api_key,
+    s = models.settings
+    fresh = partial(
+        HttpEmbedder,
         dimensions=s.embed_dimensions,
         max_chars=s.embed_max_chars,
         batch_retry=_PROBE_RETRY,
-        **_limits(timeout),
+        **_options(timeout, s.embed_model, s.embed_api_key),
     )
-    try:
-        yield client
-    finally:
-        client.close()
+    return _own_or_fresh(s.embed_url, lambda: models.embedder, fresh)
 
 
-@contextlib.contextmanager
-def _llm(models: Models, timeout: float) -> Iterator[LLM]:
-    s = models.settings
-    if not s.llm_url:
-        yield models.llm
-        return
+def _llm(models: Models, timeout: float) -> AbstractContextManager[LLM]:
     from memtrove.models.openai_compat import HttpLLM
 
-    client = HttpLLM(
-        s.llm_url, s.llm_model, api_key=s.llm_api_key, no_think=s.llm_no_think, **_limits(timeout)
-    )
-    try:
-        yield client
-    finally:
-        client.close()
-
-
-@contextlib.contextmanager
-def _reranker(models: Models, timeout: float) -> Iterator[Reranker]:
     s = models.settings
-    if not s.rerank_url:
-        yield models.reranker
-        return
+    options = _options(timeout, s.llm_model, s.llm_api_key)
+    fresh = partial(HttpLLM, no_think=s.llm_no_think, **options)
+    return _own_or_fresh(s.llm_url, lambda: models.llm, fresh)
+
+
+def _reranker(models: Models, timeout: float) -> AbstractContextManager[Reranker]:
     from memtrove.models.openai_compat import HttpReranker
 
-    client = HttpReranker(
-        s.rerank_url, s.rerank_model, api_key=s.rerank_api_key, **_limits(timeout)
-    )
-    try:
-        yield client
-    finally:
-        client.close()
+    s = models.settings
+    fresh = partial(HttpReranker, **_options(timeout, s.rerank_model, s.rerank_api_key))
+    return _own_or_fresh(s.rerank_url, lambda: models.reranker, fresh)
 
 
 def _describe(identity: str, url: str | None) -> str:

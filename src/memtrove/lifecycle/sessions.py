@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import combinations
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memtrove.db.connection import Connection, OperationalError, is_locked_error, write_transaction
 from memtrove.errors import DocumentNotFoundError, InvalidQueryError, VaultBusyError
@@ -116,15 +116,16 @@ def recent_queries(
 ) -> list[str]:
     """The session's latest context-surfacing prompts of the last ``within_seconds``, newest
     first (rows without a prompt are skipped)."""
-    if limit <= 0:
-        return []
-    cutoff = to_iso(now - timedelta(seconds=max(0, within_seconds)))
-    rows = connection.execute(
+    rows = _recent_rows(
+        connection,
         "SELECT query_text FROM context_usage WHERE session_id = ? AND hook_name = ? "
         "AND timestamp >= ? AND query_text IS NOT NULL AND query_text != '' "
         "ORDER BY id DESC LIMIT ?",
-        (session_id, CONTEXT_SURFACING, cutoff, limit),
-    ).fetchall()
+        session_id,
+        within_seconds,
+        limit,
+        now,
+    )
     return [str(row[0]) for row in rows]
 
 
@@ -133,16 +134,33 @@ def last_injected(
 ) -> list[int]:
     """The first ``limit`` documents the session's latest context-surfacing turn of the last
     ``within_seconds`` injected (a turn that reached retrieval), in the order shown."""
-    if limit <= 0:
-        return []
-    cutoff = to_iso(now - timedelta(seconds=max(0, within_seconds)))
-    rows = connection.execute(
+    rows = _recent_rows(
+        connection,
         "SELECT doc_id FROM recall_events WHERE usage_id = (SELECT id FROM context_usage "
         "WHERE session_id = ? AND hook_name = ? AND timestamp >= ? AND query_text IS NOT NULL "
         "ORDER BY id DESC LIMIT 1) ORDER BY id LIMIT ?",
-        (session_id, CONTEXT_SURFACING, cutoff, limit),
-    ).fetchall()
+        session_id,
+        within_seconds,
+        limit,
+        now,
+    )
     return [int(row[0]) for row in rows]
+
+
+def _recent_rows(
+    connection: Connection,
+    sql: str,
+    session_id: str,
+    within_seconds: int,
+    limit: int,
+    now: datetime,
+) -> list[Any]:
+    """``sql``'s rows for the session's context-surfacing turns of the last
+    ``within_seconds`` (parameters: session, hook, cutoff, limit); none for ``limit <= 0``."""
+    if limit <= 0:
+        return []
+    cutoff = to_iso(now - timedelta(seconds=max(0, within_seconds)))
+    return connection.execute(sql, (session_id, CONTEXT_SURFACING, cutoff, limit)).fetchall()
 
 
 def log_context_usage(

@@ -138,9 +138,7 @@ def write_entry(
             "ON CONFLICT (name) DO NOTHING",
             (store, now),
         )
-        old = connection.execute(
-            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
-        ).fetchone()
+        old = _row(connection, store, slug)
         if old is not None and not overwrite:
             raise EntryExistsError(
                 f"store {store!r} already has an entry {old[2]!r} (slug {slug!r}); pass "
@@ -165,9 +163,7 @@ def write_entry(
                 (doc_id, label, branch, confidence, embedding, model, now, store, slug),
             )
             _clear_verdicts(connection, store, slug)
-        row = connection.execute(
-            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
-        ).fetchone()
+        row = _row(connection, store, slug)
     return EntryWrite(_entry(row), doc_id, old is None)
 
 
@@ -196,25 +192,31 @@ def _clear_verdicts(connection: Connection, store: str, slug: str) -> None:
     )
 
 
-def get_entry(connection: Connection, store: str, label: str) -> MemoryEntry:
-    store, slug = store_name(store), slugify(label)
-    row = connection.execute(
+def _row(connection: Connection, store: str, slug: str) -> Any:
+    """The entry's row (``_COLUMNS``), None when the store has no such slug."""
+    return connection.execute(
         f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
     ).fetchone()
+
+
+def _found_row(connection: Connection, store: str, slug: str, label: str) -> Any:
+    """The entry's row; EntryNotFoundError when the store has no such slug."""
+    row = _row(connection, store, slug)
     if row is None:
         raise EntryNotFoundError(f"no entry {label!r} (slug {slug!r}) in store {store!r}")
-    return _entry(row)
+    return row
+
+
+def get_entry(connection: Connection, store: str, label: str) -> MemoryEntry:
+    store, slug = store_name(store), slugify(label)
+    return _entry(_found_row(connection, store, slug, label))
 
 
 def forget_entry(connection: Connection, store: str, label: str, now: str) -> MemoryEntry:
     """Remove the entry (its text is kept as a version; its document leaves search)."""
     store, slug = store_name(store), slugify(label)
     with write_transaction(connection):
-        row = connection.execute(
-            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
-        ).fetchone()
-        if row is None:
-            raise EntryNotFoundError(f"no entry {label!r} (slug {slug!r}) in store {store!r}")
+        row = _found_row(connection, store, slug, label)
         entry = _entry(row)
         _keep_version(connection, entry, "forget", now)
         deactivate_internal(connection, int(row[12]))
@@ -230,11 +232,7 @@ def set_archived(
     staleness leave them out, and their document leaves search."""
     store, slug = store_name(store), slugify(label)
     with write_transaction(connection):
-        row = connection.execute(
-            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
-        ).fetchone()
-        if row is None:
-            raise EntryNotFoundError(f"no entry {label!r} (slug {slug!r}) in store {store!r}")
+        row = _found_row(connection, store, slug, label)
         connection.execute(
             "UPDATE memory_entries SET archived = ?, updated_at = ? WHERE store = ? AND slug = ?",
             (1 if archived else 0, now, store, slug),
@@ -252,9 +250,7 @@ def set_archived(
                 ENTRY_CONTENT_TYPE,
                 now,
             )
-        row = connection.execute(
-            f"SELECT {_COLUMNS} {_FROM} WHERE e.store = ? AND e.slug = ?", (store, slug)
-        ).fetchone()
+        row = _row(connection, store, slug)
     return _entry(row)
 
 

@@ -15,74 +15,33 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memtrove.errors import MemtroveError
+from memtrove.vault.areas import chosen_llm
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from memtrove.capture.extractor import CaptureReport
     from memtrove.capture.handoff import HandoffReport
     from memtrove.capture.turns import Turn
     from memtrove.db.database import Database
     from memtrove.lifecycle.feedback import FeedbackReport
     from memtrove.lifecycle.sessions import Handoff
-    from memtrove.models.protocols import LLM
     from memtrove.models.registry import Models
     from memtrove.results import DocumentSummary
+    from memtrove.vault.areas import Clock, Redact
 
 __all__ = ["CaptureArea"]
+
+_Report = TypeVar("_Report")
 
 
 class CaptureArea:
     """Writing what a session leaves behind."""
 
-    def __init__(
-        self,
-        database: Database,
-        *,
-        models: Models,
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
-    ) -> None:
+    def __init__(self, database: Database, *, models: Models, redact: Redact, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.models, self.redact, self._clock = models, redact, clock
-
-    def _capture_llm(self, use_llm: bool) -> LLM | None:
-        return self.models.llm if use_llm and self.models.has_llm else None
-
-    def capture_observations(
-        self,
-        session_id: str,
-        turns: Sequence[Turn],
-        *,
-        use_llm: bool = True,
-        invalidate: bool = False,
-        time_budget: float = 20.0,
-        retry_seconds: float = 5.0,
-    ) -> CaptureReport:
-        """``decision-extractor``: the session's new turns as observation, decision and
-        antipattern documents, triples, causal links and contradiction penalties (see
-        :mod:`memtrove.capture.extractor`). The LLM is asked within ``time_budget``
-        seconds; ``invalidate`` also marks contradicted decisions invalidated."""
-        from memtrove.capture.extractor import capture_turns
-
-        llm = self._capture_llm(use_llm)
-        report = capture_turns(
-            self._connection,
-            session_id,
-            turns,
-            self._clock(),
-            llm=llm,
-            redact=self.redact,
-            invalidate=invalidate,
-            time_budget=time_budget,
-            retry_seconds=retry_seconds,
-            guard=lambda: self._lock,  # held for the connection, not across a model call
-        )
-        self.embed_written(report.documents)
-        return report
 
     def embed_written(self, doc_ids: Sequence[int]) -> int:
         """Embed documents just written (a capture's, a handoff) into the vault's existing
@@ -102,6 +61,34 @@ class CaptureArea:
         except MemtroveError:
             return 0
 
+    def capture_observations(
+        self,
+        session_id: str,
+        turns: Sequence[Turn],
+        *,
+        use_llm: bool = True,
+        invalidate: bool = False,
+        time_budget: float = 20.0,
+        retry_seconds: float = 5.0,
+    ) -> CaptureReport:
+        """``decision-extractor``: the session's new turns as observation, decision and
+        antipattern documents, triples, causal links and contradiction penalties (see
+        :mod:`memtrove.capture.extractor`). The LLM is asked within ``time_budget``
+        seconds; ``invalidate`` also marks contradicted decisions invalidated."""
+        from memtrove.capture.extractor import capture_turns
+
+        report = self._written(
+            capture_turns,
+            session_id,
+            turns,
+            use_llm,
+            time_budget,
+            retry_seconds,
+            invalidate=invalidate,
+        )
+        self.embed_written(report.documents)
+        return report
+
     def write_handoff(
         self,
         session_id: str,
@@ -116,18 +103,8 @@ class CaptureArea:
         (``project``: the project store's name of the session's folder)."""
         from memtrove.capture.handoff import write_handoff
 
-        llm = self._capture_llm(use_llm)
-        report = write_handoff(
-            self._connection,
-            session_id,
-            turns,
-            self._clock(),
-            llm=llm,
-            redact=self.redact,
-            time_budget=time_budget,
-            retry_seconds=retry_seconds,
-            guard=lambda: self._lock,
-            project=project,
+        report = self._written(
+            write_handoff, session_id, turns, use_llm, time_budget, retry_seconds, project=project
         )
         self.embed_written([report.doc_id])
         return report
@@ -173,3 +150,30 @@ class CaptureArea:
         since = self._clock() - timedelta(days=max(0, days))
         with self._lock:
             return recent_documents(self._connection, "decision", since, limit)
+
+    def _written(
+        self,
+        write: Callable[..., _Report],
+        session_id: str,
+        turns: Sequence[Turn],
+        use_llm: bool,
+        time_budget: float,
+        retry_seconds: float,
+        **options: Any,
+    ) -> _Report:
+        """``write`` (a capture of :mod:`memtrove.capture`) over the session's ``turns``, with
+        the vault's connection, clock and redaction, and the LLM when ``use_llm`` and one is
+        configured."""
+        llm = chosen_llm(self.models, use_llm)
+        return write(
+            self._connection,
+            session_id,
+            turns,
+            self._clock(),
+            llm=llm,
+            redact=self.redact,
+            time_budget=time_budget,
+            retry_seconds=retry_seconds,
+            guard=lambda: self._lock,  # held for the connection, not across a model call
+            **options,
+        )

@@ -16,11 +16,11 @@ lane at once; see :mod:`memtrove.lifecycle.maintenance` for the gates and the jo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memtrove.lifecycle.lane_reports import MAX_LISTED, ConsolidationReport, LaneTick
+from memtrove.vault.areas import chosen_llm
 
 if TYPE_CHECKING:  # loaded on first use: a search needs none of them
     from memtrove.db.database import Database
@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # loaded on first use: a search needs none of them
     from memtrove.lifecycle.leases import Lease
     from memtrove.lifecycle.maintenance import LaneSettings, MaintenanceRun
     from memtrove.lifecycle.reflection import Reflection
-    from memtrove.models.protocols import LLM
     from memtrove.models.registry import Models
+    from memtrove.vault.areas import Clock, Redact
     from memtrove.vault.enrichment import EnrichmentArea
 
 __all__ = ["ConsolidationArea", "ConsolidationReport", "LaneTick"]
@@ -69,15 +69,12 @@ class ConsolidationArea:
         database: Database,
         *,
         models: Models,
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
+        redact: Redact,
+        clock: Clock,
         enrichment: EnrichmentArea,
     ) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.models, self.redact, self._clock, self._enrichment = models, redact, clock, enrichment
-
-    def _consolidation_llm(self, use_llm: bool) -> LLM | None:
-        return self.models.llm if use_llm and self.models.has_llm else None
 
     def consolidate(
         self, *, dry_run: bool = False, use_llm: bool = True, lanes: LaneSettings | None = None
@@ -163,7 +160,7 @@ class ConsolidationArea:
         from memtrove.lifecycle.synthesis import generate_deductions
 
         heartbeat = lease.renew if lease is not None else (lambda: None)
-        llm = self._consolidation_llm(use_llm)
+        llm = chosen_llm(self.models, use_llm)
         connection, now = self._connection, datetime.now(UTC)
         enrichment = None
         if not dry_run:
@@ -251,7 +248,7 @@ class ConsolidationArea:
         from memtrove.lifecycle.maintenance import finish_run, start_run
         from memtrove.lifecycle.synthesis import generate_deductions
 
-        connection, llm = self._connection, self._consolidation_llm(use_llm)
+        connection, llm = self._connection, chosen_llm(self.models, use_llm)
         try:
             selector, candidates = "stale-first", None
             if lanes.surprisal:

@@ -10,17 +10,15 @@ re-indexing a restore needs) and :mod:`memtrove.retrieval.target`, which only re
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memtrove.retrieval.fts import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.results import Document, TargetMatch
     from memtrove.retrieval.pipeline import Retriever
+    from memtrove.vault.areas import Clock
     from memtrove.vault.sessions import SessionsArea
 
 # Curation and target finding are imported by the methods that use them: a search (the
@@ -37,7 +35,7 @@ class CurationArea:
         database: Database,
         *,
         retriever: Retriever,
-        clock: Callable[[], datetime],
+        clock: Clock,
         sessions: SessionsArea,
     ) -> None:
         self._connection, self._lock = database.connection, database.lock

@@ -23,12 +23,11 @@ from memtrove.retrieval.arguments import MAX_LIMIT, check_count, check_limit
 # Embedding, statistics and timelines load when their method runs, so that opening a vault
 # for a search (the CLI's commonest run) does not import them.
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.index.embedding import EmbedProgress, EmbedReport
     from memtrove.models.registry import Models
     from memtrove.results import Collection, IndexStats, MultiGet, Timeline, VaultStatus
+    from memtrove.vault.areas import Clock
 
 __all__ = ["EXPORT_BATCH", "DocumentsArea"]
 
@@ -43,15 +42,11 @@ class DocumentsArea:
         database: Database,
         *,
         models: Models,
-        clock: Callable[[], datetime],
+        clock: Clock,
         collections: Callable[[], list[Collection]],
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._path = database.path
-        self.models = models
-        self._clock = clock
-        self.collections = collections
+        self._connection, self._lock, self._path = database.connection, database.lock, database.path
+        self.models, self._clock, self.collections = models, clock, collections
 
     def get(self, ref: str, *, include_inactive: bool = False) -> Document:
         """A document by ``#docid``, bare docid, or ``collection/path`` (a forgotten or

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memtrove.vault.areas import chosen_llm
+
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.db.database import Database
     from memtrove.graph.amem import EnrichmentReport
     from memtrove.graph.amem_status import EvolutionStatus
     from memtrove.models.registry import Models
-    from memtrove.results import Document, UpdateReport
+    from memtrove.results import UpdateReport
+    from memtrove.vault.areas import Lookup, Redact
 
 __all__ = ["EnrichmentArea", "ReindexReport"]
 
@@ -50,8 +53,8 @@ class EnrichmentArea:
         database: Database,
         *,
         models: Models,
-        get: Callable[[str], Document],
-        redact: Callable[[str], str],
+        get: Lookup,
+        redact: Redact,
         update: Callable[[], UpdateReport],
     ) -> None:
         self._connection, self._lock = database.connection, database.lock
@@ -74,7 +77,7 @@ class EnrichmentArea:
 
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError("limit must be an integer")
-        llm = self.models.llm if use_llm and self.models.has_llm else None
+        llm = chosen_llm(self.models, use_llm)
         with self._lock:
             pending, unchanged = pending_documents(
                 self._connection, force=force, limit=None if limit is None else max(0, limit)

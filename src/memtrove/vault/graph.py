@@ -7,17 +7,16 @@ those of :mod:`memtrove.graph` (edges, facts, graph builds); documents are only 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.graph.build import GraphBuildReport
     from memtrove.graph.relations import Relation
     from memtrove.graph.triples import Fact
-    from memtrove.results import Document, DocumentSummary
+    from memtrove.results import DocumentSummary
+    from memtrove.vault.areas import Clock, Lookup, Redact
 
 __all__ = ["GraphArea"]
 
@@ -25,14 +24,7 @@ __all__ = ["GraphArea"]
 class GraphArea:
     """Relations between documents and subject-predicate-object facts."""
 
-    def __init__(
-        self,
-        database: Database,
-        *,
-        get: Callable[[str], Document],
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
-    ) -> None:
+    def __init__(self, database: Database, *, get: Lookup, redact: Redact, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.get, self.redact, self._clock = get, redact, clock
 

@@ -22,17 +22,14 @@ from memtrove.results import SearchResult, SearchResults, SessionRecord
 from memtrove.retrieval.ranking import NO_VECTORS, Ranking
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.graph.traversal import CausalLink
     from memtrove.models.registry import Models
-    from memtrove.results import Document
     from memtrove.retrieval.intent import IntentClassification
     from memtrove.retrieval.pipeline import Retriever
     from memtrove.retrieval.planner import Clause
     from memtrove.retrieval.router import Route
+    from memtrove.vault.areas import Clock, Lookup
     from memtrove.vault.retrieval import RetrievalArea
 
 __all__ = ["CausalLinks", "IntentArea", "IntentResults", "PlanResults", "TimelineResults"]
@@ -128,6 +125,18 @@ class CausalLinks(list["CausalLink"]):
         }
 
 
+def _found_by(results: SearchResults) -> dict[str, Any]:
+    """How ``results`` were found (stages, skipped stages, warnings, degradation), for the
+    richer results built from them."""
+    return {
+        "stages": results.stages,
+        "skipped": results.skipped,
+        "warnings": results.warnings,
+        "degraded_reason": results.degraded_reason,
+        "degraded_legs": results.degraded_legs,
+    }
+
+
 class IntentArea:
     """Intent-aware retrieval over the vault's graph."""
 
@@ -137,17 +146,13 @@ class IntentArea:
         *,
         retriever: Retriever,
         models: Models,
-        clock: Callable[[], datetime],
+        clock: Clock,
         retrieval: RetrievalArea,
-        get: Callable[[str], Document],
+        get: Lookup,
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
+        self._connection, self._lock = database.connection, database.lock
         self._retriever = retriever
-        self.models = models
-        self._clock = clock
-        self._retrieval = retrieval
-        self.get = get
+        self.models, self._clock, self._retrieval, self.get = models, clock, retrieval, get
 
     def intent_search(
         self,
@@ -192,15 +197,7 @@ class IntentArea:
         with self._lock:
             ranking, copies = self._retrieval.collapsed(fetch, limit, filters=filters)
             results = self._retrieval.present(query, ranking, min_score, copies=copies, limit=limit)
-        return IntentResults(
-            results,
-            classification=found[-1],
-            stages=results.stages,
-            skipped=results.skipped,
-            warnings=results.warnings,
-            degraded_reason=results.degraded_reason,
-            degraded_legs=results.degraded_legs,
-        )
+        return IntentResults(results, classification=found[-1], **_found_by(results))
 
     def find_causal_links(self, ref: str, direction: str = "both", depth: int = 5) -> CausalLinks:
         """The causal chain through ``ref``: what it led to (``causes``), what led to it
@@ -269,16 +266,7 @@ class IntentArea:
         by_docid = {
             result.docid: sorted(set(provenance.get(result.doc_id, []))) for result in results
         }
-        return PlanResults(
-            results,
-            clauses=clauses,
-            provenance=by_docid,
-            stages=results.stages,
-            skipped=results.skipped,
-            warnings=results.warnings,
-            degraded_reason=results.degraded_reason,
-            degraded_legs=results.degraded_legs,
-        )
+        return PlanResults(results, clauses=clauses, provenance=by_docid, **_found_by(results))
 
     def timeline_of(
         self,
@@ -308,14 +296,7 @@ class IntentArea:
                 )
             results = self._retrieval.present(query, found.ranking, 0.0, limit=limit)
         return TimelineResults(
-            results,
-            window=found.window_dict(),
-            sessions=found.sessions,
-            stages=results.stages,
-            skipped=results.skipped,
-            warnings=results.warnings,
-            degraded_reason=results.degraded_reason,
-            degraded_legs=results.degraded_legs,
+            results, window=found.window_dict(), sessions=found.sessions, **_found_by(results)
         )
 
     def retrieve(

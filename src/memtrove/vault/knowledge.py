@@ -13,16 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
-    from datetime import datetime
+from memtrove.vault.areas import chosen_llm
 
+if TYPE_CHECKING:  # the graph modules load on first use: a search needs neither
     from memtrove.db.database import Database
     from memtrove.graph.entities import EntityExtraction
     from memtrove.graph.entity_resolution import Entity
     from memtrove.graph.triples import KnowledgeResult
-    from memtrove.models.protocols import LLM
     from memtrove.models.registry import Models
-    from memtrove.results import Document
+    from memtrove.vault.areas import Clock, Lookup, Redact
 
 __all__ = ["BULK_BATCH", "KnowledgeArea"]
 
@@ -33,19 +32,10 @@ class KnowledgeArea:
     """Entities (extraction, resolution, mentions, ``entity`` edges) and ``kg_query``."""
 
     def __init__(
-        self,
-        database: Database,
-        *,
-        models: Models,
-        get: Callable[[str], Document],
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
+        self, database: Database, *, models: Models, get: Lookup, redact: Redact, clock: Clock
     ) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.models, self.get, self.redact, self._clock = models, get, redact, clock
-
-    def _entity_llm(self, use_llm: bool) -> LLM | None:
-        return self.models.llm if use_llm and self.models.has_llm else None
 
     def extract_entities(self, ref: str, *, use_llm: bool = True) -> EntityExtraction:
         """Extract and record the entities of one document (refs as for :meth:`get`),
@@ -54,7 +44,7 @@ class KnowledgeArea:
         from memtrove.graph.entities import extract_entities
 
         document = self.get(ref)
-        llm = self._entity_llm(use_llm)
+        llm = chosen_llm(self.models, use_llm)
         with self._lock:
             return extract_entities(
                 self._connection, document.doc_id, document.title, document.body, llm
@@ -85,7 +75,7 @@ class KnowledgeArea:
         from memtrove.graph.amem_entities import EntityPass
         from memtrove.graph.entity_resolution import document_text, documents_to_extract
 
-        llm = self._entity_llm(use_llm)
+        llm = chosen_llm(self.models, use_llm)
         with self._lock:
             pending = documents_to_extract(self._connection, everything=everything)
         report: dict[str, Any] = {

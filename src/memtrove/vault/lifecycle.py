@@ -10,7 +10,6 @@ or purged as a whole, never edited.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -18,8 +17,6 @@ from memtrove.errors import InvalidQueryError
 from memtrove.retrieval.arguments import check_limit
 
 if TYPE_CHECKING:  # the lifecycle modules load on first use: a search needs none of them
-    from datetime import datetime
-
     from memtrove.config import CollectionConfig
     from memtrove.db.database import Database
     from memtrove.lifecycle.policy import LifecyclePolicy
@@ -30,6 +27,7 @@ if TYPE_CHECKING:  # the lifecycle modules load on first use: a search needs non
         RestoreReport,
         SweepReport,
     )
+    from memtrove.vault.areas import Clock
 
 __all__ = ["LifecycleArea"]
 
@@ -39,13 +37,7 @@ CANDIDATES = 5  # pin and snooze candidates in a status
 class LifecycleArea:
     """Archive by policy, restore, purge; lifecycle counts and recall telemetry."""
 
-    def __init__(
-        self,
-        database: Database,
-        *,
-        collections: CollectionConfig,
-        clock: Callable[[], datetime],
-    ) -> None:
+    def __init__(self, database: Database, *, collections: CollectionConfig, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self._collections, self._clock = collections, clock
 

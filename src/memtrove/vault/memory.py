@@ -15,7 +15,7 @@ Recall without a store looks in the project store and ``global``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,19 +23,11 @@ from memtrove.errors import InvalidQueryError, MemtroveError
 from memtrove.text import scrub, to_iso
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.models.registry import Models
-    from memtrove.results import (
-        DuplicateReport,
-        EntryVersion,
-        HygieneReport,
-        MemoryEntry,
-        RecalledEntry,
-        RememberResult,
-        SimilarEntry,
-    )
+    from memtrove.results import MemoryEntry, RecalledEntry, RememberResult, SimilarEntry
+    from memtrove.results.memory import DuplicateReport, EntryVersion, HygieneReport
+    from memtrove.vault.areas import Clock, Redact
 
 # The memory store's other modules load with its first use: hooks and searches never pay.
 
@@ -49,14 +41,7 @@ RECALL_BM25_WEIGHT = 0.6
 class MemoryArea:
     """The agent's labelled memories (documents of ``_memtrove`` plus entry fields)."""
 
-    def __init__(
-        self,
-        database: Database,
-        *,
-        models: Models,
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
-    ) -> None:
+    def __init__(self, database: Database, *, models: Models, redact: Redact, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.models, self.redact, self._clock = models, redact, clock
         self.project_store: str | None = None  # callers may set it: the store for store=None
@@ -171,14 +156,9 @@ class MemoryArea:
             return entries.versions(self._connection, self.resolve_store(store), label)
 
     def recall(
-        self,
-        query: str,
-        store: str | None = None,
-        branch: str | None = None,
-        limit: int = 10,
+        self, query: str, store: str | None = None, branch: str | None = None, limit: int = 10
     ) -> builtins.list[RecalledEntry]:
         """Entries for ``query`` (keywords and vectors fused), counting each as recalled."""
-        query = scrub(query)
         import dataclasses
 
         from memtrove.memory import entries
@@ -200,14 +180,9 @@ class MemoryArea:
         ]
 
     def search_entries(
-        self,
-        query: str,
-        store: str | None = None,
-        branch: str | None = None,
-        limit: int = 10,
+        self, query: str, store: str | None = None, branch: str | None = None, limit: int = 10
     ) -> builtins.list[RecalledEntry]:
         """As :meth:`recall`, without counting a recall."""
-        query = scrub(query)
         return [item for _, item in self._search_entries(query, store, branch, limit)]
 
     def _search_entries(
@@ -221,6 +196,7 @@ class MemoryArea:
         from memtrove.retrieval.filters import Filters
         from memtrove.retrieval.fts import search_documents
 
+        query = scrub(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidQueryError(f"limit must be between 1 and 1000, got {limit!r}")
         stores = [self.resolve_store(store)] if store else [self.resolve_store(), GLOBAL_STORE]

@@ -58,10 +58,8 @@ class RetrievalArea:
         retriever: Retriever,
         sessions: SessionsArea,
     ) -> None:
-        self._connection = database.connection
-        self._lock = database.lock
-        self._retriever = retriever
-        self._sessions = sessions
+        self._connection, self._lock = database.connection, database.lock
+        self._retriever, self._sessions = retriever, sessions
 
     # -- searches ----------------------------------------------------------------------------
 

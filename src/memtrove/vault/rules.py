@@ -10,17 +10,16 @@ are those of :mod:`memtrove.memory.rules` (``predictions``, ``behaviors`` and th
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import EntryNotFoundError, InvalidQueryError
 from memtrove.text import to_iso
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.results import Rule, RuleMatch
+    from memtrove.vault.areas import Clock, Redact
     from memtrove.vault.memory import MemoryArea
 
 __all__ = ["RulesArea"]
@@ -30,12 +29,7 @@ class RulesArea:
     """Predictions (what the user wants) and behaviors (what the agent keeps to)."""
 
     def __init__(
-        self,
-        database: Database,
-        *,
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
-        memory: MemoryArea,
+        self, database: Database, *, redact: Redact, clock: Clock, memory: MemoryArea
     ) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.redact, self._clock, self._memory = redact, clock, memory

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from memtrove.errors import MemtroveError
 from memtrove.retrieval.arguments import MAX_LIMIT, check_count, check_limit
@@ -21,27 +21,25 @@ from memtrove.retrieval.arguments import MAX_LIMIT, check_count, check_limit
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from memtrove.db.connection import Connection
     from memtrove.db.database import Database
     from memtrove.lifecycle.recall import RecallHistory
     from memtrove.results import SessionRecord
     from memtrove.results.lifecycle import Considered, PromptRecord
+    from memtrove.vault.areas import Clock, Redact
 
 # Session tracking and recall are imported by the methods that use them: a search (the
 # commonest short command) uses none of them.
 
 __all__ = ["SessionsArea"]
 
+_Found = TypeVar("_Found")
+
 
 class SessionsArea:
     """Recording what hooks saw and injected, and reading it back per session or document."""
 
-    def __init__(
-        self,
-        database: Database,
-        *,
-        redact: Callable[[str], str],
-        clock: Callable[[], datetime],
-    ) -> None:
+    def __init__(self, database: Database, *, redact: Redact, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.redact, self._clock = redact, clock
 
@@ -72,14 +70,7 @@ class SessionsArea:
         """The session's latest context-surfacing prompts (query_text), newest first."""
         from memtrove.lifecycle import sessions
 
-        with self._lock:
-            return sessions.recent_queries(
-                self._connection,
-                session_id,
-                check_count("within_seconds", within_seconds),
-                min(check_count("limit", limit), MAX_LIMIT),
-                self._clock(),
-            )
+        return self._looking_back(sessions.recent_queries, session_id, within_seconds, limit)
 
     def last_injected(
         self, session_id: str, *, within_seconds: int = 600, limit: int = 2
@@ -87,8 +78,19 @@ class SessionsArea:
         """Ids of the first documents the session's latest context-surfacing turn injected."""
         from memtrove.lifecycle import sessions
 
+        return self._looking_back(sessions.last_injected, session_id, within_seconds, limit)
+
+    def _looking_back(
+        self,
+        read: Callable[[Connection, str, int, int, datetime], _Found],
+        session_id: str,
+        within_seconds: int,
+        limit: int,
+    ) -> _Found:
+        """``read`` (a look-back of :mod:`memtrove.lifecycle.sessions`) over the session's last
+        ``within_seconds``, at most ``limit`` rows (capped at ``MAX_LIMIT``)."""
         with self._lock:
-            return sessions.last_injected(
+            return read(
                 self._connection,
                 session_id,
                 check_count("within_seconds", within_seconds),

@@ -9,17 +9,17 @@ documents read, synthesized documents and their links written).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.errors import InvalidQueryError
+from memtrove.vault.areas import chosen_llm
 
 if TYPE_CHECKING:  # the synthesis module loads on first use: a search never needs it
-    from datetime import datetime
-
     from memtrove.db.database import Database
     from memtrove.mine.synthesize import SynthesisReport
     from memtrove.models.registry import Models
+    from memtrove.vault.areas import Clock
 
 __all__ = ["SynthesisArea"]
 
@@ -29,9 +29,7 @@ MAX_SYNTHESIS_DOCS = 10_000
 class SynthesisArea:
     """Facts and links from imported conversations, by the configured LLM."""
 
-    def __init__(
-        self, database: Database, *, models: Models, clock: Callable[[], datetime]
-    ) -> None:
+    def __init__(self, database: Database, *, models: Models, clock: Clock) -> None:
         self._connection, self._lock = database.connection, database.lock
         self.models, self._clock = models, clock
 
@@ -61,5 +59,5 @@ class SynthesisArea:
             with self._lock:
                 document_ids = conversation_ids(self._connection, collection)
         ids = [int(doc_id) for doc_id in document_ids if not isinstance(doc_id, bool)]
-        llm = self.models.llm if use_llm and self.models.has_llm else None
+        llm = chosen_llm(self.models, use_llm)
         return synthesize(self._connection, ids, llm, max_docs, lock=self._lock, clock=self._clock)

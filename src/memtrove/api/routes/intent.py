@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field, field_validator
 
 from memtrove.api.routes.common import ERRORS, DocidPath, VaultDependency, reference
-from memtrove.api.schemas import MAX_LIMIT, NameList, StrictModel, names
+from memtrove.api.schemas import MAX_LIMIT, NameList, StrictModel, names, not_blank
 
 __all__ = ["IntentRequest", "PlanRequest", "router"]
 
@@ -29,12 +29,7 @@ class IntentRequest(StrictModel):
     )
     collection: NameList = Field(default=None, description="Only these collections.")
 
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query must not be blank")
-        return value
+    _not_blank = field_validator("query")(not_blank)
 
 
 class PlanRequest(StrictModel):
@@ -44,12 +39,7 @@ class PlanRequest(StrictModel):
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT, description="Results.")
     collection: NameList = Field(default=None, description="Only these collections.")
 
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query must not be blank")
-        return value
+    _not_blank = field_validator("query")(not_blank)
 
 
 @router.post("/search/intent")

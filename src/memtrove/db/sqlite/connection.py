@@ -28,7 +28,6 @@ __all__ = [
     "Connection",
     "DatabaseError",
     "OperationalError",
-    "copy_database",
     "fewer_checkpoints",
     "is_locked_error",
     "open_connection",
@@ -163,11 +162,6 @@ def open_connection(path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) 
         raise VaultOpenError(f"cannot open vault {path}: {error}") from None
     _load_sqlite_vec(connection, path)
     return connection
-
-
-def copy_database(connection: Connection, target: Path) -> None:
-    """A consistent copy of the database in ``target`` (``VACUUM INTO``; it must not exist)."""
-    connection.execute("VACUUM INTO ?", (str(target),))
 
 
 def _vec0_path() -> str:
