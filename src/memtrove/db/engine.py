@@ -4,7 +4,8 @@ A vault's database is one object, the engine's connection (:data:`Connection`). 
 write portable SQL with ``?`` placeholders and call ``execute``/``executemany`` on it; the
 engine behind it owns its dialect, placeholders, driver errors and transactions
 (:meth:`Connection.transaction`, :meth:`Connection.savepoint`,
-:meth:`Connection.write_unless_locked`), and it gives the three parts where engines really
+:meth:`Connection.write_unless_locked`) and how a new row's id comes back
+(:meth:`Connection.insert`), and it gives the three parts where engines really
 differ as interfaces: ``text`` (:class:`memtrove.db.text_index.TextIndex`, BM25 full text),
 ``vectors`` (:class:`memtrove.db.vector_index.VectorIndex`, embeddings and k-nearest) and
 ``catalog`` (:class:`memtrove.db.catalog.Catalog`, tables, columns and maintenance).
@@ -53,6 +54,11 @@ class Connection(Protocol):
     def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Cursor: ...
+
+    def insert(self, sql: str, parameters: Any = ..., /, *, key: str = "id") -> int | None:
+        """Run ``sql``, an INSERT of one row: the new row's ``key`` (an integer id), or None
+        when it inserted nothing (``ON CONFLICT DO NOTHING``)."""
+        ...
 
     @property
     def in_transaction(self) -> bool: ...

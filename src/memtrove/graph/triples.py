@@ -214,11 +214,11 @@ def add_fact(
             ).rowcount
             if closed and start is None:
                 start = begins
-        cursor = connection.execute(
+        new_id = connection.insert(
             """
             INSERT INTO entity_triples (subject_entity_id, predicate, object_entity_id,
                 object_literal, valid_from, valid_to, confidence, source_doc_id, source_fact)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             (
                 subject_id,
@@ -232,7 +232,7 @@ def add_fact(
                 source_fact,
             ),
         )
-        return int(cursor.fetchone()[0])
+        return int(new_id or 0)
 
 
 def facts_about(

@@ -298,11 +298,11 @@ def _insert_document(
     full-text rows; its id."""
     from memtrove.index.classify import confidence_baseline
 
-    cursor = connection.execute(
+    new_id = connection.insert(
         "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
         "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
         "body_length, file_size, file_mtime_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
         (
             collection,
             item.file.path,
@@ -316,7 +316,7 @@ def _insert_document(
             *_file_values(item),
         ),
     )
-    doc_id = int(cursor.fetchone()[0])
+    doc_id = int(new_id or 0)
     _index_text(connection, doc_id, collection, item)
     return doc_id
 

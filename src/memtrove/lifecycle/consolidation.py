@@ -346,13 +346,13 @@ def llm_patterns(
 def _insert(
     connection: Connection, text: str, ids: Sequence[int], collection: str, now: str
 ) -> int:
-    cursor = connection.execute(
+    new_id = connection.insert(
         "INSERT INTO consolidated_observations (observation, proof_count, source_doc_ids, "
         "trend, status, collection, created_at, updated_at) VALUES (?, ?, ?, 'NEW', "
-        "'active', ?, ?, ?) RETURNING id",
+        "'active', ?, ?, ?)",
         (text, len(ids), json.dumps(list(ids)), collection, now, now),
     )
-    return int(cursor.fetchone()[0])
+    return int(new_id or 0)
 
 
 def _merge(connection: Connection, row_id: int, ids: Sequence[int], now: str) -> None:

@@ -215,12 +215,12 @@ def start_run(connection: Connection, lane: str, phase: str, selected: int = 0) 
     it."""
     with write_transaction(connection):
         prune(connection)
-        cursor = connection.execute(
+        run_id = connection.insert(
             "INSERT INTO maintenance_runs (lane, phase, status, selected_count, host, pid, "
-            "started_at) VALUES (?, ?, 'started', ?, ?, ?, ?) RETURNING id",
+            "started_at) VALUES (?, ?, 'started', ?, ?, ?, ?)",
             (lane, phase, selected, socket.gethostname(), os.getpid(), stamp()),
         )
-        return int(cursor.fetchone()[0])
+        return int(run_id or 0)
 
 
 def finish_run(
@@ -263,10 +263,9 @@ def record_skip(
     """Journal a gated attempt (``phase='gate'``, ``status='skipped'``) and prune old rows."""
     now = stamp()
     with write_transaction(connection):
-        cursor = connection.execute(
+        new_id = connection.insert(
             "INSERT INTO maintenance_runs (lane, phase, status, reason, metrics_json, host, pid, "
-            "started_at, finished_at) VALUES (?, 'gate', 'skipped', ?, ?, ?, ?, ?, ?) "
-            "RETURNING id",
+            "started_at, finished_at) VALUES (?, 'gate', 'skipped', ?, ?, ?, ?, ?, ?)",
             (
                 lane,
                 reason,
@@ -277,7 +276,7 @@ def record_skip(
                 now,
             ),
         )
-        run_id = int(cursor.fetchone()[0])
+        run_id = int(new_id or 0)
         prune(connection)
         return run_id
 

@@ -199,9 +199,9 @@ def log_context_usage(
     stamp = to_iso(now)
     with write_transaction(connection):
         paths = _display_paths(connection, list(scores))
-        cursor = connection.execute(
+        new_id = connection.insert(
             "INSERT INTO context_usage (session_id, timestamp, hook_name, injected_paths, "
-            "estimated_tokens, turn_index, query_text) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "estimated_tokens, turn_index, query_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 session_id,
                 stamp,
@@ -212,7 +212,7 @@ def log_context_usage(
                 query_text,
             ),
         )
-        usage_id = int(cursor.fetchone()[0])
+        usage_id = int(new_id or 0)
         if considered:  # the injection audit: what it weighed, and why
             connection.executemany(
                 "INSERT INTO injection_audit (usage_id, position, path, doc_id, score, status, "

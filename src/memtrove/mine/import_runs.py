@@ -82,12 +82,11 @@ def recorded_import(
     record = ImportRunRecord()
     lock = guard if guard is not None else nullcontext()
     with lock, write_transaction(connection):
-        row = connection.execute(
-            "INSERT INTO import_runs (kind, source, started_at, dry_run) VALUES (?, ?, ?, ?) "
-            "RETURNING id",
+        inserted = connection.insert(
+            "INSERT INTO import_runs (kind, source, started_at, dry_run) VALUES (?, ?, ?, ?)",
             (kind, source, to_iso(datetime.now(UTC)), int(dry_run)),
-        ).fetchone()
-    run_id = int(row[0])
+        )
+    run_id = int(inserted or 0)
     try:
         yield record
     except BaseException as error:

@@ -360,23 +360,20 @@ class Importer:
         statement = self.statements.get((table, columns))
         key = self._integer_key(table) if self.merging else None
         if statement is None:
-            statement = self._statement(table, columns, key)
+            statement = self._statement(table, columns)
             self.statements[(table, columns)] = statement
         try:
-            cursor = self.connection.execute(statement, tuple(values.values()))
             if key is None:
-                return cursor.rowcount != 0
-            row = cursor.fetchone()
+                return self.connection.execute(statement, tuple(values.values())).rowcount != 0
+            self.last_id = self.connection.insert(statement, tuple(values.values()), key=key)
         except Exception as error:  # constraint failures, wrong types: the line is at fault
             message = " ".join(str(error).split()) or type(error).__name__
             raise format_error(number, f"{table}: {message}") from None
-        self.last_id = None if row is None else int(row[0])
-        return row is not None
+        return self.last_id is not None
 
-    def _statement(self, table: str, columns: tuple[str, ...], key: str | None) -> str:
+    def _statement(self, table: str, columns: tuple[str, ...]) -> str:
         """The insert of ``columns`` into ``table``: a new vault's own rows (seeded by its
-        migrations) give way to the file's, a merge keeps what the vault holds and returns
-        the new row's id."""
+        migrations) give way to the file's, a merge keeps what the vault holds."""
         names = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
         statement = f'INSERT INTO "{table}" ({names}) VALUES ({marks})'
@@ -390,7 +387,7 @@ class Importer:
             statement += f" ON CONFLICT ({target}) " + (
                 f"DO UPDATE SET {update}" if others else "DO NOTHING"
             )
-        return statement + (f' RETURNING "{key}"' if key is not None else "")
+        return statement
 
     def _entity(self, number: int, values: dict[str, Any]) -> bool:
         """An entity's name into the full-text index (at the file's row number, unless a

@@ -30,11 +30,11 @@ def _has_table(connection: Connection) -> bool:
 
 def start_run(connection: Connection, collection: str, source: str, now: str) -> int:
     with write_transaction(connection):
-        row = connection.execute(
-            "INSERT INTO mine_runs (collection, source, started_at) VALUES (?, ?, ?) RETURNING id",
+        run_id = connection.insert(
+            "INSERT INTO mine_runs (collection, source, started_at) VALUES (?, ?, ?)",
             (collection, source, now),
-        ).fetchone()
-    return int(row[0])
+        )
+    return int(run_id or 0)
 
 
 def finish_run(

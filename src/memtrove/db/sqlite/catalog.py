@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtrove.db.catalog import Column, ForeignKey
-
 if TYPE_CHECKING:
+    from memtrove.db.catalog import Column, ForeignKey
     from memtrove.db.engine import Connection
 
 __all__ = ["SqliteCatalog"]
@@ -53,6 +52,8 @@ class SqliteCatalog:
         return [str(row[1]) for row in rows]
 
     def column_info(self, table: str) -> list[Column]:
+        from memtrove.db.catalog import Column
+
         rows = self._connection.execute(f"PRAGMA table_info({_quoted(table)})").fetchall()
         return [Column(str(row[1]), str(row[2]), bool(row[3]), int(row[5])) for row in rows]
 
@@ -63,6 +64,8 @@ class SqliteCatalog:
         return [c.name for c in sorted(self.column_info(table), key=lambda c: c.key) if c.key]
 
     def foreign_keys(self, table: str) -> list[ForeignKey]:
+        from memtrove.db.catalog import ForeignKey
+
         rows = self._connection.execute(f"PRAGMA foreign_key_list({_quoted(table)})").fetchall()
         return [ForeignKey(str(row[3]), str(row[2]), str(row[4])) for row in rows]
 

@@ -22,13 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memtrove.db.sqlite import fts_totals
-from memtrove.db.sqlite.passages import (
-    add_passages,
-    clear_passages,
-    remove_passages,
-    search_passages,
-)
 from memtrove.db.text_query import FIELD_WEIGHTS, ParsedQuery
 from memtrove.errors import InvalidQueryError
 from memtrove.text import segment_cjk
@@ -161,6 +154,8 @@ class SqliteTextIndex:
         if match is None:
             return []
         try:
+            from memtrove.db.sqlite.passages import search_passages
+
             return search_passages(self._connection, match, limit, conditions, params)
         except OperationalError as error:
             if _refused(error):
@@ -218,12 +213,16 @@ class SqliteTextIndex:
         )
 
     def add_passages(self, doc_id: int, texts: Sequence[str]) -> None:
+        from memtrove.db.sqlite.passages import add_passages  # (not on a search's path)
+
         add_passages(self._connection, doc_id, texts)
 
     def remove_documents(
         self, doc_ids: Iterable[int], *, index: DocumentIndex = "documents"
     ) -> None:
         if index == "passages":
+            from memtrove.db.sqlite.passages import remove_passages
+
             remove_passages(self._connection, doc_ids)
             return
         table = TABLES[index]
@@ -232,6 +231,8 @@ class SqliteTextIndex:
 
     def clear(self, index: DocumentIndex) -> None:
         if index == "passages":
+            from memtrove.db.sqlite.passages import clear_passages
+
             clear_passages(self._connection)
             return
         table = TABLES[index]
@@ -287,15 +288,23 @@ class SqliteTextIndex:
     # -- BM25 totals and housekeeping --------------------------------------------------------
 
     def recount_totals(self, indexes: Sequence[DocumentIndex]) -> None:
+        from memtrove.db.sqlite import fts_totals
+
         fts_totals.repair_fts_totals(self._connection, [TABLES[index] for index in indexes])
 
     def settle_totals(self, indexes: Sequence[DocumentIndex] = ("documents", "passages")) -> bool:
+        from memtrove.db.sqlite import fts_totals
+
         return fts_totals.settle_fts_totals(self._connection, [TABLES[index] for index in indexes])
 
     def totals_record(self, index: DocumentIndex = "documents") -> bytes | None:
+        from memtrove.db.sqlite import fts_totals
+
         return fts_totals.read_totals_record(self._connection, TABLES[index])
 
     def restore_totals_record(self, record: bytes, index: DocumentIndex = "documents") -> None:
+        from memtrove.db.sqlite import fts_totals
+
         fts_totals.write_totals_record(self._connection, record, TABLES[index])
 
     def compact(self, indexes: Sequence[DocumentIndex]) -> None:
