@@ -12,7 +12,7 @@ venv: $(STAMP)
 # Re-installs only when the project's metadata changes; otherwise a no-op.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,minilm]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,minilm,postgres]'
 	touch $(STAMP)
 
 demo: venv

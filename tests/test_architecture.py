@@ -147,7 +147,7 @@ def test_sql_outside_the_sqlite_engine_is_portable() -> None:
             found = SQLITE_ONLY.search(text)
             if found and (relative, text) not in NAMES_NOT_SQL:
                 problems.append(f"{relative}:{line}: {found.group(0)!r}")
-        for line, text in _code_strings(tree):
+        for line, text in _code_strings(tree) if not relative.startswith("db/postgres/") else ():
             if re.search(r"\bRETURNING\b", text):  # connection.insert gives a new row's id
                 problems.append(f"{relative}:{line}: RETURNING")
         for node in ast.walk(tree):

@@ -5,8 +5,8 @@ write to the connection's engine (today SQLite, :mod:`memtrove.db.sqlite.connect
 :func:`write_transaction` takes the write lock up front, :func:`write_step` is a savepoint
 inside a caller's transaction (or a transaction of its own), :func:`write_unless_locked`
 skips a write the vault is too busy for, :func:`fewer_checkpoints` batches a bulk write.
-``DatabaseError`` and ``OperationalError`` are the errors an engine raises for a failed
-statement; :func:`is_locked_error` tells a busy vault from the rest.
+``DatabaseError`` (and its ``IntegrityError`` and ``OperationalError``) are the errors an
+engine raises for a failed statement; :func:`is_locked_error` tells a busy vault from the rest.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from memtrove.db.sqlite.connection import (
     BULK_CHECKPOINT_PAGES,
     DEFAULT_BUSY_TIMEOUT_MS,
     DatabaseError,
+    IntegrityError,
     OperationalError,
     is_locked_error,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Connection",
     "Cursor",
     "DatabaseError",
+    "IntegrityError",
     "OperationalError",
     "fewer_checkpoints",
     "is_locked_error",

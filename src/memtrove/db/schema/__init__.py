@@ -75,12 +75,14 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m024_vector_version_random.NAME, m024_vector_version_random.STATEMENTS),
 )
 
-_BY_DIALECT = {"sqlite": MIGRATIONS}
-
 
 def migrations_for(dialect: str) -> tuple[tuple[str, tuple[Step, ...]], ...]:
-    """The migrations of the engine whose dialect is ``dialect``, in order."""
-    try:
-        return _BY_DIALECT[dialect]
-    except KeyError:
-        raise ValueError(f"no migrations are written for the {dialect!r} dialect") from None
+    """The migrations of the engine whose dialect is ``dialect``, in order: SQLite's 24, or
+    PostgreSQL's baseline (equal to the schema they build, :mod:`.postgres`)."""
+    if dialect == "sqlite":
+        return MIGRATIONS
+    if dialect == "postgresql":
+        from memtrove.db.schema.postgres import MIGRATIONS as POSTGRES
+
+        return POSTGRES
+    raise ValueError(f"no migrations are written for the {dialect!r} dialect")

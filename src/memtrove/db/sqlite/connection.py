@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "Connection",
     "DatabaseError",
+    "IntegrityError",
     "OperationalError",
     "fewer_checkpoints",
     "is_locked_error",
@@ -43,7 +44,7 @@ BULK_CHECKPOINT_PAGES = 8000  # WAL pages between checkpoints in fewer_checkpoin
 
 if TYPE_CHECKING:  # sqlean.py mirrors the standard library's sqlite3 module exactly
     from sqlite3 import Connection as _Driver
-    from sqlite3 import DatabaseError, OperationalError
+    from sqlite3 import DatabaseError, IntegrityError, OperationalError
 
     from memtrove.db.sqlite.catalog import SqliteCatalog
     from memtrove.db.sqlite.text_index import SqliteTextIndex
@@ -52,6 +53,7 @@ else:
     _Driver = sqlean.Connection
     OperationalError = sqlean.OperationalError
     DatabaseError = sqlean.DatabaseError
+    IntegrityError = sqlean.IntegrityError
 
 
 class Connection(_Driver):

@@ -1,0 +1,153 @@
+"""The catalogue of a PostgreSQL vault (:class:`memtrove.db.catalog.Catalog`), read from
+``information_schema`` and ``pg_catalog`` within the vault's schema.
+
+Declared types are reported as the SQLite schema names them (``INTEGER``, ``REAL``,
+``TEXT``, ``BLOB``), so that code checking values against a column's type (an import's
+checks) reads both engines alike. Housekeeping the server does itself (checkpoints, the page
+cache, memory maps) is a no-op here; a copy of the database is ``pg_dump``'s work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from memtrove.db.catalog import Column, ForeignKey
+from memtrove.errors import VaultOpenError
+
+__all__ = ["INDEX_TABLE_PREFIXES", "PostgresCatalog"]
+
+# Tables the engine keeps for its text and vector indexes (not the vault's own rows).
+INDEX_TABLE_PREFIXES = ("text_", "vector_index")
+_TYPES = {
+    "bigint": "INTEGER",
+    "integer": "INTEGER",
+    "smallint": "INTEGER",
+    "double precision": "REAL",
+    "real": "REAL",
+    "text": "TEXT",
+    "character varying": "TEXT",
+    "bytea": "BLOB",
+}
+
+
+class _Schema(Protocol):
+    """What the catalogue uses of :class:`memtrove.db.postgres.connection.PostgresConnection`."""
+
+    schema: str
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+
+class PostgresCatalog:
+    __slots__ = ("_connection",)
+
+    def __init__(self, connection: _Schema) -> None:
+        self._connection = connection
+
+    def schema_exists(self) -> bool:
+        row = self._connection.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name = ?",
+            (self._connection.schema,),
+        ).fetchone()
+        return row is not None
+
+    def has_table(self, name: str) -> bool:
+        row = self._connection.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+            (self._connection.schema, name),
+        ).fetchone()
+        return row is not None
+
+    def tables(self) -> list[str]:
+        rows = self._connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? "
+            "AND table_type = 'BASE TABLE' ORDER BY table_name",
+            (self._connection.schema,),
+        ).fetchall()
+        return [str(row[0]) for row in rows if not str(row[0]).startswith(INDEX_TABLE_PREFIXES)]
+
+    def column_info(self, table: str) -> list[Column]:
+        rows = self._connection.execute(
+            "SELECT c.column_name, c.data_type, c.is_nullable, "
+            "COALESCE(array_position(k.key, c.ordinal_position::smallint), 0) "
+            "FROM information_schema.columns c LEFT JOIN ("
+            "  SELECT con.conkey AS key FROM pg_constraint con "
+            "  JOIN pg_class t ON t.oid = con.conrelid "
+            "  JOIN pg_namespace n ON n.oid = t.relnamespace "
+            "  WHERE con.contype = 'p' AND n.nspname = ? AND t.relname = ?"
+            ") k ON TRUE "
+            "WHERE c.table_schema = ? AND c.table_name = ? ORDER BY c.ordinal_position",
+            (self._connection.schema, table, self._connection.schema, table),
+        ).fetchall()
+        return [
+            Column(str(name), _TYPES.get(str(kind), str(kind).upper()), nullable == "NO", int(key))
+            for name, kind, nullable, key in rows
+        ]
+
+    def columns(self, table: str) -> list[str]:
+        return [column.name for column in self.column_info(table)]
+
+    def primary_key(self, table: str) -> list[str]:
+        return [c.name for c in sorted(self.column_info(table), key=lambda c: c.key) if c.key]
+
+    def foreign_keys(self, table: str) -> list[ForeignKey]:
+        rows = self._connection.execute(
+            "SELECT a.attname, target.relname, b.attname "
+            "FROM pg_constraint con "
+            "JOIN pg_class source ON source.oid = con.conrelid "
+            "JOIN pg_namespace n ON n.oid = source.relnamespace "
+            "JOIN pg_class target ON target.oid = con.confrelid "
+            "CROSS JOIN LATERAL unnest(con.conkey, con.confkey) AS k(source_key, target_key) "
+            "JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.source_key "
+            "JOIN pg_attribute b ON b.attrelid = con.confrelid AND b.attnum = k.target_key "
+            "WHERE con.contype = 'f' AND n.nspname = ? AND source.relname = ? "
+            "ORDER BY con.conname, a.attnum",
+            (self._connection.schema, table),
+        ).fetchall()
+        return [ForeignKey(str(column), str(target), str(to)) for column, target, to in rows]
+
+    def insertion_order(self, table: str) -> str:
+        """The table's ``row_seq`` identity column (the baseline gives one to each table
+        whose key does not follow insertion)."""
+        return f'"{table}".row_seq'
+
+    def integrity_problems(self) -> list[str]:
+        """The server checks its own pages; what can be checked from here is that every
+        table of the vault answers."""
+        problems: list[str] = []
+        for table in self.tables():
+            try:
+                self._connection.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone()
+            except Exception as error:  # one line per table that does not answer
+                problems.append(f"{table}: {error}")
+        return problems
+
+    def checkpoint(self, *, truncate: bool = False) -> tuple[int, int, int]:
+        return (0, 0, 0)  # the server checkpoints its own log
+
+    def copy_to(self, target: Path) -> None:
+        raise VaultOpenError(
+            f"a PostgreSQL vault is copied with pg_dump (schema {self._connection.schema!r}), "
+            f"or exported with `memtrove export`; not to the file {target}"
+        )
+
+    def set_busy_timeout(self, milliseconds: int) -> None:
+        self._connection.execute(f"SET lock_timeout = {int(milliseconds)}")
+
+    def set_schema_version(self, version: int) -> None:
+        self._connection.execute(
+            f"COMMENT ON SCHEMA \"{self._connection.schema}\" IS 'memtrove schema {int(version)}'"
+        )
+
+    def large_cache(self, kib: int) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # the server's shared buffers serve every client
+
+    def secure_delete(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # VACUUM reclaims deleted rows; see the README
+
+    @contextlib.contextmanager
+    def scan_memory_map(self, size: int) -> Iterator[None]:
+        yield

@@ -1,0 +1,270 @@
+"""The PostgreSQL engine's connection: psycopg 3, ``?`` placeholders, one writer at a time.
+
+A vault on PostgreSQL is a schema of a database, named by a ``postgresql://`` URL whose
+``schema`` query parameter (default ``memtrove``) picks the schema; every statement runs with
+``search_path`` set to it. Statements are written once for both engines with ``?``
+placeholders (:mod:`memtrove.db.engine`); :func:`translate` turns them into psycopg's ``%s``
+(outside quoted text and names), and keeps the result for the next call.
+
+Writes keep the SQLite vault's one-writer rule across processes and hosts: a write
+transaction takes the vault's transaction-scoped advisory lock first (released by its
+commit or rollback), so writers queue instead of failing on each other's rows;
+:meth:`PostgresConnection.write_unless_locked` tries it without waiting. Driver errors
+become the errors the rest of memtrove handles (:mod:`memtrove.db.connection`): a lock or
+serialization failure an ``OperationalError`` that :func:`memtrove.db.connection.is_locked_error`
+recognises, a broken constraint an ``IntegrityError``, anything else a ``DatabaseError``,
+each with the server's one-line message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from memtrove.db.sqlite.connection import DatabaseError, IntegrityError, OperationalError
+from memtrove.errors import VaultBusyError, VaultOpenError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from memtrove.db.postgres.catalog import PostgresCatalog
+
+__all__ = ["DEFAULT_SCHEMA", "PostgresConnection", "open_postgres", "split_url", "translate"]
+
+DEFAULT_SCHEMA = "memtrove"
+_LOCK_RETRY_SECONDS = 30.0
+_TRANSLATED: dict[str, str] = {}
+_MAX_TRANSLATED = 4096
+
+
+def translate(sql: str) -> str:
+    """``sql`` with each ``?`` placeholder as ``%s`` and each literal ``%`` doubled, quoted
+    text (``'...'``) and names (``"..."``) left as they are."""
+    done = _TRANSLATED.get(sql)
+    if done is not None:
+        return done
+    parts: list[str] = []
+    quote = ""
+    for character in sql:
+        if quote:
+            if character == quote:
+                quote = ""
+            parts.append("%%" if character == "%" else character)
+        elif character in "'\"":
+            quote = character
+            parts.append(character)
+        elif character == "?":
+            parts.append("%s")
+        elif character == "%":
+            parts.append("%%")
+        else:
+            parts.append(character)
+    done = "".join(parts)
+    if len(_TRANSLATED) < _MAX_TRANSLATED:
+        _TRANSLATED[sql] = done
+    return done
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """(the URL psycopg connects to, the vault's schema): ``schema`` leaves the query."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((value for key, value in query if key == "schema"), DEFAULT_SCHEMA)
+    kept = urlencode([(key, value) for key, value in query if key != "schema"])
+    if not schema or not schema.replace("_", "a").isalnum() or not schema[0].isalpha():
+        raise VaultOpenError(
+            f"the schema {schema!r} is not a plain name (letters, digits and _, a letter first)"
+        )
+    return urlunsplit(parts._replace(query=kept)), schema.lower()
+
+
+def _mapped(error: Exception) -> Exception:
+    """A psycopg error as the error family memtrove handles (see the module doc)."""
+    import psycopg.errors as codes
+
+    message = " ".join(str(error).split()) or type(error).__name__
+    if isinstance(error, codes.LockNotAvailable | codes.SerializationFailure):
+        return OperationalError(f"database is locked: {message}")
+    if isinstance(error, codes.DeadlockDetected | codes.QueryCanceled):
+        return OperationalError(f"database is busy: {message}")
+    if isinstance(error, codes.IntegrityError):
+        return IntegrityError(message)
+    if isinstance(error, codes.OperationalError):
+        return OperationalError(message)
+    return DatabaseError(message)
+
+
+class PostgresConnection:
+    """A vault's connection to PostgreSQL (autocommit outside :meth:`transaction`), with
+    the seam of :mod:`memtrove.db.engine`."""
+
+    dialect = "postgresql"
+
+    def __init__(self, raw: psycopg.Connection[Any], schema: str, location: str) -> None:
+        self.raw = raw
+        self.schema = schema
+        self.location = location  # the URL without its password, for messages
+        # One advisory lock per vault: two vaults in one database never wait for each other.
+        self.lock_key = zlib.crc32(f"memtrove:{schema}".encode()) - (1 << 31)
+
+    # -- statements ------------------------------------------------------------------------
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        try:
+            if parameters:
+                return self.raw.execute(translate(sql), tuple(parameters))
+            return self.raw.execute(sql)  # no parameters: sent as is
+        except Exception as error:
+            if _is_driver_error(error):
+                raise _mapped(error) from None
+            raise
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        rows = [tuple(row) for row in parameters]
+        cursor = self.raw.cursor()
+        try:
+            if rows:
+                cursor.executemany(translate(sql), rows)
+        except Exception as error:
+            if _is_driver_error(error):
+                raise _mapped(error) from None
+            raise
+        return cursor
+
+    def insert(self, sql: str, parameters: Any = (), /, *, key: str = "id") -> int | None:
+        """The new row's ``key`` (``RETURNING``), None when the insert added no row."""
+        row = self.execute(f'{sql} RETURNING "{key}"', parameters).fetchone()
+        return None if row is None else int(row[0])
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self, *, retry_seconds: float | None = None) -> Iterator[PostgresConnection]:
+        """A write transaction holding the vault's advisory lock; VaultBusyError when the
+        lock stays taken past ``retry_seconds`` (30 s by default)."""
+        wait = _LOCK_RETRY_SECONDS if retry_seconds is None else max(0.0, retry_seconds)
+        self.execute("BEGIN")
+        try:
+            self._take_lock(wait)
+            yield self
+        except BaseException:
+            self._rollback()
+            raise
+        else:
+            self.execute("COMMIT")
+
+    def _take_lock(self, wait: float) -> None:
+        deadline = time.monotonic() + wait
+        while True:
+            row = self.execute("SELECT pg_try_advisory_xact_lock(?)", (self.lock_key,)).fetchone()
+            if row and row[0]:
+                return
+            if time.monotonic() >= deadline:
+                raise VaultBusyError("the vault stayed locked by another writer; try again")
+            time.sleep(0.02)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.in_transaction:
+                self.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[PostgresConnection]:
+        if not self.in_transaction:
+            with self.transaction():
+                yield self
+            return
+        self.execute("SAVEPOINT write_step")
+        try:
+            yield self
+        except BaseException:
+            self.execute("ROLLBACK TO SAVEPOINT write_step")
+            self.execute("RELEASE SAVEPOINT write_step")
+            raise
+        self.execute("RELEASE SAVEPOINT write_step")
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[PostgresConnection]:
+        """Every statement in the block reads one snapshot."""
+        self.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield self
+        finally:
+            self._rollback()
+
+    def write_unless_locked(self, action: Callable[[], object]) -> bool:
+        self.execute("BEGIN")
+        try:
+            row = self.execute("SELECT pg_try_advisory_xact_lock(?)", (self.lock_key,)).fetchone()
+            if not (row and row[0]):
+                self._rollback()
+                return False
+            action()
+            self.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return True
+
+    def bulk_writes(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    # -- the engine's interfaces -----------------------------------------------------------
+
+    @functools.cached_property
+    def catalog(self) -> PostgresCatalog:
+        from memtrove.db.postgres.catalog import PostgresCatalog
+
+        return PostgresCatalog(self)
+
+
+def _is_driver_error(error: Exception) -> bool:
+    import psycopg
+
+    return isinstance(error, psycopg.Error)
+
+
+def open_postgres(
+    url: str, *, create: bool = True, busy_timeout_ms: int = 5000
+) -> PostgresConnection:
+    """The vault at ``url`` (its schema made when missing and ``create``); VaultOpenError
+    in one line when the server cannot be reached or refuses."""
+    try:
+        import psycopg
+    except ImportError:
+        raise VaultOpenError(
+            "a postgresql:// vault needs psycopg: pip install 'memtrove[postgres]'"
+        ) from None
+    target, schema = split_url(url)
+    shown = urlunsplit(urlsplit(target)._replace(netloc=urlsplit(target).hostname or ""))
+    try:
+        raw = psycopg.connect(target, autocommit=True, connect_timeout=10)
+    except psycopg.Error as error:
+        detail = " ".join(str(error).split())
+        raise VaultOpenError(f"cannot reach the PostgreSQL vault {shown}: {detail}") from None
+    connection = PostgresConnection(raw, schema, shown)
+    try:
+        if create:
+            connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        connection.execute(f'SET search_path TO "{schema}"')
+        connection.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+        if not connection.catalog.schema_exists():
+            raise VaultOpenError(f"no vault schema {schema!r} in {shown}")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
