@@ -18,6 +18,7 @@ build (``REPLACES``), for PostgreSQL 15.
   migration runner's own, as for SQLite.
 """
 
+from memtrove.db.migration_names import NAMES
 from memtrove.db.schema.postgres import (
     p001_baseline_core,
     p001_baseline_graph,
@@ -28,32 +29,7 @@ NAME = "p001_baseline"
 
 # The SQLite migrations this baseline stands for, in order (frozen: later migrations are
 # written for each engine).
-REPLACES: tuple[str, ...] = (
-    "m001_core",
-    "m002_fragments",
-    "m003_fts_vocab",
-    "m004_vectors",
-    "m005_sessions",
-    "m006_vector_version",
-    "m007_graph",
-    "m008_memory",
-    "m009_usage_index",
-    "m010_unique_docids",
-    "m011_lease_holders",
-    "m012_graph_memory",
-    "m013_lifecycle",
-    "m014_consolidation",
-    "m015_capture",
-    "m016_mine",
-    "m017_vault_state",
-    "m018_import_runs",
-    "m019_session_project",
-    "m020_passages",
-    "m021_long_passages",
-    "m022_injection_audit",
-    "m023_second_vectors",
-    "m024_vector_version_random",
-)
+REPLACES: tuple[str, ...] = NAMES[: NAMES.index("m024_vector_version_random") + 1]
 
 STATEMENTS: tuple[str, ...] = (
     *p001_baseline_core.STATEMENTS,
