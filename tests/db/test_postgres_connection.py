@@ -205,3 +205,33 @@ def test_insert_gives_the_new_rows_id_or_none(pg: PostgresConnection) -> None:
     assert pg.insert("INSERT INTO notes (name) VALUES (?) ON CONFLICT DO NOTHING", ("one",)) is None
     second = pg.insert("INSERT INTO notes (name) VALUES (?)", ("two",))
     assert second is not None and second > 1
+
+
+def test_ids_come_as_sqlite_gives_them(pg: PostgresConnection) -> None:
+    """The largest id + 1, also after rows inserted with their own ids (an import)."""
+    from typing import Any, cast
+
+    from memtrove.db.migrations import migrate
+
+    migrate(cast(Any, pg), label="vault")
+    row = "INSERT INTO mine_runs (id, collection, source, started_at) VALUES (?, ?, ?, ?)"
+    pg.execute(row, (7, "c", "s", "t"))
+    new = "INSERT INTO mine_runs (collection, source, started_at) VALUES (?, ?, ?)"
+    assert pg.insert(new, ("c", "s", "t")) == 8
+    pg.execute("DELETE FROM mine_runs WHERE id = 8")
+    assert pg.insert(new, ("c", "s", "t")) == 8  # as SQLite: the largest left + 1
+
+
+def test_session_rows_keep_their_insertion_order(pg: PostgresConnection) -> None:
+    from typing import Any, cast
+
+    from memtrove.db.migrations import migrate
+
+    migrate(cast(Any, pg), label="vault")
+    add = "INSERT INTO session_log (session_id, started_at, last_seen_at) VALUES (?, ?, ?)"
+    for name in ("b", "a", "c"):
+        pg.execute(add, (name, "t", "t"))
+    order = pg.catalog.insertion_order("session_log")
+    rows = pg.execute(f"SELECT session_id FROM session_log ORDER BY last_seen_at, {order}")
+    assert [row[0] for row in rows] == ["b", "a", "c"]
+    assert "row_seq" not in pg.catalog.columns("session_log")

@@ -17,7 +17,9 @@ from typing import Any, Protocol
 from memtrove.db.catalog import Column, ForeignKey
 from memtrove.errors import VaultOpenError
 
-__all__ = ["INDEX_TABLE_PREFIXES", "PostgresCatalog"]
+__all__ = ["INDEX_TABLE_PREFIXES", "INSERTION_ORDER", "PostgresCatalog"]
+
+INSERTION_ORDER = "row_seq"  # the identity column of the tables whose key does not follow insertion
 
 # Tables the engine keeps for its text and vector indexes (not the vault's own rows).
 INDEX_TABLE_PREFIXES = ("text_", "vector_index")
@@ -85,6 +87,7 @@ class PostgresCatalog:
         return [
             Column(str(name), _TYPES.get(str(kind), str(kind).upper()), nullable == "NO", int(key))
             for name, kind, nullable, key in rows
+            if name != INSERTION_ORDER  # the engine's own, not the vault's data
         ]
 
     def columns(self, table: str) -> list[str]:
@@ -112,7 +115,7 @@ class PostgresCatalog:
     def insertion_order(self, table: str) -> str:
         """The table's ``row_seq`` identity column (the baseline gives one to each table
         whose key does not follow insertion)."""
-        return f'"{table}".row_seq'
+        return f'"{table}".{INSERTION_ORDER}'
 
     def integrity_problems(self) -> list[str]:
         """The server checks its own pages; what can be checked from here is that every

@@ -8,9 +8,11 @@ build (``REPLACES``), for PostgreSQL 15.
   :mod:`~memtrove.db.schema.postgres.p001_baseline_core` (bodies, documents, vectors),
   :mod:`~memtrove.db.schema.postgres.p001_baseline_sessions` (sessions, consolidation, runs)
   and :mod:`~memtrove.db.schema.postgres.p001_baseline_graph` (graph, memory store).
-- Types: a surrogate ``INTEGER PRIMARY KEY`` (a rowid alias) is a BIGINT identity (BY
-  DEFAULT, so a given id is kept); one that takes another row's id (``doc_id`` keys) or is
-  always 1 (the one-row tables) is a plain BIGINT key; INTEGER is BIGINT, REAL is DOUBLE
+- Types: a surrogate ``INTEGER PRIMARY KEY`` (a rowid alias) is a BIGINT key that a trigger
+  fills, when the insert gives none, with the largest id + 1 (SQLite's rule:
+  ``NEXT_ID_TABLES``); one that takes another row's id (``doc_id`` keys) or is always 1 (the
+  one-row tables) is a plain BIGINT key; a ``row_seq`` identity column orders the rows of
+  the tables whose key does not follow insertion (``INSERTION_ORDER_TABLES``); INTEGER is BIGINT, REAL is DOUBLE
   PRECISION, TEXT is TEXT, BLOB is BYTEA. Every column of m001-m024 declares its type.
 - Not here: SQLite's virtual tables (``documents_fts``, ``passages_fts``, ``archived_fts``,
   ``entities_fts``, ``documents_vocab``, ``vectors_vec``) and their shadow tables: the
@@ -31,8 +33,50 @@ NAME = "p001_baseline"
 # written for each engine).
 REPLACES: tuple[str, ...] = NAMES[: NAMES.index("m024_vector_version_random") + 1]
 
+# The tables whose integer id the vault leaves to the database. An id comes as SQLite gives a
+# rowid: the largest so far + 1 (a row inserted with its id, as an import does, never
+# collides with the next one; writers take turns on the vault's lock).
+NEXT_ID_TABLES = (
+    "documents",
+    "content_vectors",
+    "context_usage",
+    "recall_events",
+    "consolidated_observations",
+    "maintenance_runs",
+    "mine_runs",
+    "import_runs",
+    "entity_triples",
+    "memory_evolution",
+    "memory_entry_versions",
+)
+# The tables whose key does not follow insertion: ``row_seq`` (an identity column the
+# catalogue leaves out of their columns) orders their rows as SQLite's rowid does.
+INSERTION_ORDER_TABLES = ("session_log", "prediction_provenance", "behavior_provenance")
+
+_NEXT_ID = """
+CREATE FUNCTION memtrove_next_id() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.id IS NULL THEN
+        EXECUTE format('SELECT COALESCE(MAX(id), 0) + 1 FROM %I.%I', TG_TABLE_SCHEMA, TG_TABLE_NAME)
+            INTO NEW.id;
+    END IF;
+    RETURN NEW;
+END
+$$
+"""
+
 STATEMENTS: tuple[str, ...] = (
     *p001_baseline_core.STATEMENTS,
     *p001_baseline_sessions.STATEMENTS,
     *p001_baseline_graph.STATEMENTS,
+    _NEXT_ID,
+    *(
+        f"CREATE TRIGGER {table}_next_id BEFORE INSERT ON {table} "
+        "FOR EACH ROW EXECUTE FUNCTION memtrove_next_id()"
+        for table in NEXT_ID_TABLES
+    ),
+    *(
+        f"ALTER TABLE {table} ADD COLUMN row_seq BIGINT GENERATED ALWAYS AS IDENTITY"
+        for table in INSERTION_ORDER_TABLES
+    ),
 )
