@@ -3,9 +3,7 @@ under the vault's advisory lock, snapshots, savepoints, error mapping and the ca
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -13,35 +11,6 @@ import pytest
 from memtrove.db.connection import DatabaseError, IntegrityError, OperationalError, is_locked_error
 from memtrove.db.postgres.connection import PostgresConnection, open_postgres, split_url, translate
 from memtrove.errors import VaultBusyError, VaultOpenError
-
-# Read at import: the suite's fixtures clear MEMTROVE_* variables around each test.
-SERVER = os.environ.get("MEMTROVE_TEST_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
-SKIP = os.environ.get("MEMTROVE_TEST_POSTGRES") == "off"
-
-
-def _reachable() -> None:
-    import psycopg
-
-    if SKIP:
-        pytest.skip("MEMTROVE_TEST_POSTGRES=off")
-    try:
-        psycopg.connect(SERVER, connect_timeout=5).close()
-    except psycopg.Error as error:
-        pytest.fail(
-            f"the PostgreSQL server at {SERVER} is not reachable ({error}); start it with "
-            "`pg_ctlcluster --skip-systemctl-redirect 15 main start`"
-        )
-
-
-@pytest.fixture
-def url() -> Iterator[str]:
-    _reachable()
-    schema = f"memtrove_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    yield f"{SERVER}?schema={schema}"
-    import psycopg
-
-    with psycopg.connect(SERVER, autocommit=True) as raw:
-        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.fixture

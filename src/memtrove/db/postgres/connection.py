@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from memtrove.db.postgres.catalog import PostgresCatalog
+    from memtrove.db.postgres.vector_index import PostgresVectorIndex
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresConnection", "open_postgres", "split_url", "translate"]
 
@@ -230,6 +231,12 @@ class PostgresConnection:
         from memtrove.db.postgres.catalog import PostgresCatalog
 
         return PostgresCatalog(self)
+
+    @functools.cached_property
+    def vectors(self) -> PostgresVectorIndex:
+        from memtrove.db.postgres.vector_index import PostgresVectorIndex
+
+        return PostgresVectorIndex(self)
 
 
 def _is_driver_error(error: Exception) -> bool:
