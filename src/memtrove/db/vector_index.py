@@ -13,13 +13,24 @@ is the cosine. The SQLite index is
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["ScanUnavailable", "VectorBlock", "VectorIndex"]
+__all__ = [
+    "BATCH",
+    "FETCH",
+    "ScanUnavailable",
+    "VectorBlock",
+    "VectorIndex",
+    "as_matrix",
+    "in_batches",
+]
+
+BATCH = 500  # ids per ``IN`` list
+FETCH = 4096  # rows per batch of embeddings_by_body
 
 VectorBlock: TypeAlias = tuple[
     "npt.NDArray[np.int64]", "npt.NDArray[np.float32]", "npt.NDArray[np.bool_]"
@@ -103,3 +114,27 @@ class VectorIndex(Protocol):
         """Every stored vector and its id, read one by one (slower than :meth:`scan`,
         always available); two empty arrays without vectors."""
         ...
+
+
+def in_batches(connection: Any, sql: str, ids: Sequence[int]) -> list[tuple[int, bytes]]:
+    """(id, vector) rows of ``sql`` (whose ``{marks}`` is an ``IN`` list's placeholders) for
+    ``ids``, :data:`BATCH` at a time, in the engine's order."""
+    found: list[tuple[int, bytes]] = []
+    for start in range(0, len(ids), BATCH):
+        chunk = [int(i) for i in ids[start : start + BATCH]]
+        rows = connection.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
+        found.extend((int(row[0]), bytes(row[1])) for row in rows)
+    return found
+
+
+def as_matrix(
+    rows: Sequence[tuple[Any, Any]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(ids, one vector per row) of (id, packed float32) rows; two empty arrays for none."""
+    import numpy as np
+
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+    return ids, np.ascontiguousarray(matrix.reshape(len(rows), -1))

@@ -13,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memtrove.db.vector_index import ScanUnavailable, VectorBlock
+from memtrove.db.vector_index import (
+    FETCH,
+    ScanUnavailable,
+    VectorBlock,
+    as_matrix,
+    in_batches,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
 __all__ = ["PostgresVectorIndex"]
-
-_BATCH = 500  # ids per ``IN`` list
-_FETCH = 4096  # rows per batch of embeddings_by_body
 
 
 class _Statements(Protocol):
@@ -116,15 +119,9 @@ class PostgresVectorIndex:
         return None if row is None else bytes(row[0])
 
     def embeddings(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
-        found: list[tuple[int, bytes]] = []
-        for start in range(0, len(ids), _BATCH):
-            chunk = [int(i) for i in ids[start : start + _BATCH]]
-            rows = self._connection.execute(
-                f"SELECT id, embedding FROM vector_index WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            found.extend((int(row[0]), bytes(row[1])) for row in rows)
-        return found
+        return in_batches(
+            self._connection, "SELECT id, embedding FROM vector_index WHERE id IN ({marks})", ids
+        )
 
     def body_embeddings(self, body_hash: str) -> list[bytes]:
         rows = self._connection.execute(
@@ -139,7 +136,7 @@ class PostgresVectorIndex:
             "SELECT cv.hash, v.embedding FROM content_vectors cv "
             "JOIN vector_index v ON v.id = cv.id ORDER BY cv.hash, cv.id"
         )
-        while rows := cursor.fetchmany(_FETCH):
+        while rows := cursor.fetchmany(FETCH):
             yield [(str(row[0]), bytes(row[1])) for row in rows]
 
     def ids(self) -> list[int]:
@@ -155,13 +152,8 @@ class PostgresVectorIndex:
         raise ScanUnavailable("a PostgreSQL vault's vectors load through read_all")
 
     def read_all(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        import numpy as np
-
-        rows = self._connection.execute(
-            "SELECT id, embedding FROM vector_index ORDER BY id"
-        ).fetchall()
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        return ids, np.ascontiguousarray(matrix.reshape(len(rows), -1))
+        return as_matrix(
+            self._connection.execute(
+                "SELECT id, embedding FROM vector_index ORDER BY id"
+            ).fetchall()
+        )

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from memtrove.db.sqlite.vector_chunks import read_chunks
-from memtrove.db.vector_index import VectorBlock
+from memtrove.db.vector_index import FETCH, VectorBlock, as_matrix, in_batches
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from memtrove.db.engine import Connection
 
 __all__ = ["SqliteVectorIndex"]
-
-_BATCH = 500  # ids per ``IN`` list
-_FETCH = 4096  # rows per batch of embeddings_by_body
 
 
 class SqliteVectorIndex:
@@ -95,17 +92,11 @@ class SqliteVectorIndex:
         return None if row is None else bytes(row[0])
 
     def embeddings(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
-        found: list[tuple[int, bytes]] = []
-        for start in range(0, len(ids), _BATCH):
-            chunk = list(ids[start : start + _BATCH])
-            found.extend(
-                self._connection.execute(
-                    "SELECT rowid, embedding FROM vectors_vec "
-                    f"WHERE rowid IN ({','.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-            )
-        return found
+        return in_batches(
+            self._connection,
+            "SELECT rowid, embedding FROM vectors_vec WHERE rowid IN ({marks})",
+            ids,
+        )
 
     def body_embeddings(self, body_hash: str) -> list[bytes]:
         rows = self._connection.execute(
@@ -120,7 +111,7 @@ class SqliteVectorIndex:
             "SELECT cv.hash, v.embedding FROM content_vectors cv "
             "JOIN vectors_vec v ON v.rowid = cv.id ORDER BY cv.hash"
         )
-        while rows := cursor.fetchmany(_FETCH):
+        while rows := cursor.fetchmany(FETCH):
             yield rows
 
     def ids(self) -> list[int]:
@@ -136,11 +127,6 @@ class SqliteVectorIndex:
         return read_chunks(self._connection)
 
     def read_all(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        import numpy as np
-
-        rows = self._connection.execute("SELECT rowid, embedding FROM vectors_vec").fetchall()
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        return ids, np.ascontiguousarray(matrix.reshape(len(rows), -1))
+        return as_matrix(
+            self._connection.execute("SELECT rowid, embedding FROM vectors_vec").fetchall()
+        )
