@@ -35,7 +35,15 @@ if TYPE_CHECKING:
     from memtrove.db.postgres.catalog import PostgresCatalog
     from memtrove.db.postgres.vector_index import PostgresVectorIndex
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresConnection", "open_postgres", "split_url", "translate"]
+__all__ = [
+    "DEFAULT_SCHEMA",
+    "PostgresConnection",
+    "is_driver_error",
+    "mapped_error",
+    "open_postgres",
+    "split_url",
+    "translate",
+]
 
 DEFAULT_SCHEMA = "memtrove"
 _LOCK_RETRY_SECONDS = 30.0
@@ -84,7 +92,7 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=kept)), schema.lower()
 
 
-def _mapped(error: Exception) -> Exception:
+def mapped_error(error: Exception) -> Exception:
     """A psycopg error as the error family memtrove handles (see the module doc)."""
     import psycopg.errors as codes
 
@@ -121,8 +129,8 @@ class PostgresConnection:
                 return self.raw.execute(translate(sql), tuple(parameters))
             return self.raw.execute(sql)  # no parameters: sent as is
         except Exception as error:
-            if _is_driver_error(error):
-                raise _mapped(error) from None
+            if is_driver_error(error):
+                raise mapped_error(error) from None
             raise
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
@@ -132,8 +140,8 @@ class PostgresConnection:
             if rows:
                 cursor.executemany(translate(sql), rows)
         except Exception as error:
-            if _is_driver_error(error):
-                raise _mapped(error) from None
+            if is_driver_error(error):
+                raise mapped_error(error) from None
             raise
         return cursor
 
@@ -239,7 +247,7 @@ class PostgresConnection:
         return PostgresVectorIndex(self)
 
 
-def _is_driver_error(error: Exception) -> bool:
+def is_driver_error(error: Exception) -> bool:
     import psycopg
 
     return isinstance(error, psycopg.Error)

@@ -334,15 +334,15 @@ class PostgresTextIndex:
 
     def _copy(self, target: str, lines: Sequence[str]) -> None:
         """Lines of ``COPY``'s text format into ``target``: many times faster than inserts."""
-        from memtrove.db.postgres.connection import _is_driver_error, _mapped
+        from memtrove.db.postgres.connection import is_driver_error, mapped_error
 
         try:
             cursor = self._connection.raw.cursor()
             with cursor, cursor.copy(f"COPY {target} FROM STDIN") as copy:
                 copy.write("".join(lines))
         except Exception as error:
-            if _is_driver_error(error):
-                raise _mapped(error) from None
+            if is_driver_error(error):
+                raise mapped_error(error) from None
             raise
 
     def remove_documents(
