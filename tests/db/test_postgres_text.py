@@ -127,7 +127,7 @@ def engines(
     migrate(cast(Any, pg), label="vault")
     lite = open_connection(tmp_path / "vault.sqlite")
     migrate(lite)
-    text = PostgresTextIndex(pg)
+    text = pg.text
     started = time.perf_counter()
     with pg.transaction():
         text.add_documents(rows)
@@ -269,7 +269,7 @@ def test_edge_cases(url: str, tmp_path: Path) -> None:
     migrate(cast(Any, pg), label="vault")
     lite = open_connection(tmp_path / "vault.sqlite")
     migrate(lite)
-    text = PostgresTextIndex(pg)
+    text = pg.text
     try:
         assert text.search(parse_query("anything"), 10) == []  # no tables yet
         with pg.transaction():

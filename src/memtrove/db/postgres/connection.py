@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memtrove.db.sqlite.connection import DatabaseError, IntegrityError, OperationalError
-from memtrove.errors import VaultBusyError, VaultOpenError
+from memtrove.errors import VaultBusyError, VaultNotFoundError, VaultOpenError
 
 if TYPE_CHECKING:
     import psycopg
 
     from memtrove.db.postgres.catalog import PostgresCatalog
+    from memtrove.db.postgres.text_index import PostgresTextIndex
     from memtrove.db.postgres.vector_index import PostgresVectorIndex
 
 __all__ = [
@@ -170,6 +171,7 @@ class PostgresConnection:
         try:
             self._take_lock(wait)
             yield self
+            self._flush_text()
         except BaseException:
             self._rollback()
             raise
@@ -186,7 +188,16 @@ class PostgresConnection:
                 raise VaultBusyError("the vault stayed locked by another writer; try again")
             time.sleep(0.02)
 
+    def _flush_text(self) -> None:
+        """Send the text index's buffered rows (before a commit or a savepoint)."""
+        text = self.__dict__.get("text")
+        if text is not None:
+            text.flush()
+
     def _rollback(self) -> None:
+        text = self.__dict__.get("text")
+        if text is not None:
+            text.discard()
         with contextlib.suppress(Exception):
             if self.in_transaction:
                 self.execute("ROLLBACK")
@@ -197,10 +208,14 @@ class PostgresConnection:
             with self.transaction():
                 yield self
             return
+        self._flush_text()
         self.execute("SAVEPOINT write_step")
         try:
             yield self
         except BaseException:
+            text = self.__dict__.get("text")
+            if text is not None:
+                text.discard()  # all of it came after the savepoint
             self.execute("ROLLBACK TO SAVEPOINT write_step")
             self.execute("RELEASE SAVEPOINT write_step")
             raise
@@ -223,6 +238,7 @@ class PostgresConnection:
                 self._rollback()
                 return False
             action()
+            self._flush_text()
             self.execute("COMMIT")
         except BaseException:
             self._rollback()
@@ -241,6 +257,12 @@ class PostgresConnection:
         return PostgresCatalog(self)
 
     @functools.cached_property
+    def text(self) -> PostgresTextIndex:
+        from memtrove.db.postgres.text_index import PostgresTextIndex
+
+        return PostgresTextIndex(self)
+
+    @functools.cached_property
     def vectors(self) -> PostgresVectorIndex:
         from memtrove.db.postgres.vector_index import PostgresVectorIndex
 
@@ -257,7 +279,8 @@ def open_postgres(
     url: str, *, create: bool = True, busy_timeout_ms: int = 5000
 ) -> PostgresConnection:
     """The vault at ``url`` (its schema made when missing and ``create``); VaultOpenError
-    in one line when the server cannot be reached or refuses."""
+    in one line when the server cannot be reached or refuses, VaultNotFoundError when the
+    schema is missing and not ``create``."""
     try:
         import psycopg
     except ImportError:
@@ -278,7 +301,7 @@ def open_postgres(
         connection.execute(f'SET search_path TO "{schema}"')
         connection.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
         if not connection.catalog.schema_exists():
-            raise VaultOpenError(f"no vault schema {schema!r} in {shown}")
+            raise VaultNotFoundError(f"no vault schema {schema!r} in {shown}")
     except BaseException:
         connection.close()
         raise

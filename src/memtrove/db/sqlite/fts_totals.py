@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memtrove.db.varints import read_varints, write_varint
+
 if TYPE_CHECKING:
     from memtrove.db.engine import Connection
 
@@ -26,36 +28,6 @@ __all__ = [
 ]
 
 
-def _varints(data: bytes) -> list[int]:
-    """SQLite varints (big-endian 7-bit groups; a ninth byte whole), as FTS5 stores them."""
-    values: list[int] = []
-    index = 0
-    while index < len(data):
-        value = 0
-        for position in range(9):
-            byte = data[index]
-            index += 1
-            if position == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        values.append(value)
-    return values
-
-
-def _varint(value: int) -> bytes:
-    if value <= 0x7F:
-        return bytes([value])
-    groups = [value & 0x7F]
-    value >>= 7
-    while value:
-        groups.append((value & 0x7F) | 0x80)
-        value >>= 7
-    return bytes(reversed(groups))
-
-
 def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: int = 3) -> None:
     """Rewrite each FTS5 table's BM25 totals (id 1 of ``<table>_data``: row count, tokens
     per column) from its ``<table>_docsize`` rows, in one transaction of its own."""
@@ -65,9 +37,9 @@ def repair_fts_totals(connection: Connection, tables: Sequence[str], columns: in
             totals = [0] * columns
             for (size,) in connection.execute(f"SELECT sz FROM {table}_docsize"):
                 rows += 1
-                for column, tokens in enumerate(_varints(bytes(size))[:columns]):
+                for column, tokens in enumerate(read_varints(bytes(size))[:columns]):
                     totals[column] += tokens
-            record = _varint(rows) + b"".join(_varint(total) for total in totals)
+            record = write_varint(rows) + b"".join(write_varint(total) for total in totals)
             connection.execute(f"UPDATE {table}_data SET block = ? WHERE id = 1", (record,))
 
 
@@ -75,7 +47,7 @@ def fts_totals_drifted(connection: Connection, table: str) -> bool:
     """True when ``table``'s recorded row count differs from its rows (a delete happened)."""
     record = connection.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     counted = connection.execute(f"SELECT COUNT(*) FROM {table}_docsize").fetchone()
-    recorded = _varints(bytes(record[0]))[:1] if record and record[0] else [0]
+    recorded = read_varints(bytes(record[0]))[:1] if record and record[0] else [0]
     return int(counted[0]) != (recorded[0] if recorded else 0)
 
 

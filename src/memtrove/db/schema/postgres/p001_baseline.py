@@ -14,13 +14,16 @@ build (``REPLACES``), for PostgreSQL 15.
   one-row tables) is a plain BIGINT key; a ``row_seq`` identity column orders the rows of
   the tables whose key does not follow insertion (``INSERTION_ORDER_TABLES``); INTEGER is BIGINT, REAL is DOUBLE
   PRECISION, TEXT is TEXT, BLOB is BYTEA. Every column of m001-m024 declares its type.
-- Not here: SQLite's virtual tables (``documents_fts``, ``passages_fts``, ``archived_fts``,
-  ``entities_fts``, ``documents_vocab``, ``vectors_vec``) and their shadow tables: the
-  PostgreSQL text and vector indexes keep their own tables. ``schema_migrations`` is the
+- Instead of SQLite's virtual tables (``documents_fts``, ``passages_fts``, ``archived_fts``,
+  ``entities_fts``, ``documents_vocab``) and their shadow tables, the PostgreSQL text
+  index's own (:mod:`memtrove.db.postgres.text_store`,
+  :mod:`memtrove.db.postgres.text_entities`); the vector index makes its tables when the
+  first embedding gives their size, as ``vectors_vec`` is made on SQLite. ``schema_migrations`` is the
   migration runner's own, as for SQLite.
 """
 
 from memtrove.db.migration_names import NAMES
+from memtrove.db.postgres import text_entities, text_store
 from memtrove.db.schema.postgres import (
     p001_baseline_core,
     p001_baseline_graph,
@@ -79,4 +82,6 @@ STATEMENTS: tuple[str, ...] = (
         f"ALTER TABLE {table} ADD COLUMN row_seq BIGINT GENERATED ALWAYS AS IDENTITY"
         for table in INSERTION_ORDER_TABLES
     ),
+    *text_store.SCHEMA,
+    *text_entities.SCHEMA,
 )
