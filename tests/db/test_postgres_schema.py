@@ -23,6 +23,7 @@ import pytest
 from memtrove.db.connection import Connection, DatabaseError, open_connection
 from memtrove.db.migration_names import NAMES
 from memtrove.db.migrations import migrate
+from memtrove.db.postgres import text_entities, text_store
 from memtrove.db.schema.postgres import MIGRATIONS, p001_baseline
 
 SERVER = "127.0.0.1:5432"
@@ -38,7 +39,11 @@ VIRTUAL_TABLES = {
     "documents_vocab",
 }
 # The PostgreSQL text index's own tables, standing for the virtual ones.
-TEXT_TABLES = {"text_rows", "text_postings", "text_totals", "text_entities", "text_entity_terms"}
+TEXT_TABLES = {
+    match.group(1)
+    for statement in (*text_store.SCHEMA, *text_entities.SCHEMA)
+    if (match := re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", statement))
+}
 RUNNER_TABLES = {"schema_migrations"}  # the migration runner creates it, on either engine
 TYPE_CLASS = {"INTEGER": "bigint", "REAL": "double precision", "TEXT": "text", "BLOB": "bytea"}
 # Rowid aliases that take another row's id or are always 1: plain BIGINT keys, no identity.

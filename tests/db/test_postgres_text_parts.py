@@ -199,3 +199,49 @@ def test_write_buffer(pair: Pair) -> None:
 def pg_url(pg: PostgresConnection) -> str:
     info = pg.raw.info
     return f"postgresql://{info.user}@{info.host}:{info.port}/{info.dbname}?schema={pg.schema}"
+
+
+def test_segments_merge_and_drop_dead_rows(pair: Pair) -> None:
+    """Single-row writes make small segments, merged as they pile up; a row edited over and
+    over (taken out, put back) counts once; after compact no segment holds a dead entry."""
+    pg, lite, _ = pair
+    extra = [
+        (90000 + n, f"notes/{n}.md", f"Edited {n}", f"garbage collector note {n}")
+        for n in range(20)
+    ]
+    for row in extra:
+        for connection in (pg, lite):
+            with connection.transaction():
+                connection.text.add_documents([row])
+    for round_ in range(3):
+        for row in extra[::3]:
+            edited = (row[0], row[1], row[2], row[3] + f" pacer edit {round_}")
+            for connection in (pg, lite):
+                with connection.transaction():
+                    connection.text.remove_documents([row[0]])
+                    connection.text.add_documents([edited])
+    levels = pg.execute("SELECT level, COUNT(*) FROM text_segments GROUP BY level").fetchall()
+    assert all(int(count) < 8 for level, count in levels if int(level) < 2), levels
+    for query in ["garbage collector", "pacer edit", "note", "edit*", '"collector note"']:
+        parsed = parse_query(query)
+        ours, theirs = pg.text.search(parsed, 15), lite.text.search(parsed, 15)
+        assert [i for i, _ in ours] == [i for i, _ in theirs], query
+        assert ours == theirs  # to the last bit
+    terms = ["pacer", "edit", "note"]
+    assert pg.text.term_counts(terms) == lite.text.term_counts(terms)
+    before = dict(pg.text.vocabulary())
+    assert pg.execute("SELECT COUNT(*) FROM text_dead").fetchone()[0] > 0
+    with pg.transaction():
+        pg.text.compact(["documents"])
+    assert pg.execute("SELECT COUNT(*) FROM text_dead").fetchone()[0] == 0
+    assert pg.execute("SELECT COUNT(*) FROM text_segments WHERE idx = 0").fetchone()[0] == 1
+    live = pg.execute(
+        "SELECT COUNT(*) FROM text_postings p, unnest(p.docs) AS u (doc) WHERE p.idx = 0 "
+        "AND NOT EXISTS (SELECT 1 FROM text_rows r WHERE r.idx = 0 AND r.doc_id = u.doc)"
+    ).fetchone()[0]
+    assert live == 0  # no entry of a row taken out is left
+    assert dict(pg.text.vocabulary()) == before
+    parsed = parse_query("pacer edit")
+    assert [i for i, _ in pg.text.search(parsed, 10)] == [
+        i for i, _ in lite.text.search(parsed, 10)
+    ]

@@ -20,7 +20,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from math import log
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memtrove.db.postgres.text_store import COLUMNS, INDEXES, Postings, TextStore, storable
+from memtrove.db.postgres.text_store import (
+    COLUMNS,
+    INDEXES,
+    Slot,
+    TextStore,
+    storable,
+    term_slot,
+)
 from memtrove.db.text_query import FIELD_WEIGHTS, ParsedQuery
 from memtrove.db.text_tokens import document_tokens
 from memtrove.db.varints import read_varints, write_varint
@@ -66,47 +73,17 @@ def _phrases(query: ParsedQuery) -> tuple[list[_Phrase], int, int]:
     return phrases + excluded, len(required), len(excluded)
 
 
-def _key(phrase: _Phrase, position: int) -> str:
-    last = position == len(phrase.tokens) - 1
-    return ("*" if phrase.prefix and last else "=") + phrase.tokens[position]
-
-
-def _fetch(store: TextStore, idx: int, phrases: Sequence[_Phrase]) -> Postings:
-    exact: set[str] = set()
-    prefixes: set[str] = set()
-    placed: set[str] = set()
-    for phrase in phrases:
-        for position, token in enumerate(phrase.tokens):
-            (prefixes if _key(phrase, position)[0] == "*" else exact).add(token)
-            if len(phrase.tokens) > 1:
-                placed.add(token)
-    return store.postings(idx, exact, prefixes, placed)
-
-
-def _hits(phrase: _Phrase, postings: Postings, columns: Iterable[int] | None = None) -> Hits:
-    """doc id -> column -> the phrase's hits there (start positions of its tokens in a row)."""
-    if not phrase.tokens:
-        return {}
-    lists = [postings.get(_key(phrase, i), {}) for i in range(len(phrase.tokens))]
-    first = lists[0]
-    candidates = set(first)
-    for other in lists[1:]:
-        candidates &= other.keys()
-    wanted = None if columns is None else set(columns)
+def _phrase_hits(store: TextStore, idx: int, phrase: _Phrase) -> Hits:
+    """doc id -> column -> the hits of a phrase of several tokens (its tokens at
+    consecutive positions), from the rows' stored positions."""
     hits: Hits = {}
-    for doc_id in candidates:
+    for doc_id, tokens in store.places(idx, phrase.tokens, phrase.prefix).items():
         found: dict[int, int] = {}
-        head = first[doc_id]
-        for col, count in enumerate(head.counts):
-            if not count or (wanted is not None and col not in wanted):
-                continue
-            if len(lists) == 1:
-                found[col] = count
-                continue
-            following = [set(other[doc_id].column_positions(col)) for other in lists[1:]]
+        for col, starts in enumerate(tokens[0]):
+            following = [set(token[col]) for token in tokens[1:]]
             count = sum(
                 1
-                for start in head.column_positions(col)
+                for start in starts
                 if all(start + i + 1 in places for i, places in enumerate(following))
             )
             if count:
@@ -116,21 +93,17 @@ def _hits(phrase: _Phrase, postings: Postings, columns: Iterable[int] | None = N
     return hits
 
 
-def _matched(hits: Sequence[Hits], required: int, excluded: int) -> set[int]:
-    """The rows the expression matches: every required phrase, one of the others (the
-    required ones among them), no excluded one."""
-    searched = len(hits) - excluded
-    if required:
-        matched = set(hits[0])
-        for found in hits[1:required]:
-            matched &= found.keys()
-    else:
-        matched = set()
-        for found in hits[:searched]:
-            matched |= found.keys()
-    for found in hits[searched:]:
-        matched -= found.keys()
-    return matched
+def _hits(store: TextStore, idx: int, phrase: _Phrase) -> Hits:
+    """doc id -> column -> hits of any phrase."""
+    if not phrase.tokens:
+        return {}
+    if len(phrase.tokens) > 1:
+        return _phrase_hits(store, idx, phrase)
+    found = store.term_hits(idx, term_slot(phrase.tokens[0], phrase.prefix))
+    return {
+        doc_id: {col: count for col, count in enumerate(counts) if count}
+        for doc_id, counts in found.items()
+    }
 
 
 def bm25_scores(
@@ -186,39 +159,49 @@ class PostgresTextIndex:
     # -- searching ---------------------------------------------------------------------------
 
     def _score(
-        self, idx: int, query: ParsedQuery, weights: Sequence[float], allowed: Any = None
+        self,
+        idx: int,
+        query: ParsedQuery,
+        weights: Sequence[float],
+        *,
+        documents: bool = False,
+        conditions: Sequence[str] = (),
+        params: Sequence[object] = (),
+        stride: int = 1,
     ) -> list[tuple[int, float]]:
-        """Every matching row of ``idx`` scored, best first; ``allowed(ids)`` keeps some."""
+        """Every matching row of ``idx`` scored, best first (the store's SQL); phrases of
+        several tokens are matched here, from the rows' positions."""
         if query.empty:
             return []
         phrases, required, excluded = _phrases(query)
-        totals = self.store.totals(idx)
-        if totals is None or totals[0] <= 0:
-            return []
-        postings = _fetch(self.store, idx, phrases)
-        hits = [_hits(phrase, postings) for phrase in phrases]
-        ids = sorted(_matched(hits, required, excluded))
-        if ids and allowed is not None:
-            ids = allowed(ids)
-        if not ids:
-            return []
-        lengths = self.store.sizes(idx, ids)
-        return bm25_scores(totals[0], totals[1], hits, ids, lengths, weights)
-
-    def _allowed(self, conditions: Sequence[str], params: Sequence[object], stride: int = 1) -> Any:
-        def allowed(ids: list[int]) -> list[int]:
-            where = "".join(condition + " AND " for condition in conditions)
-            documents = sorted({row_id // stride for row_id in ids})
-            kept = {
-                int(row[0])
-                for row in self._connection.execute(
-                    f"SELECT d.id FROM documents d WHERE {where}d.id = ANY(?::bigint[])",
-                    [*params, documents],
-                )
-            }
-            return [row_id for row_id in ids if row_id // stride in kept]
-
-        return allowed
+        slots: list[Slot | None] = []
+        extra: list[tuple[int, int, int, int, int, int]] = []
+        placed: list[tuple[int, Hits]] = []
+        for number, phrase in enumerate(phrases):
+            if len(phrase.tokens) == 1:
+                slots.append(term_slot(phrase.tokens[0], phrase.prefix))
+                continue
+            slots.append(None)
+            if phrase.tokens:
+                placed.append((number, _phrase_hits(self.store, idx, phrase)))
+        if placed:
+            lengths = self.store.lengths(idx, sorted({d for _, hits in placed for d in hits}))
+            for number, hits in placed:
+                for doc_id, columns in hits.items():
+                    c0, c1, c2 = (columns.get(col, 0) for col in range(3))
+                    extra.append((number, doc_id, c0, c1, c2, lengths[doc_id]))
+        return self.store.scores(
+            idx,
+            slots,
+            extra,
+            required,
+            excluded,
+            weights,
+            documents=documents,
+            conditions=conditions,
+            params=params,
+            stride=stride,
+        )
 
     def search(
         self,
@@ -230,9 +213,15 @@ class PostgresTextIndex:
         params: Sequence[object] = (),
     ) -> list[tuple[int, float]]:
         weights = FIELD_WEIGHTS if index == "documents" else (1.0,) * 3
-        # SQLite joins ``documents`` for conditions and for the archived index
-        allowed = self._allowed(conditions, params) if conditions or index == "archived" else None
-        scored = self._score(INDEXES[index], query, weights, allowed)
+        scored = self._score(
+            INDEXES[index],
+            query,
+            weights,
+            # SQLite joins ``documents`` for conditions and for the archived index
+            documents=bool(conditions) or index == "archived",
+            conditions=conditions,
+            params=params,
+        )
         return scored if limit is None else scored[: max(0, int(limit))]
 
     def search_passages(
@@ -244,9 +233,17 @@ class PostgresTextIndex:
     ) -> list[tuple[int, float, int]]:
         if limit <= 0:
             return []
-        allowed = self._allowed(conditions, params, STRIDE) if conditions else None
         best: dict[int, tuple[float, int]] = {}
-        for row_id, score in self._score(INDEXES["passages"], query, (1.0,), allowed):
+        scored = self._score(
+            INDEXES["passages"],
+            query,
+            (1.0,),
+            documents=bool(conditions),
+            conditions=conditions,
+            params=params,
+            stride=STRIDE,
+        )
+        for row_id, score in scored:
             doc = row_id // STRIDE
             if doc not in best:  # best first, and the lowest passage among equals
                 best[doc] = (score, row_id % STRIDE)
@@ -258,10 +255,10 @@ class PostgresTextIndex:
         wanted = [phrase for phrase in wanted if phrase.tokens]
         if not wanted or limit <= 0:
             return []
-        postings = _fetch(self.store, INDEXES["documents"], wanted)
         found: set[int] = set()
         for phrase in wanted:
-            found |= _hits(phrase, postings, columns=(1,)).keys()
+            hits = _hits(self.store, INDEXES["documents"], phrase)
+            found.update(doc_id for doc_id, columns in hits.items() if columns.get(1))
         return sorted(found)[: int(limit)]
 
     def indexed_condition(self, alias: str) -> str:
@@ -375,9 +372,11 @@ class PostgresTextIndex:
         self.store.set_totals(INDEXES[index], values[0], tokens)
 
     def compact(self, indexes: Sequence[DocumentIndex]) -> None:
-        """Nothing to merge: rows taken out are gone from the tables at once (VACUUM, run
-        by the server's autovacuum, returns their space)."""
-        self.store.ready()
+        """Merge each index's segments into one, dropping the entries of rows taken out
+        (their terms stay in their segments until then); the server's VACUUM then returns
+        the space of the rewritten rows."""
+        for index in indexes:
+            self.store.optimize(INDEXES[index])
 
     # -- transactions (called by the connection) ---------------------------------------------
 

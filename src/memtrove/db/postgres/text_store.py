@@ -1,29 +1,42 @@
-"""Where the PostgreSQL text index keeps its rows (:mod:`memtrove.db.postgres.text_index`).
+"""Where the PostgreSQL text index keeps its rows, and its BM25 query
+(:mod:`memtrove.db.postgres.text_index`).
 
-Tables, one set for the ``documents``, ``archived`` and ``passages`` indexes (told apart by
-``idx``: 0, 1, 2):
+The index is built as FTS5 builds its own: in *segments*. Each flush (the rows a
+transaction wrote) becomes one segment holding, for each of its terms, one row of arrays;
+segments are merged as they pile up; a removed row is marked dead in its segment until a
+merge drops it. Inserting a document is then a share of a few hundred array rows per
+batch instead of a few hundred rows of its own, and a search reads a handful of rows per
+term.
 
-- ``text_rows (idx, doc_id, sizes)``: one row per indexed row, with the tokens of each
-  column, as FTS5's ``docsize``.
-- ``text_postings (idx, term, doc_id, counts, positions)``: one row per term of each row:
-  its hits in each column (``counts``) and their token positions (from 0), column after
-  column, as FTS5's ``detail=full`` index holds them. The primary key (idx, term, doc_id)
-  serves term and prefix lookups (``term`` sorts bytewise, ``COLLATE "C"``, as FTS5's
-  terms do); ``text_postings_doc`` serves removals.
+Tables (``idx`` tells the indexes apart: ``documents`` 0, ``archived`` 1, ``passages`` 2):
+
+- ``text_rows (idx, doc_id, seg, sizes)``: each live row, the segment holding it, and the
+  tokens of each of its columns (FTS5's ``docsize``).
+- ``text_postings (idx, term, seg, docs, c0, c1, c2, lengths)``: for each term of each
+  segment, the rows holding it, their hits in each column and their lengths in tokens
+  (so that BM25 needs nothing else). ``term`` sorts bytewise (``COLLATE "C"``), as FTS5's
+  terms do, so a prefix is a range of the primary key.
+- ``text_places (idx, doc_id, terms, counts, starts, positions)``: each live row's token
+  positions by term and column, read only for phrases of several tokens.
+- ``text_segments (idx, seg, level)`` and ``text_dead (idx, doc_id, seg)``: the segments,
+  and the rows taken out of them since their last merge.
 - ``text_totals (idx, rows, tokens)``: the BM25 totals. As in a ``contentless_delete`` FTS5
   table, taking rows out does not lower them (:mod:`memtrove.db.sqlite.fts_totals`);
   :meth:`TextStore.recount` recounts.
 
-Writes are buffered: :meth:`TextStore.add` keeps the rows of a transaction in memory and
-:meth:`TextStore.flush` sends them with two ``COPY`` statements, before anything reads or
-removes rows, before a savepoint and before the commit (the connection calls it), so every
-statement still sees what the transaction wrote. A rolled-back transaction or savepoint
-drops what it buffered (:meth:`TextStore.discard`). One ``COPY`` per batch of documents
-instead of one per document is what makes a first index fast.
+Writes are buffered: :meth:`TextStore.add` keeps a transaction's rows in memory and
+:meth:`TextStore.flush` writes them as one segment with ``COPY`` before anything reads or
+removes rows, before a savepoint and before the commit (the connection calls it), so
+every statement still sees what its transaction wrote; a rolled-back transaction or
+savepoint drops what it buffered (:meth:`TextStore.discard`).
+
+BM25 is computed in SQL (:meth:`TextStore.scores`) with FTS5's arithmetic in FTS5's order
+of operations (IEEE doubles, the phrases summed in order), so the scores are FTS5's.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,42 +45,86 @@ from memtrove.db.text_tokens import document_tokens
 if TYPE_CHECKING:
     from memtrove.db.postgres.connection import PostgresConnection
 
-__all__ = [
-    "COLUMNS",
-    "INDEXES",
-    "Posting",
-    "Postings",
-    "TextStore",
-    "storable",
-]
+__all__ = ["COLUMNS", "INDEXES", "SCHEMA", "Slot", "TextStore", "storable"]
 
 INDEXES = {"documents": 0, "archived": 1, "passages": 2}
 COLUMNS = {0: 3, 1: 3, 2: 1}  # columns of each index
 SCHEMA = (
+    "CREATE SEQUENCE IF NOT EXISTS text_segment_ids",
+    "CREATE TABLE IF NOT EXISTS text_segments (idx SMALLINT NOT NULL, seg BIGINT NOT NULL, "
+    "level SMALLINT NOT NULL, PRIMARY KEY (idx, seg))",
     "CREATE TABLE IF NOT EXISTS text_rows (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
-    "sizes INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
+    "seg BIGINT NOT NULL, sizes INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
     'CREATE TABLE IF NOT EXISTS text_postings (idx SMALLINT NOT NULL, term TEXT COLLATE "C" '
-    "NOT NULL, doc_id BIGINT NOT NULL, counts INT[] NOT NULL, positions INT[] NOT NULL, "
-    "PRIMARY KEY (idx, term, doc_id))",
-    "CREATE INDEX IF NOT EXISTS text_postings_doc ON text_postings (idx, doc_id)",
+    "NOT NULL, seg BIGINT NOT NULL, docs BIGINT[] NOT NULL, c0 INT[] NOT NULL, "
+    "c1 INT[] NOT NULL, c2 INT[] NOT NULL, lengths INT[] NOT NULL, "
+    "PRIMARY KEY (idx, term, seg))",
+    "CREATE INDEX IF NOT EXISTS text_postings_seg ON text_postings (idx, seg)",
+    "CREATE TABLE IF NOT EXISTS text_places (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
+    'terms TEXT[] COLLATE "C" NOT NULL, counts INT[] NOT NULL, starts INT[] NOT NULL, '
+    "positions INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
+    "CREATE TABLE IF NOT EXISTS text_dead (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
+    "seg BIGINT NOT NULL, PRIMARY KEY (idx, doc_id, seg))",
     "CREATE TABLE IF NOT EXISTS text_totals (idx SMALLINT PRIMARY KEY, rows BIGINT NOT NULL, "
     "tokens BIGINT[] NOT NULL)",
 )
-_FLUSH_ROWS = 20_000  # postings buffered before a flush even inside a transaction
+_FLUSH_ROWS = 5_000  # rows buffered before a flush even inside a transaction
+_FANOUT = 8  # segments of one level merged into one of the next
+# A segment's level: 0 under 8 rows, 1 under 64, 2 from 64 (merged only by optimize: a first
+# index writes segments of a few hundred rows, and rewriting them costs as much as writing).
+_LEVELS = (8, 64)
+_TOP = len(_LEVELS)
+_HIGHEST = "\U0010ffff"
+_K1 = 1.2
+_B = 0.75
+
+# The live entries (slot, doc, c0, c1, c2, length) of the terms in [lo, hi) for each slot.
+_LIVE = """
+SELECT s.slot, u.doc, u.c0, u.c1, u.c2, u.len
+FROM unnest(?::int[], ?::text[], ?::text[]) AS s (slot, lo, hi)
+JOIN text_postings p ON p.idx = ? AND p.term >= s.lo COLLATE "C" AND p.term < s.hi COLLATE "C"
+CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) AS u (doc, c0, c1, c2, len)
+WHERE NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc
+                  AND t.seg = p.seg)
+"""
+# BM25 of each matching row, FTS5's arithmetic (fts5_aux.c) in its order.
+_SCORES = """
+WITH raw AS ({live}
+    UNION ALL
+    SELECT * FROM unnest(?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::int[])),
+hits AS (SELECT slot, doc, SUM(c0)::float8 AS c0, SUM(c1)::float8 AS c1,
+                SUM(c2)::float8 AS c2, MIN(len) AS len
+         FROM raw GROUP BY slot, doc),
+idf AS (SELECT slot, CASE WHEN v <= 0.0 THEN 1e-6::float8 ELSE v END AS idf
+        FROM (SELECT slot, ln(((?::bigint - COUNT(*))::float8 + 0.5::float8)
+                              / (COUNT(*)::float8 + 0.5::float8)) AS v
+              FROM hits GROUP BY slot) AS n),
+scored AS (
+    SELECT h.doc,
+           COUNT(*) FILTER (WHERE h.slot < ?) AS required,
+           COUNT(*) FILTER (WHERE h.slot < ?) AS searched,
+           COUNT(*) FILTER (WHERE h.slot >= ?) AS excluded,
+           -1.0::float8 * SUM(i.idf * ((f.f * ?::float8) / (f.f + ?::float8 * (?::float8
+               + ?::float8 * h.len::float8 / ?::float8))) ORDER BY h.slot) AS score
+    FROM hits h JOIN idf i ON i.slot = h.slot
+    CROSS JOIN LATERAL (SELECT h.c0 * ?::float8 + h.c1 * ?::float8 + h.c2 * ?::float8
+                        AS f) AS f
+    GROUP BY h.doc)
+SELECT s.doc, s.score FROM scored s{join}
+WHERE s.excluded = 0 AND {matched}{where}
+"""
 
 
-class Posting(NamedTuple):
-    counts: tuple[int, ...]  # hits in each column
-    positions: tuple[int, ...] | None  # their positions, column after column (when asked)
-
-    def column_positions(self, col: int) -> tuple[int, ...]:
-        assert self.positions is not None
-        start = sum(self.counts[:col])
-        return self.positions[start : start + self.counts[col]]
+def _level(rows: int) -> int:
+    return sum(rows >= bound for bound in _LEVELS)
 
 
-# term -> doc id -> posting
-Postings = dict[str, dict[int, Posting]]
+class Slot(NamedTuple):
+    """One phrase of a query for :meth:`TextStore.scores`: the terms in ``[lo, hi)`` (a term
+    alone, or every term with a prefix)."""
+
+    lo: str
+    hi: str
 
 
 def storable(term: str) -> str:
@@ -90,19 +147,54 @@ def _copy_text(value: str) -> str:
     )
 
 
-def _array(values: Iterable[int]) -> str:
+def _int_array(values: Iterable[int]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
+def _array_element(term: str) -> str:
+    if term.isalnum():
+        return '"' + term + '"'  # quoted: an element spelled null is not NULL
+    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text_array(terms: Iterable[str]) -> str:
+    """A text array as a field of ``COPY``'s text format."""
+    return _copy_text("{" + ",".join(map(_array_element, terms)) + "}")
+
+
+def term_slot(term: str, prefix: bool) -> Slot:
+    """The slot of a term alone, or of every term starting with it."""
+    if not prefix:
+        return Slot(term, term + "\x01")
+    if not term:
+        return Slot("", _HIGHEST)
+    last = ord(term[-1])
+    if last >= 0x10FFFF:
+        return Slot(term, term + _HIGHEST)
+    following = last + 1 if not 0xD7FF <= last < 0xDFFF else 0xE000
+    return Slot(term, term[:-1] + chr(following))
+
+
+class _Pending:
+    """The rows of one index buffered for the next segment."""
+
+    __slots__ = ("places", "postings", "rows", "totals")
+
+    def __init__(self, columns: int) -> None:
+        self.rows: list[tuple[int, list[int]]] = []
+        # term -> (doc, c0, c1, c2, length) of each row holding it
+        self.postings: dict[str, list[tuple[int, ...]]] = {}
+        self.places: list[tuple[int, list[str], list[int], list[int], list[int]]] = []
+        self.totals = [0] * (columns + 1)
+
+
 class TextStore:
-    __slots__ = ("_connection", "_pending_postings", "_pending_rows", "_pending_totals", "_ready")
+    __slots__ = ("_connection", "_pending", "_ready")
 
     def __init__(self, connection: PostgresConnection) -> None:
         self._connection = connection
         self._ready = False
-        self._pending_rows: list[str] = []
-        self._pending_postings: list[str] = []
-        self._pending_totals: dict[int, list[int]] = {}  # idx -> [rows, tokens per column]
+        self._pending: dict[int, _Pending] = {}
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -116,11 +208,11 @@ class TextStore:
         """Flush what is buffered, making the tables first when they are missing: call it
         before reading any of them."""
         if not self._ready:
-            row = self._connection.execute("SELECT to_regclass('text_totals')").fetchone()
+            row = self._connection.execute("SELECT to_regclass('text_dead')").fetchone()
             if row is None or row[0] is None:
                 self.create()
             self._ready = True
-        if self._pending_rows:
+        if self._pending:
             self.flush()
 
     # -- writes ------------------------------------------------------------------------------
@@ -128,49 +220,97 @@ class TextStore:
     def add(self, idx: int, rows: Iterable[tuple[int, Sequence[str]]]) -> None:
         """Buffer rows of (row id, text of each column, prepared for the tokenizer)."""
         columns = COLUMNS[idx]
-        totals = self._pending_totals.setdefault(idx, [0] * (columns + 1))
-        head = f"{idx}\t"
+        pending = self._pending.get(idx)
+        if pending is None:
+            pending = self._pending[idx] = _Pending(columns)
+        totals = pending.totals
+        postings = pending.postings
+        empty: tuple[int, ...] = ()
         for doc_id, texts in rows:
-            places: dict[str, list[list[int]]] = {}
+            doc_id = int(doc_id)
+            by_column: list[defaultdict[str, list[int]]] = []
             sizes = []
-            for col, text in enumerate(texts):
+            for text in texts:
                 tokens = document_tokens(text)
+                places: defaultdict[str, list[int]] = defaultdict(list)
                 for position, token in enumerate(tokens):
-                    found = places.get(token)
-                    if found is None:
-                        found = places[token] = [[] for _ in range(columns)]
-                    found[col].append(position)
+                    places[token].append(position)
+                by_column.append(places)
                 sizes.append(len(tokens))
-                totals[col + 1] += len(tokens)
+            for col, size in enumerate(sizes):
+                totals[col + 1] += size
             totals[0] += 1
-            tail = f"\t{int(doc_id)}\t"
-            self._pending_postings.extend(
-                head
-                + _copy_text(storable(term))
-                + tail
-                + _array(len(hits) for hits in found)
-                + "\t"
-                + _array(position for hits in found for position in hits)
-                + "\n"
-                for term, found in places.items()
-            )
-            self._pending_rows.append(f"{idx}\t{int(doc_id)}\t{_array(sizes)}\n")
-        if len(self._pending_postings) >= _FLUSH_ROWS or not self._connection.in_transaction:
+            length = sum(sizes)
+            if columns == 1:
+                ordered = list(by_column[0])
+            else:
+                ordered = list(dict.fromkeys(term for places in by_column for term in places))
+            counts: list[int] = []
+            starts: list[int] = [0]
+            positions: list[int] = []
+            terms = []
+            for token in ordered:
+                hits = [places.get(token, empty) for places in by_column]
+                numbers = [len(found) for found in hits]
+                for found in hits:
+                    positions.extend(found)
+                counts.extend(numbers)
+                starts.append(len(positions))
+                term = storable(token)
+                terms.append(term)
+                numbers += [0] * (3 - columns)
+                entry = postings.get(term)
+                if entry is None:
+                    postings[term] = [(doc_id, *numbers, length)]
+                else:
+                    entry.append((doc_id, *numbers, length))
+            pending.rows.append((doc_id, sizes))
+            pending.places.append((doc_id, terms, counts, starts, positions))
+        queued = sum(len(pending.rows) for pending in self._pending.values())
+        if queued >= _FLUSH_ROWS or not self._connection.in_transaction:
             self.ready()
 
     def flush(self) -> None:
-        """Send the buffered rows (inside the caller's transaction, if any)."""
-        if not self._pending_rows:
+        """Write the buffered rows as one segment per index (inside the caller's
+        transaction, if any), then merge segments that piled up."""
+        if not self._pending:
             return
         if not self._ready:
             self.ready()  # makes the tables, then flushes
             return
-        rows, postings = self._pending_rows, self._pending_postings
-        totals = self._pending_totals
-        self.discard()
-        self._copy("text_rows (idx, doc_id, sizes)", rows)
-        self._copy("text_postings (idx, term, doc_id, counts, positions)", postings)
-        for idx, (count, *tokens) in sorted(totals.items()):
+        pending, self._pending = self._pending, {}
+        for idx, rows in sorted(pending.items()):
+            seg = int(self._connection.execute("SELECT nextval('text_segment_ids')").fetchone()[0])
+            head = f"{idx}\t"
+            middle = f"\t{seg}\t"
+            self._copy(
+                "text_postings (idx, term, seg, docs, c0, c1, c2, lengths)",
+                (
+                    head
+                    + _copy_text(term)
+                    + middle
+                    + "\t".join(map(_int_array, zip(*entries, strict=True)))
+                    + "\n"
+                    for term, entries in rows.postings.items()
+                ),
+            )
+            self._copy(
+                "text_rows (idx, doc_id, seg, sizes)",
+                (f"{idx}\t{doc_id}\t{seg}\t{_int_array(sizes)}\n" for doc_id, sizes in rows.rows),
+            )
+            self._copy(
+                "text_places (idx, doc_id, terms, counts, starts, positions)",
+                (
+                    f"{idx}\t{doc_id}\t{_text_array(terms)}\t{_int_array(counts)}\t"
+                    f"{_int_array(starts)}\t{_int_array(positions)}\n"
+                    for doc_id, terms, counts, starts, positions in rows.places
+                ),
+            )
+            self._connection.execute(
+                "INSERT INTO text_segments (idx, seg, level) VALUES (?, ?, ?)",
+                (idx, seg, _level(len(rows.rows))),
+            )
+            count, *tokens = rows.totals
             self._connection.execute(
                 "INSERT INTO text_totals (idx, rows, tokens) VALUES (?, ?, ?::bigint[]) "
                 "ON CONFLICT (idx) DO UPDATE SET rows = text_totals.rows + excluded.rows, "
@@ -178,14 +318,13 @@ class TextStore:
                 "AS t (a, b))",
                 (idx, count, tokens),
             )
+            self._merge(idx)
 
     def discard(self) -> None:
         """Forget the buffered rows (their transaction or savepoint was rolled back)."""
-        self._pending_rows = []
-        self._pending_postings = []
-        self._pending_totals = {}
+        self._pending = {}
 
-    def _copy(self, target: str, lines: Sequence[str]) -> None:
+    def _copy(self, target: str, lines: Iterable[str]) -> None:
         """Lines of ``COPY``'s text format into ``target``: many times faster than inserts."""
         from memtrove.db.postgres.connection import is_driver_error, mapped_error
 
@@ -198,85 +337,217 @@ class TextStore:
                 raise mapped_error(error) from None
             raise
 
+    def _merge(self, idx: int) -> None:
+        """Merge the segments of a level that has :data:`_FANOUT` of them into one of the
+        next level, dropping their dead entries; repeated up the levels."""
+        while True:
+            row = self._connection.execute(
+                "SELECT level, array_agg(seg ORDER BY seg) FROM text_segments WHERE idx = ? "
+                "AND level < ? GROUP BY level HAVING COUNT(*) >= ? ORDER BY level LIMIT 1",
+                (idx, _TOP, _FANOUT),
+            ).fetchone()
+            if row is None:
+                return
+            self.merge_segments(idx, [int(seg) for seg in row[1]])
+
+    def merge_segments(self, idx: int, segs: Sequence[int]) -> None:
+        """Rewrite segments ``segs`` of ``idx`` as one new segment."""
+        seg = int(self._connection.execute("SELECT nextval('text_segment_ids')").fetchone()[0])
+        self._connection.execute(
+            "INSERT INTO text_postings (idx, term, seg, docs, c0, c1, c2, lengths) "
+            "SELECT p.idx, p.term, ?, array_agg(u.doc ORDER BY u.doc), "
+            "array_agg(u.c0 ORDER BY u.doc), array_agg(u.c1 ORDER BY u.doc), "
+            "array_agg(u.c2 ORDER BY u.doc), array_agg(u.len ORDER BY u.doc) "
+            "FROM text_postings p "
+            "CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) "
+            "AS u (doc, c0, c1, c2, len) "
+            "WHERE p.idx = ? AND p.seg = ANY(?::bigint[]) AND NOT EXISTS (SELECT 1 FROM "
+            "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
+            "GROUP BY p.idx, p.term",
+            (seg, idx, list(segs)),
+        )
+        self._connection.execute(
+            "UPDATE text_rows SET seg = ? WHERE idx = ? AND seg = ANY(?::bigint[])",
+            (seg, idx, list(segs)),
+        )
+        for table in ("text_postings", "text_dead", "text_segments"):
+            self._connection.execute(
+                f"DELETE FROM {table} WHERE idx = ? AND seg = ANY(?::bigint[])", (idx, list(segs))
+            )
+        rows = self._connection.execute(
+            "SELECT COUNT(*) FROM text_rows WHERE idx = ? AND seg = ?", (idx, seg)
+        ).fetchone()
+        self._connection.execute(
+            "INSERT INTO text_segments (idx, seg, level) VALUES (?, ?, ?)",
+            (idx, seg, _level(int(rows[0]))),
+        )
+
+    def optimize(self, idx: int) -> None:
+        """Merge every segment of ``idx`` into one, dropping every dead entry."""
+        self.ready()
+        rows = self._connection.execute(
+            "SELECT seg, level FROM text_segments WHERE idx = ?", (idx,)
+        ).fetchall()
+        dead = self._connection.execute(
+            "SELECT 1 FROM text_dead WHERE idx = ? LIMIT 1", (idx,)
+        ).fetchone()
+        if len(rows) > 1 or dead is not None:
+            self.merge_segments(idx, [int(seg) for seg, _ in rows])
+
     def remove(self, idx: int, doc_ids: Sequence[int]) -> None:
         self.ready()
-        if not doc_ids:
-            return
-        for table in ("text_postings", "text_rows"):
-            self._connection.execute(
-                f"DELETE FROM {table} WHERE idx = ? AND doc_id = ANY(?::bigint[])",
-                (idx, list(doc_ids)),
-            )
+        if doc_ids:
+            self._remove_where(idx, "doc_id = ANY(?::bigint[])", (list(doc_ids),))
 
     def remove_ranges(self, idx: int, ranges: Sequence[tuple[int, int]]) -> None:
         """Take out the rows whose ids lie in one of the (first, last) ranges."""
         self.ready()
         for first, last in ranges:
-            for table in ("text_postings", "text_rows"):
-                self._connection.execute(
-                    f"DELETE FROM {table} WHERE idx = ? AND doc_id BETWEEN ? AND ?",
-                    (idx, first, last),
-                )
+            self._remove_where(idx, "doc_id BETWEEN ? AND ?", (first, last))
+
+    def _remove_where(self, idx: int, condition: str, params: Sequence[object]) -> None:
+        self._connection.execute(
+            "WITH gone AS (DELETE FROM text_rows WHERE idx = ? AND "
+            f"{condition} RETURNING idx, doc_id, seg) "
+            "INSERT INTO text_dead (idx, doc_id, seg) SELECT idx, doc_id, seg FROM gone "
+            "ON CONFLICT DO NOTHING",
+            (idx, *params),
+        )
+        self._connection.execute(
+            f"DELETE FROM text_places WHERE idx = ? AND {condition}", (idx, *params)
+        )
 
     def clear(self, idx: int) -> None:
         self.ready()
-        for table in ("text_postings", "text_rows", "text_totals"):
+        for table in (
+            "text_postings",
+            "text_rows",
+            "text_places",
+            "text_dead",
+            "text_segments",
+            "text_totals",
+        ):
             self._connection.execute(f"DELETE FROM {table} WHERE idx = ?", (idx,))
 
     # -- reads -------------------------------------------------------------------------------
 
-    def postings(
+    def scores(
         self,
         idx: int,
-        exact: Iterable[str],
-        prefixes: Iterable[str],
-        placed: Iterable[str],
-    ) -> Postings:
-        """Postings of the ``exact`` terms under ``=term``, and of every term starting with
-        each of ``prefixes``, merged, under ``*prefix``; positions only for the terms and
-        prefixes in ``placed`` (those of phrases of several tokens)."""
+        slots: Sequence[Slot | None],
+        extra: Sequence[tuple[int, int, int, int, int, int]],
+        required: int,
+        excluded: int,
+        weights: Sequence[float],
+        *,
+        documents: bool = False,
+        conditions: Sequence[str] = (),
+        params: Sequence[object] = (),
+        stride: int = 1,
+    ) -> list[tuple[int, float]]:
+        """(row id, FTS5's ``bm25()``) of every row the phrases match, best first, ties by
+        id. Slot ``i`` is phrase ``i``: its terms (a :class:`Slot`), or None when its hits
+        are given in ``extra`` as (slot, row, hits per column, length), for phrases of
+        several tokens. The first ``required`` phrases must all match, else one of the
+        others; none of the last ``excluded`` may. ``documents`` keeps only rows with a
+        ``documents`` row (``d``, id = row id // ``stride``) meeting ``conditions``."""
         self.ready()
-        placed = set(placed)
-        postings: Postings = {}
-        wanted = sorted(set(exact))
-        if wanted:
-            rows = self._connection.execute(
-                "SELECT term, doc_id, counts, CASE WHEN term = ANY(?::text[]) THEN positions "
-                "END FROM text_postings WHERE idx = ? AND term = ANY(?::text[])",
-                (sorted(placed), idx, wanted),
-            )
-            for term, doc_id, counts, positions in rows:
-                postings.setdefault("=" + term, {})[doc_id] = Posting(
-                    tuple(counts), None if positions is None else tuple(positions)
-                )
-        for prefix in sorted(set(prefixes)):
-            with_positions = prefix in placed
-            merged: dict[int, list[list[int]]] = {}
-            rows = self._connection.execute(
-                f"SELECT doc_id, counts, {'positions' if with_positions else 'NULL'} "
-                "FROM text_postings WHERE idx = ? AND term >= ? AND starts_with(term, ?)",
-                (idx, prefix, prefix),
-            )
-            columns = COLUMNS[idx]
-            for doc_id, counts, positions in rows:
-                found = merged.setdefault(doc_id, [[] for _ in range(columns)])
-                start = 0
-                for col, count in enumerate(counts):
-                    if with_positions:
-                        found[col].extend(positions[start : start + count])
-                    else:
-                        found[col].extend(range(count))  # only their number matters
-                    start += count
-            postings["*" + prefix] = {
-                doc_id: Posting(
-                    tuple(len(hits) for hits in found),
-                    tuple(p for hits in found for p in sorted(hits)) if with_positions else None,
-                )
-                for doc_id, found in merged.items()
-            }
-        return postings
+        totals = self.totals(idx)
+        if totals is None or totals[0] <= 0 or not slots:
+            return []
+        n_rows, tokens = totals
+        avgdl = float(sum(tokens)) / float(n_rows)
+        searched = len(slots) - excluded
+        given = [(number, slot) for number, slot in enumerate(slots) if slot is not None]
+        matched = "s.required = ?" if required else "s.searched > 0"
+        join = where = ""
+        if documents:
+            join = " JOIN documents d ON d.id = s.doc" + (f" / {int(stride)}" if stride > 1 else "")
+            where = "".join(" AND " + condition for condition in conditions)
+        sql = _SCORES.format(live=_LIVE, join=join, matched=matched, where=where)
+        w = [*weights, 0.0, 0.0][:3]
+        arguments: list[object] = [
+            [number for number, _ in given],
+            [slot.lo for _, slot in given],
+            [slot.hi for _, slot in given],
+            idx,
+            *([list(column) for column in zip(*extra, strict=True)] if extra else [[]] * 6),
+            n_rows,
+            required,
+            searched,
+            searched,
+            _K1 + 1.0,
+            _K1,
+            1 - _B,
+            _B,
+            avgdl,
+            *w,
+        ]
+        if required:
+            arguments.append(required)
+        arguments.extend(params if documents else ())
+        rows = self._connection.execute(sql + " ORDER BY s.score, s.doc", arguments).fetchall()
+        return [(int(doc), float(score)) for doc, score in rows]
 
-    def sizes(self, idx: int, doc_ids: Sequence[int]) -> dict[int, int]:
+    @staticmethod
+    def live_docs() -> str:
+        """SQL of the live rows holding a term in ``[lo, hi)``; its parameters: idx, lo, hi."""
+        return (
+            "SELECT u.doc FROM text_postings p CROSS JOIN LATERAL unnest(p.docs) AS u (doc) "
+            'WHERE p.idx = ? AND p.term >= ? COLLATE "C" AND p.term < ? COLLATE "C" '
+            "AND NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx "
+            "AND t.doc_id = u.doc AND t.seg = p.seg)"
+        )
+
+    def places(
+        self, idx: int, tokens: Sequence[str], prefix: bool
+    ) -> dict[int, list[list[list[int]]]]:
+        """For the rows holding every one of ``tokens`` (the last a prefix when ``prefix``):
+        row -> token -> column -> positions."""
+        self.ready()
+        slots = [
+            term_slot(token, prefix and i == len(tokens) - 1) for i, token in enumerate(tokens)
+        ]
+        candidates = " INTERSECT ".join(self.live_docs() for _ in slots)
+        arguments: list[object] = []
+        for slot in slots:
+            arguments += [idx, slot.lo, slot.hi]
+        columns = COLUMNS[idx]
+        found: dict[int, list[list[list[int]]]] = {}
+        rows = self._connection.execute(
+            f"SELECT f.doc_id, f.terms, f.counts, f.starts, f.positions FROM text_places f "
+            f"WHERE f.idx = ? AND f.doc_id IN ({candidates})",
+            [idx, *arguments],
+        )
+        for doc_id, terms, counts, starts, positions in rows:
+            per_token: list[list[list[int]]] = []
+            for i, slot in enumerate(slots):
+                merged: list[list[int]] = [[] for _ in range(columns)]
+                for number, term in enumerate(terms):
+                    if not (slot.lo <= term < slot.hi):
+                        continue
+                    start = starts[number]
+                    for col in range(columns):
+                        count = counts[number * columns + col]
+                        merged[col].extend(positions[start : start + count])
+                        start += count
+                if prefix and i == len(slots) - 1:
+                    for col_positions in merged:
+                        col_positions.sort()
+                per_token.append(merged)
+            found[int(doc_id)] = per_token
+        return found
+
+    def term_hits(self, idx: int, slot: Slot) -> dict[int, tuple[int, int, int]]:
+        """Live row -> hits per column of the terms of ``slot``."""
+        self.ready()
+        rows = self._connection.execute(
+            "SELECT doc, SUM(c0), SUM(c1), SUM(c2) FROM (" + _LIVE + ") AS live GROUP BY doc",
+            ([0], [slot.lo], [slot.hi], idx),
+        )
+        return {int(doc): (int(a), int(b), int(c)) for doc, a, b, c in rows}
+
+    def lengths(self, idx: int, doc_ids: Sequence[int]) -> dict[int, int]:
         """Each row's length in tokens (its columns together)."""
         self.ready()
         rows = self._connection.execute(
@@ -321,21 +592,36 @@ class TextStore:
         )
 
     def term_counts(self, idx: int, terms: Sequence[str]) -> dict[str, int]:
-        """Rows holding each of ``terms`` (as stored), for those held."""
+        """Live rows holding each of ``terms`` (as stored), for those held."""
         self.ready()
         rows = self._connection.execute(
-            "SELECT term, COUNT(*) FROM text_postings WHERE idx = ? AND term = ANY(?::text[]) "
-            "GROUP BY term",
+            "SELECT p.term, COUNT(*) FROM text_postings p "
+            "CROSS JOIN LATERAL unnest(p.docs) AS u (doc) "
+            "WHERE p.idx = ? AND p.term = ANY(?::text[]) AND NOT EXISTS (SELECT 1 FROM "
+            "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
+            "GROUP BY p.term",
             (idx, list(terms)),
         )
         return {str(term): int(count) for term, count in rows}
 
     def vocabulary(self, idx: int) -> Iterator[tuple[str, int]]:
         self.ready()
-        rows = self._connection.execute(
-            "SELECT term, COUNT(*) FROM text_postings WHERE idx = ? GROUP BY term ORDER BY term",
-            (idx,),
-        ).fetchall()
+        dead = self._connection.execute(
+            "SELECT 1 FROM text_dead WHERE idx = ? LIMIT 1", (idx,)
+        ).fetchone()
+        if dead is None:  # no dead entries: the arrays' sizes say it
+            sql = (
+                "SELECT term, SUM(cardinality(docs)) FROM text_postings WHERE idx = ? "
+                "GROUP BY term ORDER BY term"
+            )
+        else:
+            sql = (
+                "SELECT p.term, COUNT(*) FROM text_postings p "
+                "CROSS JOIN LATERAL unnest(p.docs) AS u (doc) WHERE p.idx = ? "
+                "AND NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx "
+                "AND t.doc_id = u.doc AND t.seg = p.seg) GROUP BY p.term ORDER BY p.term"
+            )
+        rows = self._connection.execute(sql, (idx,)).fetchall()
         return iter([(str(term), int(count)) for term, count in rows])
 
     def has_row(self, idx: int) -> str:
