@@ -300,6 +300,8 @@ def open_postgres(
             connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         connection.execute(f'SET search_path TO "{schema}"')
         connection.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+        # A vault's statements are short: starting parallel workers costs more than it saves.
+        connection.execute("SET max_parallel_workers_per_gather = 0")
         if not connection.catalog.schema_exists():
             raise VaultNotFoundError(f"no vault schema {schema!r} in {shown}")
     except BaseException:

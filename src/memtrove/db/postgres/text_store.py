@@ -78,38 +78,59 @@ _HIGHEST = "\U0010ffff"
 _K1 = 1.2
 _B = 0.75
 
-# The live entries (slot, doc, c0, c1, c2, length) of the terms in [lo, hi) for each slot.
-_LIVE = """
-SELECT s.slot, u.doc, u.c0, u.c1, u.c2, u.len
-FROM unnest(?::int[], ?::text[], ?::text[]) AS s (slot, lo, hi)
-JOIN text_postings p ON p.idx = ? AND p.term >= s.lo COLLATE "C" AND p.term < s.hi COLLATE "C"
-CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) AS u (doc, c0, c1, c2, len)
-WHERE NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc
-                  AND t.seg = p.seg)
-"""
-# BM25 of each matching row, FTS5's arithmetic (fts5_aux.c) in its order.
+_DEAD = (
+    "NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc "
+    "AND t.seg = p.seg)"
+)
+
+
+def _live(slots: Sequence[tuple[int, Slot]], idx: int) -> tuple[str, list[object]]:
+    """SQL of the live entries (slot, doc, c0, c1, c2, length) of each slot's terms, one
+    subquery per slot (so that each one is planned as the index range it is), and its
+    parameters."""
+    parts: list[str] = []
+    params: list[object] = []
+    for number, slot in slots:
+        if slot.hi == slot.lo + "\x01":
+            condition = "p.term = ?"
+            params += [idx, slot.lo]
+        else:
+            condition = "p.term >= ? AND p.term < ?"
+            params += [idx, slot.lo, slot.hi]
+        parts.append(
+            f"SELECT {int(number)} AS slot, u.doc, u.c0, u.c1, u.c2, u.len FROM text_postings p "
+            "CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) "
+            f"AS u (doc, c0, c1, c2, len) WHERE p.idx = ? AND {condition} AND {_DEAD}"
+        )
+    if not parts:
+        parts.append(
+            "SELECT 0 AS slot, 0::bigint AS doc, 0 AS c0, 0 AS c1, 0 AS c2, 0 AS len WHERE false"
+        )
+    return " UNION ALL ".join(parts), params
+
+
+# BM25 of each matching row: FTS5's arithmetic (fts5_aux.c), the phrases added in order.
 _SCORES = """
 WITH raw AS ({live}
     UNION ALL
     SELECT * FROM unnest(?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::int[])),
-hits AS (SELECT slot, doc, SUM(c0)::float8 AS c0, SUM(c1)::float8 AS c1,
-                SUM(c2)::float8 AS c2, MIN(len) AS len
+hits AS (SELECT slot, doc, SUM(c0)::float8 * ?::float8 + SUM(c1)::float8 * ?::float8
+                           + SUM(c2)::float8 * ?::float8 AS f, MIN(len) AS len
          FROM raw GROUP BY slot, doc),
-idf AS (SELECT slot, CASE WHEN v <= 0.0 THEN 1e-6::float8 ELSE v END AS idf
-        FROM (SELECT slot, ln(((?::bigint - COUNT(*))::float8 + 0.5::float8)
-                              / (COUNT(*)::float8 + 0.5::float8)) AS v
-              FROM hits GROUP BY slot) AS n),
+counted AS (SELECT slot, doc, f, len, COUNT(*) OVER (PARTITION BY slot) AS n FROM hits),
+parts AS (
+    SELECT doc, slot, (CASE WHEN i.idf <= 0.0 THEN 1e-6::float8 ELSE i.idf END)
+               * ((f * ?::float8) / (f + ?::float8 * (?::float8
+                  + ?::float8 * len::float8 / ?::float8))) AS v
+    FROM counted CROSS JOIN LATERAL (SELECT ln(((?::bigint - n)::float8 + 0.5::float8)
+                                               / (n::float8 + 0.5::float8)) AS idf) AS i),
 scored AS (
-    SELECT h.doc,
-           COUNT(*) FILTER (WHERE h.slot < ?) AS required,
-           COUNT(*) FILTER (WHERE h.slot < ?) AS searched,
-           COUNT(*) FILTER (WHERE h.slot >= ?) AS excluded,
-           -1.0::float8 * SUM(i.idf * ((f.f * ?::float8) / (f.f + ?::float8 * (?::float8
-               + ?::float8 * h.len::float8 / ?::float8))) ORDER BY h.slot) AS score
-    FROM hits h JOIN idf i ON i.slot = h.slot
-    CROSS JOIN LATERAL (SELECT h.c0 * ?::float8 + h.c1 * ?::float8 + h.c2 * ?::float8
-                        AS f) AS f
-    GROUP BY h.doc)
+    SELECT doc,
+           COUNT(*) FILTER (WHERE slot < ?) AS required,
+           COUNT(*) FILTER (WHERE slot < ?) AS searched,
+           COUNT(*) FILTER (WHERE slot >= ?) AS excluded,
+           -1.0::float8 * ({ordered}) AS score
+    FROM parts GROUP BY doc)
 SELECT s.doc, s.score FROM scored s{join}
 WHERE s.excluded = 0 AND {matched}{where}
 """
@@ -464,40 +485,32 @@ class TextStore:
         if documents:
             join = " JOIN documents d ON d.id = s.doc" + (f" / {int(stride)}" if stride > 1 else "")
             where = "".join(" AND " + condition for condition in conditions)
-        sql = _SCORES.format(live=_LIVE, join=join, matched=matched, where=where)
+        live, arguments = _live(given, idx)
+        # ((v0 + v1) + v2) ...: FTS5's sum, in its order (a phrase without hits adds 0.0)
+        ordered = " + ".join(
+            f"COALESCE(SUM(v) FILTER (WHERE slot = {number}), 0.0::float8)"
+            for number in range(len(slots))
+        )
+        sql = _SCORES.format(live=live, join=join, matched=matched, where=where, ordered=ordered)
         w = [*weights, 0.0, 0.0][:3]
-        arguments: list[object] = [
-            [number for number, _ in given],
-            [slot.lo for _, slot in given],
-            [slot.hi for _, slot in given],
-            idx,
+        arguments += [
             *([list(column) for column in zip(*extra, strict=True)] if extra else [[]] * 6),
-            n_rows,
-            required,
-            searched,
-            searched,
+            *w,
             _K1 + 1.0,
             _K1,
             1 - _B,
             _B,
             avgdl,
-            *w,
+            n_rows,
+            required,
+            searched,
+            searched,
         ]
         if required:
             arguments.append(required)
         arguments.extend(params if documents else ())
         rows = self._connection.execute(sql + " ORDER BY s.score, s.doc", arguments).fetchall()
         return [(int(doc), float(score)) for doc, score in rows]
-
-    @staticmethod
-    def live_docs() -> str:
-        """SQL of the live rows holding a term in ``[lo, hi)``; its parameters: idx, lo, hi."""
-        return (
-            "SELECT u.doc FROM text_postings p CROSS JOIN LATERAL unnest(p.docs) AS u (doc) "
-            'WHERE p.idx = ? AND p.term >= ? COLLATE "C" AND p.term < ? COLLATE "C" '
-            "AND NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx "
-            "AND t.doc_id = u.doc AND t.seg = p.seg)"
-        )
 
     def places(
         self, idx: int, tokens: Sequence[str], prefix: bool
@@ -508,10 +521,13 @@ class TextStore:
         slots = [
             term_slot(token, prefix and i == len(tokens) - 1) for i, token in enumerate(tokens)
         ]
-        candidates = " INTERSECT ".join(self.live_docs() for _ in slots)
+        parts = []
         arguments: list[object] = []
         for slot in slots:
-            arguments += [idx, slot.lo, slot.hi]
+            sql, params = _live([(0, slot)], idx)
+            parts.append(f"SELECT doc FROM ({sql}) AS live")
+            arguments += params
+        candidates = " INTERSECT ".join(parts)
         columns = COLUMNS[idx]
         found: dict[int, list[list[list[int]]]] = {}
         rows = self._connection.execute(
@@ -541,9 +557,9 @@ class TextStore:
     def term_hits(self, idx: int, slot: Slot) -> dict[int, tuple[int, int, int]]:
         """Live row -> hits per column of the terms of ``slot``."""
         self.ready()
+        sql, params = _live([(0, slot)], idx)
         rows = self._connection.execute(
-            "SELECT doc, SUM(c0), SUM(c1), SUM(c2) FROM (" + _LIVE + ") AS live GROUP BY doc",
-            ([0], [slot.lo], [slot.hi], idx),
+            f"SELECT doc, SUM(c0), SUM(c1), SUM(c2) FROM ({sql}) AS live GROUP BY doc", params
         )
         return {int(doc): (int(a), int(b), int(c)) for doc, a, b, c in rows}
 
