@@ -204,3 +204,36 @@ def test_session_rows_keep_their_insertion_order(pg: PostgresConnection) -> None
     rows = pg.execute(f"SELECT session_id FROM session_log ORDER BY last_seen_at, {order}")
     assert [row[0] for row in rows] == ["b", "a", "c"]
     assert "row_seq" not in pg.catalog.columns("session_log")
+
+
+def test_secure_delete_rewrites_the_table_files(pg: PostgresConnection) -> None:
+    """A row deleted inside ``secure_delete`` is gone from the table's file afterwards (the
+    bytes of a plain delete stay there until the space is reused)."""
+    from pathlib import Path
+
+    row = pg.execute(
+        "SELECT rolsuper, current_setting('data_directory') FROM pg_roles "
+        "WHERE rolname = current_user"
+    ).fetchone()
+    if not row or not row[0]:
+        pytest.skip("reading the table files needs a superuser role")
+    secret = "sk-live-" + "Q7v" * 10
+
+    def on_disk() -> bool:
+        pg.execute("CHECKPOINT")
+        file = pg.execute("SELECT pg_relation_filepath('notes')").fetchone()[0]
+        path = Path(row[1]) / file
+        if not path.is_file():
+            pytest.skip("the server's files are not readable here")
+        return secret.encode() in path.read_bytes()
+
+    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("a", secret))
+    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("b", "kept"))
+    assert on_disk()
+    pg.execute("DELETE FROM notes WHERE name = 'a'")
+    assert on_disk()  # a plain delete leaves the bytes
+    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("c", secret))
+    with pg.catalog.secure_delete():
+        pg.execute("DELETE FROM notes WHERE name = 'c'")
+    assert not on_disk()
+    assert pg.execute("SELECT name FROM notes").fetchall() == [("b",)]
