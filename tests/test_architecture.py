@@ -13,7 +13,8 @@ FACADE = {"vault", "__init__"}
 DOMAIN = {"index", "retrieval", "graph", "memory", "lifecycle", "mine", "capture"}
 STORAGE = {"db", "models"}
 FOUNDATION = {
-    "errors", "results", "text", "patterns", "config", "paths", "warm", "files", "security"
+    "errors", "results", "text", "patterns", "config", "paths", "locations", "warm", "files",
+    "security"
 }  # fmt: skip
 LAYER = {
     **dict.fromkeys(INTERFACES, 4),
@@ -100,8 +101,10 @@ def test_interfaces_run_no_sql_and_nothing_reaches_into_the_vault() -> None:
 SQLITE_ONLY = re.compile(
     r"(?i:\bfts5(vocab)?\b|\bvec0\b|sqlite_master|\bpragma\b|\browid\b|json_each|"
     r"\binsert\s+or\s+(ignore|replace|abort|fail|rollback)\b|\bbm25\s*\(|\bsnippet\s*\(|"
-    r"\b\w+_fts\b|\bdocuments_vocab\b|\bvectors_vec\w*)"
-    r"|\bMATCH\b|\b(MAX|MIN)\([^()]*,[^()]*\)|\bIS\s+\?|(?<=[\s(,=<>])\?\d"
+    r"\b\w+_fts\b|\bdocuments_vocab\b|\bvectors_vec\w*|"
+    r"\b(instr|ifnull|group_concat|julianday|printf|randomblob|typeof|unixepoch)\s*\(|"
+    r"\bsubstr\s*\([^()]*,\s*-|\b(date|datetime|strftime)\s*\(\s*')"
+    r"|\bMATCH\b|\bGLOB\b|\b(MAX|MIN)\([^()]*,[^()]*\)|\bIS\s+\?|(?<=[\s(,=<>])\?\d"
 )
 SQLITE_PLACES = ("db/sqlite/", "db/schema/", "mine/clawmem_import.py", "mine/clawmem_tables.py")
 # Names that are not SQL: the export format's record type and field for the entity names of

@@ -122,12 +122,11 @@ def _host_lanes(vault_path: str, config_dir: str) -> LaneHost | None:
     names = ("MEMTROVE_ENABLE_CONSOLIDATION", "MEMTROVE_HEAVY_LANE")
     if not any(os.environ.get(name, "").strip() for name in names):
         return None
-    from pathlib import Path
-
     from memtrove.config import Settings
     from memtrove.vault.lanes import host_from_env
 
-    return host_from_env(Settings(Path(vault_path), Path(config_dir)), short_lived=True)
+    settings = Settings.from_env(vault=vault_path, config_dir=config_dir)  # a URL stays one
+    return host_from_env(settings, short_lived=True)
 
 
 if __name__ == "__main__":

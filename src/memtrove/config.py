@@ -4,7 +4,8 @@ Only entry points (the CLI, ``Vault.open`` without a path, later the servers and
 the environment here; everything below them takes plain arguments.
 
 Environment (resolved in :mod:`memtrove.paths`):
-    MEMTROVE_VAULT       vault file (default ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
+    MEMTROVE_VAULT       vault file or ``postgresql://`` URL (default
+                         ``$XDG_CACHE_HOME/memtrove/vault.sqlite``)
     MEMTROVE_CONFIG_DIR  config folder (default ``$XDG_CONFIG_HOME/memtrove``)
 
 ``config.yaml`` keeps collections under ``collections:``; other top-level keys, and keys of a
@@ -44,6 +45,7 @@ from memtrove.errors import (
     ConfigError,
 )
 from memtrove.files import exclusive_lock, write_atomic
+from memtrove.locations import is_server_url
 from memtrove.paths import CONFIG_FILE_NAME, cache_location, config_location, vault_location
 from memtrove.patterns import LazyPattern
 from memtrove.results import Collection, StaleAfterDays
@@ -78,9 +80,11 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 class Settings(NamedTuple):
-    """Resolved paths for one process."""
+    """Resolved locations for one process. ``vault_path`` is the vault file's ``Path``, or
+    the URL (a ``str``, which may hold a password) of a vault on a database server: see
+    :mod:`memtrove.locations`."""
 
-    vault_path: Path
+    vault_path: Path | str
     config_dir: Path
 
     @property
@@ -95,8 +99,9 @@ class Settings(NamedTuple):
         vault: str | Path | None = None,
         config_dir: str | Path | None = None,
     ) -> "Settings":
+        location = vault_location(env, vault)
         return cls(
-            vault_path=Path(vault_location(env, vault)),
+            vault_path=location if is_server_url(location) else Path(location),
             config_dir=Path(config_location(env, config_dir)),
         )
 

@@ -1,8 +1,8 @@
 """The warm path: a running ``memtrove serve`` lends its loaded models to hooks and the CLI.
 
 ``memtrove serve`` publishes where it listens in ``$XDG_CACHE_HOME/memtrove/servers/``, one
-small JSON file per vault (named by a hash of the vault's path), and withdraws it when it
-stops. A hook or a CLI search for the same vault finds the file, checks that the process is
+small JSON file per vault (named by a hash of the vault's path, or of its URL without the
+password: a server file never holds a password), and withdraws it when it stops. A hook or a CLI search for the same vault finds the file, checks that the process is
 alive, and sends its work to the server over loopback HTTP: the embedded model, the vectors
 and the query caches are already in memory there. When there is no server, or it cannot
 take the request (gone, busy past the deadline, another token, other model settings), the
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import zlib
+
+from memtrove.locations import is_server_url, location_key, shown_location
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,8 +160,10 @@ def _unchunk(body: bytes) -> bytes:
 def server_file(cache_dir: str | Path, vault_path: str | Path) -> str:
     """Where the server of ``vault_path`` publishes itself (the file also names the vault,
     so a clash of the short checksums in the name is harmless)."""
-    key = zlib.crc32(str(vault_path).encode("utf-8", "surrogateescape"))
-    name = f"{key:08x}-{os.path.basename(str(vault_path))[:40]}.json"
+    shown = shown_location(vault_path)
+    key = zlib.crc32(shown.encode("utf-8", "surrogateescape"))
+    base = location_key(shown) if is_server_url(shown) else os.path.basename(shown)[:40]
+    name = f"{key:08x}-{base}.json"
     return os.path.join(str(cache_dir), SERVERS_FOLDER, name)
 
 
@@ -178,7 +182,7 @@ def publish(
         "host": host,
         "port": port,
         "pid": os.getpid(),
-        "vault": str(vault_path),
+        "vault": shown_location(vault_path),
         "token_required": token_required,
     }
     write_atomic(Path(path), json.dumps(document), prefix=".server-")
@@ -220,7 +224,7 @@ def find_server(
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if server.vault != str(vault_path) or not _alive(server.pid):
+    if server.vault != shown_location(vault_path) or not _alive(server.pid):
         return None
     return server
 

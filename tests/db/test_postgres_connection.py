@@ -206,10 +206,25 @@ def test_session_rows_keep_their_insertion_order(pg: PostgresConnection) -> None
     assert "row_seq" not in pg.catalog.columns("session_log")
 
 
-def test_secure_delete_rewrites_the_table_files(pg: PostgresConnection) -> None:
+def test_secure_delete_rewrites_the_table_files(url: str) -> None:
     """A row deleted inside ``secure_delete`` is gone from the table's file afterwards (the
-    bytes of a plain delete stay there until the space is reused)."""
+    bytes of a plain delete stay there until the space is reused). In a database of its own:
+    another session's open transaction in the same database would keep the dead row."""
+
+    alone = url.replace("/test?", "/postgres?", 1)
+    pg = open_postgres(alone)
+    try:
+        _secure_delete(pg)
+    finally:
+        schema = pg.schema
+        pg.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        pg.close()
+
+
+def _secure_delete(pg: PostgresConnection) -> None:
     from pathlib import Path
+
+    pg.execute("CREATE TABLE notes (id BIGINT PRIMARY KEY, name TEXT NOT NULL, body TEXT)")
 
     row = pg.execute(
         "SELECT rolsuper, current_setting('data_directory') FROM pg_roles "
@@ -227,12 +242,12 @@ def test_secure_delete_rewrites_the_table_files(pg: PostgresConnection) -> None:
             pytest.skip("the server's files are not readable here")
         return secret.encode() in path.read_bytes()
 
-    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("a", secret))
-    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("b", "kept"))
+    pg.execute("INSERT INTO notes (id, name, body) VALUES (1, ?, ?)", ("a", secret))
+    pg.execute("INSERT INTO notes (id, name, body) VALUES (2, ?, ?)", ("b", "kept"))
     assert on_disk()
     pg.execute("DELETE FROM notes WHERE name = 'a'")
     assert on_disk()  # a plain delete leaves the bytes
-    pg.execute("INSERT INTO notes (name, body) VALUES (?, ?)", ("c", secret))
+    pg.execute("INSERT INTO notes (id, name, body) VALUES (3, ?, ?)", ("c", secret))
     with pg.catalog.secure_delete():
         pg.execute("DELETE FROM notes WHERE name = 'c'")
     assert not on_disk()

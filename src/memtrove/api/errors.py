@@ -49,10 +49,12 @@ Paths = Callable[[], Iterable[str]]
 
 
 def server_paths(vault: Vault, *folders: Path) -> Paths:
-    """The paths of this server that no answer may carry: ``vault``'s file, its folder and
-    its config folder, ``folders``, home and the temporary folder, fixed now; the
-    collections' folders, read when an error is answered (they change with config.yaml)."""
-    fixed = [vault.path, vault.path.parent, vault.config_file.parent, *folders]
+    """The paths of this server that no answer may carry: ``vault``'s file and its folder
+    (or its server's URL), its config folder, ``folders``, home and the temporary folder,
+    fixed now; the collections' folders, read when an error is answered (they change with
+    config.yaml)."""
+    where = [vault.path, vault.path.parent] if vault.path is not None else [vault.location]
+    fixed = [*where, vault.config_file.parent, *folders]
     fixed.append(Path(tempfile.gettempdir()))
     with contextlib.suppress(RuntimeError, KeyError):  # no home folder: none to hide
         fixed.append(Path.home())

@@ -17,6 +17,7 @@ from memtrove.cli import claude_settings
 from memtrove.cli.claude_settings import SettingsChange
 from memtrove.cli.common import console, fail, state, user_errors
 from memtrove.config import Settings
+from memtrove.locations import has_password, is_server_url
 from memtrove.mcp import DEFAULT_HTTP_PORT
 from memtrove.vault import Vault
 
@@ -180,6 +181,12 @@ def _print_placement(ctx: typer.Context, subject: str) -> None:
     if placement:
         vault, config = (placement[name] for name in claude_settings.PLACEMENT_VARIABLES)
         console.print(f"{subject} open vault {vault} (config {config})", markup=False)
+        if has_password(state(ctx).settings.vault_path):
+            print(
+                "memtrove: note: the vault URL is written without its password; give it to "
+                "PostgreSQL in ~/.pgpass or PGPASSWORD",
+                file=sys.stderr,
+            )
 
 
 def _prime_mcp(ctx: typer.Context) -> None:
@@ -191,6 +198,8 @@ def _prime_mcp(ctx: typer.Context) -> None:
 
     settings = state(ctx).settings
     env = dict(os.environ) | claude_settings.placement_env(settings.vault_path, settings.config_dir)
+    if is_server_url(settings.vault_path):  # kept in this process's child: written nowhere
+        env["MEMTROVE_VAULT"] = str(settings.vault_path)
     done = prime_answers(HANDSHAKE_PROTOCOL_VERSIONS, env)
     if done < len(HANDSHAKE_PROTOCOL_VERSIONS):
         print(

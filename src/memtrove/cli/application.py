@@ -41,6 +41,7 @@ from memtrove.cli import (
 from memtrove.cli.common import CliState
 from memtrove.cli.lean import finished
 from memtrove.config import Settings
+from memtrove.locations import is_server_url
 
 __all__ = ["app", "main"]
 
@@ -64,14 +65,19 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    vault: Path | None = typer.Option(
-        None, "--vault", envvar="MEMTROVE_VAULT", help="Vault file (env MEMTROVE_VAULT)."
+    vault: str | None = typer.Option(
+        None,
+        "--vault",
+        envvar="MEMTROVE_VAULT",
+        help="Vault file, or postgresql://... URL (env MEMTROVE_VAULT).",
     ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
-    ctx.obj = CliState(Settings.from_env(vault=vault))
+    # A file's name is taken as a Path (which tidies its spelling); a URL never is.
+    location = vault if vault is None or is_server_url(vault) else Path(vault)
+    ctx.obj = CliState(Settings.from_env(vault=location))
 
 
 app.add_typer(collection.app, name="collection")

@@ -37,6 +37,7 @@ from typing import Any
 
 from memtrove.errors import ConfigError
 from memtrove.files import write_atomic
+from memtrove.locations import is_server_url, shown_location
 
 __all__ = [
     "HOOKS",
@@ -106,10 +107,15 @@ def memtrove_executable() -> str:
     return shutil.which("memtrove") or "memtrove"
 
 
-def placement_env(vault_path: Path, config_dir: Path) -> dict[str, str]:
+def placement_env(vault_path: Path | str, config_dir: Path) -> dict[str, str]:
     """``MEMTROVE_VAULT`` and ``MEMTROVE_CONFIG_DIR`` for this vault and config folder, as
-    absolute, resolved paths (a hook or MCP server starts in any working directory)."""
-    vault, config = (str(Path(path).expanduser().resolve()) for path in (vault_path, config_dir))
+    absolute, resolved paths (a hook or MCP server starts in any working directory); a
+    server vault's URL without its password (these values are written into files)."""
+    config = str(Path(config_dir).expanduser().resolve())
+    if is_server_url(vault_path):
+        vault = shown_location(vault_path)
+    else:
+        vault = str(Path(vault_path).expanduser().resolve())
     return dict(zip(PLACEMENT_VARIABLES, (vault, config), strict=True))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from memtrove.cli.common import fail, open_vault, print_report, state, user_errors
+from memtrove.locations import shown_location
 
 __all__ = ["register"]
 
@@ -98,7 +99,7 @@ def _host(ctx: typer.Context, lanes: Any) -> None:
     host = LaneHost(settings.vault_path, settings, light=True, heavy=lanes.heavy, lanes=lanes)
     which = "light and heavy lanes" if lanes.heavy else "light lane"
     print(
-        f"memtrove consolidate: hosting the {which} on {settings.vault_path} "
+        f"memtrove consolidate: hosting the {which} on {shown_location(settings.vault_path)} "
         f"(every {lanes.light_interval:g}s)",
         file=sys.stderr,
         flush=True,

@@ -29,7 +29,7 @@ def curate(
     with open_vault(ctx) as vault:
         stale = [f"{d.collection}/{d.path}" for d in vault.stale_documents(STALE_LISTED)]
         report = build_report(
-            vault.path,
+            vault.location,
             vault.documents.index_stats(),
             vault.lifecycle.status(),
             datetime.now(UTC),

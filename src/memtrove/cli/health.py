@@ -4,6 +4,7 @@ and are secrets stored?"""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import typer
 from rich.markup import escape
@@ -11,7 +12,8 @@ from rich.markup import escape
 from memtrove.cli.common import console, fail, open_vault, print_json, state
 from memtrove.cli.secrets_cli import redact
 from memtrove.config import Settings
-from memtrove.errors import MemtroveError, VaultOpenError
+from memtrove.errors import MemtroveError, VaultNotFoundError, VaultOpenError
+from memtrove.locations import is_server_url
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import Check, DoctorReport, RerankHealth
 from memtrove.vault import Vault
@@ -56,15 +58,18 @@ def _diagnose(settings: Settings) -> DoctorReport:
     from memtrove.lifecycle.doctor import unopened_report  # httpx: only when doctor runs
 
     path = settings.vault_path
+    if not is_server_url(path):  # a server's vault: the server says whether it is there
+        try:
+            missing = not Path(path).exists()
+        except OSError as error:  # a name too long, a folder it may not enter
+            reason = VaultOpenError(f"cannot open vault {path}: {error.strerror or error}")
+            return unopened_report(path, reason, _models())
+        if missing:
+            return unopened_report(path, None, _models())
     try:
-        missing = not path.exists()
-    except OSError as error:  # a name too long, a folder it may not enter
-        reason = VaultOpenError(f"cannot open vault {path}: {error.strerror or error}")
-        return unopened_report(path, reason, _models())
-    if missing:
+        vault = Vault.open(path, config_dir=settings.config_dir, create=False)
+    except VaultNotFoundError:
         return unopened_report(path, None, _models())
-    try:
-        vault = Vault.open(path, config_dir=settings.config_dir)
     except MemtroveError as error:
         return unopened_report(path, error, _models())
     with vault:
@@ -82,8 +87,6 @@ def _diagnose(settings: Settings) -> DoctorReport:
 
 def _warm_path(settings: Settings) -> Check:
     """Whether the installed hooks find a running ``memtrove serve`` of this vault."""
-    from pathlib import Path
-
     from memtrove.cli.agents import SERVE_HINT
     from memtrove.cli.claude_settings import hooks_installed
     from memtrove.config import cache_dir

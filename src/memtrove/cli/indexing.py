@@ -16,6 +16,7 @@ from memtrove.cli.lean.views import print_status, print_update
 from memtrove.cli.retrieval import print_embed_report, run_embed
 from memtrove.errors import MemtroveError
 from memtrove.index.embedding import EmbedReport
+from memtrove.locations import shown_location
 from memtrove.results import UpdateReport
 from memtrove.vault import Vault
 
@@ -31,7 +32,7 @@ def register(app: typer.Typer) -> None:
 def init(ctx: typer.Context) -> None:
     """Create the vault (and apply its schema) if it does not exist yet."""
     with open_vault(ctx) as vault:
-        console.print(f"vault ready: {vault.path}")
+        console.print(f"vault ready: {vault.location}")
         console.print(f"config: {vault.config_file}")
     console.print("next: memtrove collection add <folder>  then  memtrove update")
 
@@ -148,5 +149,5 @@ def status(
 
 
 def path(ctx: typer.Context) -> None:
-    """Print the vault file's path."""
-    typer.echo(str(state(ctx).settings.vault_path))
+    """Print the vault file's path (a server vault's URL, without its password)."""
+    typer.echo(shown_location(state(ctx).settings.vault_path))

@@ -17,7 +17,6 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import FrameType
 
 import typer
@@ -126,7 +125,7 @@ def _serve(
             # The stop handlers go in before the server file is published: a SIGTERM sent
             # as soon as the file appears must still withdraw it.
             with _stop_quietly():
-                published = _publish(listener, vault.path, token is not None)
+                published = _publish(listener, vault.location, token is not None)
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
             if published is not None:
@@ -146,7 +145,7 @@ def _open_soon(url: str) -> None:
     threading.Thread(target=run, name="open-console", daemon=True).start()
 
 
-def _publish(listener: socket.socket, vault_path: Path, token_required: bool) -> str | None:
+def _publish(listener: socket.socket, vault_path: str, token_required: bool) -> str | None:
     """Tell hooks and CLI searches of this vault where the warm path is (see memtrove.warm):
     the address the socket is bound to, a wildcard one reached over loopback. Failing to
     publish only costs speed."""

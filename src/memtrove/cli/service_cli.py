@@ -19,6 +19,7 @@ from pathlib import Path
 import typer
 
 from memtrove.cli.common import console, fail, state
+from memtrove.locations import has_password, shown_location
 
 __all__ = ["LAUNCHD_LABEL", "SYSTEMD_UNIT", "register", "render_plist", "render_unit"]
 
@@ -31,8 +32,15 @@ def register(app: typer.Typer) -> None:
     app.command("install-service")(install_service)
 
 
-def _environment(vault: Path, config_dir: Path) -> dict[str, str]:
-    values = {"MEMTROVE_VAULT": str(vault), "MEMTROVE_CONFIG_DIR": str(config_dir)}
+def _environment(vault: Path | str, config_dir: Path) -> dict[str, str]:
+    """What the unit sets: a server vault's URL without its password (the unit is a file)."""
+    if has_password(vault):
+        print(
+            "memtrove: note: the unit names the vault URL without its password; give it to "
+            "PostgreSQL in ~/.pgpass",
+            file=sys.stderr,
+        )
+    values = {"MEMTROVE_VAULT": shown_location(vault), "MEMTROVE_CONFIG_DIR": str(config_dir)}
     for name in _PASSED_ON:
         if os.environ.get(name):
             values[name] = os.environ[name]

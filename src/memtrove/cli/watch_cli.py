@@ -104,7 +104,7 @@ def watch(
             log=_say,
         )
         names = ", ".join(collection.name for collection in vault.collections()) or "none yet"
-        _say(f"watching {vault.path} (collections: {names})")
+        _say(f"watching {vault.location} (collections: {names})")
         watcher.run(stop)
     except MemtroveError as error:
         raise fail(str(error)) from None

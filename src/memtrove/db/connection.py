@@ -1,7 +1,9 @@
 """Opening a vault's database and the write helpers every module uses, whatever the engine.
 
 :data:`Connection` is the seam of :mod:`memtrove.db.engine`; the functions here hand each
-write to the connection's engine (today SQLite, :mod:`memtrove.db.sqlite.connection`):
+write to the connection's engine (SQLite, :mod:`memtrove.db.sqlite.connection`, for a vault
+file; PostgreSQL, :mod:`memtrove.db.postgres.connection`, for a ``postgresql://`` URL, see
+:func:`is_server_url`):
 :func:`write_transaction` takes the write lock up front, :func:`write_step` is a savepoint
 inside a caller's transaction (or a transaction of its own), :func:`write_unless_locked`
 skips a write the vault is too busy for, :func:`fewer_checkpoints` batches a bulk write.
@@ -25,6 +27,7 @@ from memtrove.db.sqlite.connection import (
     is_locked_error,
 )
 from memtrove.db.sqlite.connection import open_connection as _open_sqlite
+from memtrove.locations import is_server_url
 
 __all__ = [
     "BULK_CHECKPOINT_PAGES",
@@ -36,6 +39,7 @@ __all__ = [
     "OperationalError",
     "fewer_checkpoints",
     "is_locked_error",
+    "is_server_url",
     "open_connection",
     "write_step",
     "write_transaction",
@@ -43,9 +47,18 @@ __all__ = [
 ]
 
 
-def open_connection(path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Connection:
-    """The vault database at ``path`` (a SQLite file), opened with its engine's settings."""
-    return _open_sqlite(path, busy_timeout_ms)
+def open_connection(
+    location: str | Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, *, create: bool = True
+) -> Connection:
+    """The vault database at ``location``, opened with its engine's settings: a
+    ``postgresql://`` (or ``postgres://``) URL on PostgreSQL (its schema made when missing
+    and ``create``, else VaultNotFoundError), anything else the SQLite file it names (made
+    when missing: :mod:`memtrove.vault.opening` checks first)."""
+    if is_server_url(location):
+        from memtrove.db.postgres.connection import open_postgres  # psycopg: only for a URL
+
+        return open_postgres(str(location).strip(), create=create, busy_timeout_ms=busy_timeout_ms)
+    return _open_sqlite(Path(location), busy_timeout_ms)
 
 
 def write_transaction(

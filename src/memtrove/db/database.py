@@ -19,11 +19,13 @@ __all__ = ["Database"]
 class Database:
     """One open vault database: ``connection`` (autocommit; writes go through
     :func:`memtrove.db.connection.write_transaction`), ``lock`` (held around every use of
-    the connection, so threads sharing a Vault take turns) and the file's ``path``."""
+    the connection, so threads sharing a Vault take turns) and the ``location`` it was
+    opened from (the file's path, or the server's URL, which may hold a password: shown
+    only through :func:`memtrove.locations.shown_location`)."""
 
-    __slots__ = ("connection", "lock", "path")
+    __slots__ = ("connection", "location", "lock")
 
-    def __init__(self, connection: Connection, path: Path) -> None:
+    def __init__(self, connection: Connection, location: Path | str) -> None:
         self.connection = connection
         self.lock = threading.RLock()
-        self.path = path
+        self.location = location

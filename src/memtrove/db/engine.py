@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -76,6 +77,11 @@ class Connection(Protocol):
     def write_unless_locked(self, action: Callable[[], object]) -> bool: ...
 
     def bulk_writes(self) -> AbstractContextManager[None]: ...
+
+    def clock(self) -> datetime:
+        """The database's time now (UTC, aware): what every host sharing the vault reads
+        alike, for expiries written by one host and checked by another."""
+        ...
 
     @property
     def text(self) -> TextIndex: ...

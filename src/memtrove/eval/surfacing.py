@@ -35,6 +35,7 @@ from memtrove.hooks.events import HookEvent
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.profiles import PROFILES, resolve_profile
 from memtrove.hooks.settings import HookSettings
+from memtrove.paths import sidecar_folder
 from memtrove.results import SearchResult, SearchResults
 from memtrove.vault import Vault
 
@@ -75,10 +76,11 @@ class Surfacer:
             resolved = resolved._replace(
                 vector_timeout_ms=max(resolved.vector_timeout_ms, EVAL_VECTOR_MS)
             )
+        folder = Path(sidecar_folder(self.vault.location))  # a server vault's: in the cache
         self._settings = HookSettings(
-            vault_path=Path(self.vault.path),
-            config_dir=Path(self.vault.path).parent,
-            cache_dir=Path(self.vault.path).parent / "surfacing-cache",
+            vault_path=self.vault.path or self.vault.location,
+            config_dir=folder,
+            cache_dir=folder / "surfacing-cache",
             profile=resolved,
             dedupe_window_seconds=0,
             heartbeat_suppression=False,

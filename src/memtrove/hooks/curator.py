@@ -31,6 +31,7 @@ from memtrove.files import write_atomic
 from memtrove.hooks.events import HookEvent, HookResult, estimate_tokens
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.settings import HookSettings
+from memtrove.locations import shown_location
 from memtrove.security.guard import sanitize
 from memtrove.vault import Vault
 
@@ -84,14 +85,15 @@ def report_path(cache_dir: Path) -> Path:
 
 
 def build_report(
-    vault_path: Path,
+    vault_path: Path | str,
     stats: IndexCounts,
     lifecycle: LifecycleCounts,
     now: datetime,
     stale: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report for one vault: its counts and the actions they suggest; ``stale`` names
-    (``collection/path``) the oldest stale documents, to review one at a time."""
+    (``collection/path``) the oldest stale documents, to review one at a time. The vault is
+    named as it is shown (a URL without its password)."""
     health = {
         "documents": stats.documents,
         "pending_embeds": stats.pending_embeds,
@@ -121,7 +123,7 @@ def build_report(
         actions.append(f"{lifecycle.snoozed} documents are snoozed: unsnooze any that matter again")
     return {
         "timestamp": now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "vault": str(vault_path),
+        "vault": shown_location(vault_path),
         "health": health,
         "stale": list(stale),
         "actions": actions,
@@ -148,9 +150,9 @@ def read_report(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def nudge_text(report: dict[str, Any] | None, vault_path: Path, now: datetime) -> str:
+def nudge_text(report: dict[str, Any] | None, vault_path: Path | str, now: datetime) -> str:
     """The ``<vault-curator>`` block for a report (None: missing), or "" for none."""
-    if report is None or report.get("vault") not in (None, str(vault_path)):
+    if report is None or report.get("vault") not in (None, shown_location(vault_path)):
         return (
             "<vault-curator>\nCurator has never run. Consider: `memtrove curate`.\n</vault-curator>"
         )

@@ -14,6 +14,7 @@ import os
 import time
 
 from memtrove.hooks.catalog import HOOKS
+from memtrove.locations import shown_location
 from memtrove.paths import cache_location, config_location, vault_location
 from memtrove.warm import WarmUnavailable, encode_payload, find_server, forwarded_env
 
@@ -67,7 +68,7 @@ def answer_from_server(
     if server.token_required and token is None:
         return RemoteAnswer(None, "the running server needs MEMTROVE_API_TOKEN; ran in-process")
     settings = forwarded_env(env) | {
-        "MEMTROVE_VAULT": vault_path,
+        "MEMTROVE_VAULT": shown_location(vault_path),  # compared only: no password sent
         "MEMTROVE_CONFIG_DIR": config_path,
     }
     timeout = spec.time_limit(_configured_timeout(env))

@@ -43,7 +43,7 @@ class HookSettings(NamedTuple):
     """Settings of one hook process; ``warnings`` are logged, never fatal, and left out of
     comparisons (settings that differ only in their warnings are equal)."""
 
-    vault_path: Path
+    vault_path: Path | str  # a file, or a server's URL (see memtrove.locations)
     config_dir: Path
     cache_dir: Path
     claude_dir: Path = Path("~/.claude")

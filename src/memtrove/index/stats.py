@@ -10,6 +10,7 @@ from memtrove.db.connection import Connection
 from memtrove.db.migrations import applied_migrations
 from memtrove.index.documents import collection_counts, content_type_counts
 from memtrove.index.staleness import DEFAULT_STALE_AFTER_DAYS, count_stale
+from memtrove.locations import is_server_url, shown_location
 from memtrove.results import (
     Collection,
     CollectionStatus,
@@ -27,12 +28,13 @@ STALE_AFTER_DAYS = DEFAULT_STALE_AFTER_DAYS  # the default; collections may set 
 
 def vault_status(
     connection: Connection,
-    path: Path,
+    location: Path | str,
     collections: Sequence[Collection],
     second: str | None = None,
 ) -> VaultStatus:
     """File, schema, document, fragment and vector counts, each configured collection, and
-    the state of the second vector space (``second``: its setting)."""
+    the state of the second vector space (``second``: its setting). A vault on a server
+    (``location`` a URL) is shown without its password, its size as 0 (the server's)."""
     from memtrove.retrieval.second_space import second_state
 
     counts = collection_counts(connection)
@@ -46,15 +48,14 @@ def vault_status(
     fragments = connection.execute(
         "SELECT COUNT(*) FROM fragments WHERE hash IN (SELECT hash FROM documents WHERE active = 1)"
     ).fetchone()[0]
-    size = sum(
-        candidate.stat().st_size for candidate in (path, Path(f"{path}-wal")) if candidate.exists()
-    )
+    files = () if is_server_url(location) else (Path(location), Path(f"{location}-wal"))
+    size = sum(candidate.stat().st_size for candidate in files if candidate.exists())
     space = stored_space(connection)
     return VaultStatus(
         vectors=vector_count(connection),
         embedding_space=str(space) if space is not None else None,
         second_channel=second_state(connection, second),
-        path=str(path),
+        path=shown_location(location),
         size_bytes=size,
         schema=applied_migrations(connection),
         documents=int(active),

@@ -18,7 +18,7 @@ from pathlib import Path
 from memtrove.capture.status import capture_check
 from memtrove.db.connection import Connection
 from memtrove.db.migrations import applied_migrations
-from memtrove.db.schema import MIGRATIONS
+from memtrove.db.schema import migrations_for
 from memtrove.errors import ConfigError, MemtroveError, SchemaTooNewError, VaultBusyError
 from memtrove.graph.amem_status import enrichment_check
 from memtrove.index.documents import collection_counts
@@ -32,6 +32,7 @@ from memtrove.lifecycle.probes import (
     reranker_check,
     service_checks,
 )
+from memtrove.locations import is_server_url, shown_location
 from memtrove.mine.import_runs import import_checks
 from memtrove.mine.runs import mined_checks
 from memtrove.models.registry import Models
@@ -45,6 +46,10 @@ _REBUILD_VAULT = (
     "move the file aside and run `memtrove bootstrap <folder>` to rebuild it from your "
     "markdown (the notes themselves are untouched)"
 )
+_CHECK_SERVER = (
+    "check that the PostgreSQL server runs and that the URL's host, port, database, user and "
+    "schema are right (the password goes in ~/.pgpass or PGPASSWORD, or in the URL)"
+)
 
 
 # -- the whole report ---------------------------------------------------------------------------
@@ -55,7 +60,7 @@ def run_doctor(
     models: Models,
     collections: Callable[[], Sequence[Collection]],
     *,
-    vault_path: Path,
+    vault_path: Path | str,
     timeout: float = PROBE_TIMEOUT,
     lock: AbstractContextManager[object] | None = None,
     secrets: Callable[[], SecretsReport] | None = None,
@@ -88,7 +93,7 @@ def run_doctor(
 
 
 def unopened_report(
-    path: Path,
+    path: Path | str,
     error: MemtroveError | None,
     models: Models | MemtroveError,
     timeout: float = PROBE_TIMEOUT,
@@ -100,7 +105,7 @@ def unopened_report(
     started = time.monotonic()
     if error is None:
         fix = "`memtrove bootstrap <folder>` creates it (or point --vault at the one you use)"
-        checks = [Check("vault", "fail", f"no vault at {path}", fix)]
+        checks = [Check("vault", "fail", f"no vault at {shown_location(path)}", fix)]
     elif isinstance(error, ConfigError):
         checks = [Check("config", "fail", str(error), "fix the setting the message names")]
     elif isinstance(error, SchemaTooNewError):
@@ -109,7 +114,8 @@ def unopened_report(
         fix = "another process holds the vault locked; let it finish, then run doctor again"
         checks = [Check("vault", "fail", str(error), fix)]
     else:
-        checks = [Check("vault", "fail", str(error), _REBUILD_VAULT)]
+        fix = _CHECK_SERVER if is_server_url(path) else _REBUILD_VAULT
+        checks = [Check("vault", "fail", str(error), fix)]
     if isinstance(models, Models):
         checks += service_checks(models, timeout)
     elif not isinstance(error, ConfigError):
@@ -134,20 +140,24 @@ def _second_check(connection: Connection, models: Models) -> Check:
 # -- the vault --------------------------------------------------------------------------------
 
 
-def _vault_checks(connection: Connection, path: Path) -> list[Check]:
+def _vault_checks(connection: Connection, location: Path | str) -> list[Check]:
     problems = connection.catalog.integrity_problems()
-    size = sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    path, server = shown_location(location), is_server_url(location)
+    check = "the table check" if server else "quick_check"
     if problems:
         vault = Check(
             "vault",
             "fail",
-            f"{path}: quick_check found {len(problems)} problem(s), first: {problems[0]}",
-            _REBUILD_VAULT,
+            f"{path}: {check} found {len(problems)} problem(s), first: {problems[0]}",
+            _CHECK_SERVER if server else _REBUILD_VAULT,
         )
+    elif server:
+        vault = Check("vault", "ok", f"{path} (on the server), {check} ok")
     else:
+        size = sum(p.stat().st_size for p in (Path(path), Path(f"{path}-wal")) if p.exists())
         vault = Check("vault", "ok", f"{path} ({size / 1_048_576:.1f} MiB), quick_check ok")
     applied = applied_migrations(connection)
-    missing = [name for name, _ in MIGRATIONS if name not in applied]
+    missing = [name for name, _ in migrations_for(connection.dialect) if name not in applied]
     if missing:
         schema = Check(
             "schema",

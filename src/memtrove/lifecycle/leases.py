@@ -7,7 +7,9 @@ host and pid namespace and its pid is gone, is a zombie, or now belongs to a pro
 started at another time (a recycled pid). A holder on another host cannot be checked, so its
 lease waits out the TTL (60 s). The holder renews the lease as it makes progress and releases
 it at the end; every renew and release is fenced by the token, so a holder whose lease was
-taken over can neither extend nor delete the new holder's row.
+taken over can neither extend nor delete the new holder's row. Times come from the
+database's clock (:meth:`Connection.clock <memtrove.db.engine.Connection.clock>`), so hosts
+sharing a server vault agree on expiries whatever their own clocks say.
 
 The start time is read from ``/proc/<pid>/stat`` (field 22, clock ticks since boot) where
 it exists; elsewhere liveness rests on the pid alone, which errs on the side of waiting.
@@ -149,8 +151,8 @@ class Lease:
         """Take the lease or raise :class:`LeaseHeldError` naming its holder and expiry."""
         token = secrets.token_hex(16)
         holder = Holder.current()
-        now = datetime.now(UTC)
         with write_transaction(connection):
+            now = connection.clock()
             row = connection.execute(
                 "SELECT expires_at, holder_host, holder_pid_namespace, holder_pid, "
                 "holder_started FROM worker_leases WHERE worker_name = ?",
@@ -190,7 +192,7 @@ class Lease:
 
         Call it inside the caller's write transaction (or alone: it is one statement).
         """
-        expires = _iso(datetime.now(UTC) + timedelta(seconds=self._ttl))
+        expires = _iso(self._connection.clock() + timedelta(seconds=self._ttl))
         cursor = self._connection.execute(
             "UPDATE worker_leases SET expires_at = ? WHERE worker_name = ? AND lease_token = ?",
             (expires, self.name, self.token),

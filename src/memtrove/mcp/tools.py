@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memtrove.errors import InvalidQueryError
+from memtrove.locations import is_server_url
 from memtrove.mcp.curation import memory_forget, memory_pin, memory_snooze
 from memtrove.mcp.format import (
     degraded_lines,
@@ -315,8 +316,9 @@ def session_log(vault: Vault, limit: int = 10) -> ToolResult:
 
 def status(vault: Vault) -> ToolResult:
     info = vault.status()
+    size = "on the server" if is_server_url(info.path) else f"{info.size_bytes / 1_048_576:.1f} MiB"
     lines = [
-        f"vault {info.path} ({info.size_bytes / 1_048_576:.1f} MiB)",
+        f"vault {info.path} ({size})",
         f"documents {info.documents} active, {info.inactive_documents} inactive, "
         f"{info.fragments} fragments",
     ]

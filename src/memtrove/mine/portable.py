@@ -232,7 +232,7 @@ def _vectors(connection: Connection) -> Iterator[dict[str, Any]]:
 
 
 def export_lines(
-    vault_path: Path,
+    vault_path: Path | str,
     collections: Iterable[Mapping[str, Any]],
     *,
     version: str,
@@ -240,8 +240,9 @@ def export_lines(
     vectors: bool = False,
     busy_timeout_ms: int = 5000,
 ) -> Iterator[str]:
-    """The export of the vault file at ``vault_path``, line by line (each ends in a newline);
-    ``vectors`` adds every fragment vector (``{"type": "vectors", ...}`` records).
+    """The export of the vault at ``vault_path`` (a file, or a server's URL), line by line
+    (each ends in a newline); ``vectors`` adds every fragment vector (``{"type": "vectors",
+    ...}`` records).
 
     Reads one consistent snapshot on a connection of its own, closed when the iterator is
     exhausted or closed."""

@@ -117,6 +117,10 @@ def filter_sql(alias: str, filters: Filters) -> tuple[list[str], list[object]]:
         where.append(f"{column}collection NOT IN ({','.join('?' * len(hidden_collections))})")
         params.extend(hidden_collections)
     for part in hidden_parts:
-        where.append(f"instr({column}collection || '/' || {column}path, ?) = 0")
+        # replace(), not instr() or LIKE: the same on every engine, and case-sensitive
+        where.append(
+            f"replace({column}collection || '/' || {column}path, ?, '') = "
+            f"{column}collection || '/' || {column}path"
+        )
         params.append(part)
     return where, params

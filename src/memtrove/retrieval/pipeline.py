@@ -99,7 +99,7 @@ class Retriever:
     ) -> None:
         self._connection = connection
         self._models = models
-        self._vault_path = vault_path  # names the mapped vector file (with the cache folder)
+        self._vault_path = vault_path  # file or URL: names the mapped vector file (in the cache)
         self._vectors_in_memory: VectorMatrix | None = None  # built with the first vector
         self._second_matrix: SecondMatrix | None = None  # the second space's, when it is on
 

@@ -105,7 +105,8 @@ def _exact(connection: Connection, text: str) -> Hits:
     path = text.removeprefix("memtrove://").lstrip("/")
     rows = connection.execute(
         "SELECT id FROM documents WHERE active = 1 AND invalidated_at IS NULL "
-        "AND (path = ? OR substr(path, -length(?)) = ?) ORDER BY collection, path LIMIT ?",
+        "AND (path = ? OR substr(path, length(path) - length(?) + 1) = ?) "
+        "ORDER BY collection, path LIMIT ?",
         (path, "/" + path, "/" + path, CANDIDATES),
     ).fetchall()
     return [(int(row[0]), 1.0) for row in rows]

@@ -3,7 +3,7 @@
 A one-shot ``vsearch`` or ``query`` has no vectors in memory. Scanning sqlite-vec's chunk
 tables copies every blob out of SQLite into fresh memory (~40 ms for 90k x 256 vectors);
 mapping a flat file of the same vectors lets the matrix product read the page cache
-directly (~10 ms). The file lives in the cache folder (``vectors/``, one per vault path),
+directly (~10 ms). The file lives in the cache folder (``vectors/``, one per vault path or URL),
 holds the vault's vector stamp (``vector_version``, a new random value at every change of
 the vectors), and is used only while that stamp is the vault's and the file is whole;
 otherwise the search scans the chunks as before and, for a vault of at least
@@ -20,6 +20,7 @@ import os
 import struct
 from typing import TYPE_CHECKING, Any
 
+from memtrove.locations import is_server_url, shown_location
 from memtrove.models.protocols import Vectors
 from memtrove.text import sha256_hex
 
@@ -36,8 +37,10 @@ _HEADER_BYTES = 64  # the matrix starts aligned
 
 
 def vector_file(cache_folder: str, vault_path: str) -> str:
-    """Where the vectors of the vault at ``vault_path`` are kept."""
-    key = sha256_hex(os.path.realpath(vault_path).encode("utf-8", "surrogatepass"))[:24]
+    """Where the vectors of the vault at ``vault_path`` (a file, or a server's URL: named
+    without its password) are kept."""
+    name = shown_location(vault_path) if is_server_url(vault_path) else os.path.realpath(vault_path)
+    key = sha256_hex(name.encode("utf-8", "surrogatepass"))[:24]
     return os.path.join(cache_folder, "vectors", f"{key}.f32")
 
 

@@ -27,18 +27,12 @@ from memtrove.config import (
     cache_dir,
     new_collection,
 )
-from memtrove.db.connection import (
-    DEFAULT_BUSY_TIMEOUT_MS,
-    Connection,
-)
+from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection
 from memtrove.db.database import Database
 from memtrove.errors import CollectionNotFoundError
+from memtrove.locations import is_server_url, shown_location
 from memtrove.models.registry import Models, ModelSettings
-from memtrove.results import (
-    Collection,
-    DocumentSummary,
-    StaleAfterDays,
-)
+from memtrove.results import Collection, DocumentSummary, StaleAfterDays
 from memtrove.retrieval.arguments import check_limit
 from memtrove.retrieval.pipeline import CANDIDATE_LIMIT, Retriever
 from memtrove.vault.opening import open_database
@@ -82,22 +76,26 @@ MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
 class Vault:
-    """One SQLite vault file plus the collections configured for it."""
+    """One vault, a SQLite file or a PostgreSQL schema, plus the collections configured for
+    it. ``location`` names it (the path, or the URL without its password: messages, side
+    files); ``path`` is the file (None on a server)."""
 
     def __init__(
         self,
         connection: Connection,
-        path: Path,
+        location: Path | str,
         collections: CollectionConfig,
         models: Models | None = None,
     ) -> None:
-        self.database = Database(connection, path)
+        self.database = Database(connection, location)
         self._connection = connection  # the same as database.connection and database.lock
-        self.path = path
+        self._location = location  # what reopens it: a URL may hold a password
+        self.location = shown_location(location)
+        self.path: Path | None = None if is_server_url(location) else Path(location)
         self._collections = collections
         self._lock = self.database.lock
         self.models = models or Models()
-        self._retriever = Retriever(connection, self.models, str(path))
+        self._retriever = Retriever(connection, self.models, str(location))
         self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
         self._spare_readers: list[Vault] = []  # second connections, kept warm for reuse
         self._is_closed = False
@@ -288,7 +286,8 @@ class Vault:
         naming the path when there is no vault there, instead of creating an empty one
         that would answer "No results".
 
-        ``path`` defaults to ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
+        ``path`` (a file, or a ``postgresql://...?schema=NAME`` URL) defaults to
+        ``MEMTROVE_VAULT`` or ``$XDG_CACHE_HOME/memtrove/vault.sqlite``;
         ``config_dir`` (for ``config.yaml``) to ``MEMTROVE_CONFIG_DIR`` or
         ``$XDG_CONFIG_HOME/memtrove``; ``models`` to the ``MEMTROVE_*`` model variables
         (nothing is loaded or contacted until a stage needs it).
@@ -315,7 +314,7 @@ class Vault:
     def scratch_copy(self) -> Iterator[Vault]:
         """A consistent copy of this vault in a temporary folder, with the same config and
         models, deleted on exit: for work that must not leave traces (an evaluation's
-        session rows). The copy's vectors are loaded anew."""
+        session rows). The copy's vectors are loaded anew. Not on a server (VaultOpenError)."""
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="memtrove-copy-") as folder:
@@ -340,7 +339,7 @@ class Vault:
             reader = self._spare_readers.pop() if self._spare_readers else None
         if reader is None:
             reader = Vault.open(
-                self.path,
+                self._location,
                 config_dir=self._collections.config_file.parent,
                 busy_timeout_ms=self._busy_timeout_ms,
                 models=self.models,
@@ -515,7 +514,7 @@ class Vault:
             self._connection,
             self.models,
             self.collections,
-            vault_path=self.path,
+            vault_path=self._location,
             timeout=timeout,
             lock=self._lock,
             secrets=lambda: self.stored_secrets(),

@@ -45,7 +45,8 @@ class DocumentsArea:
         clock: Clock,
         collections: Callable[[], list[Collection]],
     ) -> None:
-        self._connection, self._lock, self._path = database.connection, database.lock, database.path
+        self._connection, self._lock = database.connection, database.lock
+        self._location = database.location  # a file's path or a server's URL
         self.models, self._clock, self.collections = models, clock, collections
 
     def get(self, ref: str, *, include_inactive: bool = False) -> Document:
@@ -127,7 +128,7 @@ class DocumentsArea:
                 if name not in names:
                     listed.append(Collection(name, Path(source), "(mined)"))
             second = self.models.settings.embed_second
-            return vault_status(self._connection, self._path, listed, second)
+            return vault_status(self._connection, self._location, listed, second)
 
     def index_stats(self) -> IndexStats:
         """Content types, embedding coverage and staleness (each collection's

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtrove.config import Settings
+from memtrove.locations import is_server_url
 
 if TYPE_CHECKING:
     from memtrove.lifecycle.maintenance import LaneSettings
@@ -42,7 +43,8 @@ log = logging.getLogger("memtrove.lanes")
 
 
 class LaneHost:
-    """The light and/or heavy lane on daemon threads over ``vault_path``.
+    """The light and/or heavy lane on daemon threads over ``vault_path`` (a vault file, or a
+    server vault's URL).
 
     ``lanes`` defaults to the ``MEMTROVE_*`` lane variables of this process (a bad value is
     a ConfigError, raised here, before any thread starts); ``models`` to the ``MEMTROVE_*``
@@ -51,7 +53,7 @@ class LaneHost:
 
     def __init__(
         self,
-        vault_path: Path,
+        vault_path: Path | str,
         settings: Settings,
         *,
         light: bool,
@@ -62,7 +64,7 @@ class LaneHost:
     ) -> None:
         from memtrove.lifecycle.maintenance import LaneSettings
 
-        self.vault_path = Path(vault_path)
+        self.vault_path = vault_path if is_server_url(vault_path) else Path(vault_path)
         self.settings = settings
         self.light = light
         self.heavy = heavy

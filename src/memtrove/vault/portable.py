@@ -2,8 +2,8 @@
 ``import`` it back (:mod:`memtrove.mine.portable`), and ``import clawmem``
 (:mod:`memtrove.mine.clawmem_import`).
 
-Contract: given the vault's database (an export reads ``database.path`` on a connection of
-its own), the vault's ``config.yaml`` (``config_file``: its folder is never mapped as an
+Contract: given the vault's database (an export reads ``database.location`` on a connection
+of its own), the vault's ``config.yaml`` (``config_file``: its folder is never mapped as an
 import's folder), the configured collections (``collections``) and ``add_collection`` (the
 only way an import registers a folder), the vault's ``embed`` and its ``redactor`` (a
 callable: every imported text is redacted by it). Its statements are those of
@@ -50,7 +50,8 @@ class PortableArea:
         embed: Callable[[], EmbedReport],
         redactor: Callable[[], Redactor],
     ) -> None:
-        self._connection, self._lock, self._path = database.connection, database.lock, database.path
+        self._connection, self._lock = database.connection, database.lock
+        self._location = database.location  # a file's path or a server's URL
         self._config_file, self._collections, self._add_collection, self._embed, self._redactor = (
             config_file,
             collections,
@@ -70,7 +71,7 @@ class PortableArea:
 
         collections = [collection.to_dict() for collection in self._collections()]
         return export_lines(
-            self._path, collections, version=__version__, exported_at=now_iso(), vectors=vectors
+            self._location, collections, version=__version__, exported_at=now_iso(), vectors=vectors
         )
 
     def export_to(self, path: str | Path, *, vectors: bool = False) -> ExportReport:

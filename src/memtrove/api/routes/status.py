@@ -23,7 +23,7 @@ def health(vault: VaultDependency) -> dict[str, Any]:
         "status": "ok",
         "service": "memtrove",
         "version": __version__,
-        "vault": str(vault.path),
+        "vault": vault.location,
         "documents": stats.documents,
         "needs_embedding": stats.pending_embeds,
         "has_vectors": stats.vectors > 0,

@@ -20,6 +20,7 @@ from memtrove.api.routes.common import ERRORS, VaultDependency
 from memtrove.api.schemas import WarmHookRequest, WarmSearchRequest
 from memtrove.config import Settings
 from memtrove.hooks.runner import run_in_server
+from memtrove.locations import shown_location
 from memtrove.models.registry import ModelSettings
 from memtrove.results import SearchResults
 from memtrove.vault import Vault
@@ -81,7 +82,8 @@ def search(method: str, body: WarmSearchRequest, vault: VaultDependency) -> dict
 def _check_same(vault: Vault, env: Mapping[str, str]) -> None:
     """409 unless the caller's environment names this vault and these model settings."""
     caller = Settings.from_env(env)
-    if caller.vault_path != vault.path:  # named in neither direction: paths stay private
+    # Named in neither direction (paths stay private); a URL compared without its password.
+    if shown_location(caller.vault_path) != vault.location:
         raise HTTPException(409, "another vault is served here")
     if _without_credentials(ModelSettings.from_env(env)) != _without_credentials(
         vault.models.settings

@@ -69,9 +69,12 @@ def run(parsed: Parsed) -> int:
 
 
 def _as_path(value: str | None) -> str | None:
-    """``str(Path(value))``: what the CLI's ``--vault`` becomes. Without a ``~`` the spelling
-    Path tidies is tidied again by ``os.path.abspath``, so pathlib is not needed."""
-    if value is None or "~" not in value:
+    """``str(Path(value))``: what the CLI's ``--vault`` becomes (a server's URL stays as it
+    is). Without a ``~`` the spelling Path tidies is tidied again by ``os.path.abspath``, so
+    pathlib is not needed."""
+    from memtrove.locations import is_server_url
+
+    if value is None or "~" not in value or is_server_url(value):
         return value
     from pathlib import Path
 
@@ -149,7 +152,8 @@ def ask_server(
     """``Vault.<method>(text, **arguments)`` by a running ``memtrove serve`` of this vault
     (see :mod:`memtrove.warm`): its answer, checked, or None when there is no server or it
     did not answer (any refusal, a bad argument included, is then met in-process, where it
-    is reported)."""
+    is reported). A vault URL is sent without its password (the server only compares it)."""
+    from memtrove.locations import shown_location
     from memtrove.paths import cache_location
     from memtrove.warm import WarmUnavailable, find_server, forwarded_env
 
@@ -158,7 +162,7 @@ def ask_server(
     if server is None or (token is None and server.token_required):
         return None
     env = forwarded_env(os.environ) | {
-        "MEMTROVE_VAULT": vault_path,
+        "MEMTROVE_VAULT": shown_location(vault_path),
         "MEMTROVE_CONFIG_DIR": config_dir,
     }
     body = {"query": text, "env": env, **arguments}

@@ -8,6 +8,7 @@ each line also carries its Rich markup, used when Rich would change something.
 from __future__ import annotations
 
 from memtrove.cli.lean.output import escape, print_line, printable
+from memtrove.locations import is_server_url
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,8 +62,9 @@ def selected_lines(body: str, from_line: int, max_lines: int | None) -> tuple[li
 
 def print_status(info: VaultStatus) -> None:
     """``memtrove status``: path, size, schema, counts, newest, types, collections."""
+    size = "on the server" if is_server_url(info.path) else f"{info.size_bytes / 1_048_576:.1f} MiB"
     lines = [
-        f"vault       {printable(str(info.path))} ({info.size_bytes / 1_048_576:.1f} MiB)",
+        f"vault       {printable(str(info.path))} ({size})",
         f"schema      {', '.join(info.schema)}",
         f"documents   {info.documents} active, {info.inactive_documents} inactive, "
         f"{info.fragments} fragments",

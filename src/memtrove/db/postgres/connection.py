@@ -23,11 +23,13 @@ import functools
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memtrove.db.sqlite.connection import DatabaseError, IntegrityError, OperationalError
 from memtrove.errors import VaultBusyError, VaultNotFoundError, VaultOpenError
+from memtrove.locations import shown_location
 
 if TYPE_CHECKING:
     import psycopg
@@ -146,6 +148,17 @@ class PostgresConnection:
             raise
         return cursor
 
+    def copy_in(self, target: str, data: str) -> None:
+        """``data``, lines of ``COPY``'s text format, into ``target`` (``table (columns)``)."""
+        try:
+            cursor = self.raw.cursor()
+            with cursor, cursor.copy(f"COPY {target} FROM STDIN") as copy:
+                copy.write(data)
+        except Exception as error:
+            if is_driver_error(error):
+                raise mapped_error(error) from None
+            raise
+
     def insert(self, sql: str, parameters: Any = (), /, *, key: str = "id") -> int | None:
         """The new row's ``key`` (``RETURNING``), None when the insert added no row."""
         row = self.execute(f'{sql} RETURNING "{key}"', parameters).fetchone()
@@ -248,6 +261,11 @@ class PostgresConnection:
     def bulk_writes(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def clock(self) -> datetime:
+        """The server's time (``clock_timestamp()``), the one clock every host shares."""
+        value = self.execute("SELECT clock_timestamp()").fetchone()[0]
+        return value.astimezone(UTC) if isinstance(value, datetime) else datetime.now(UTC)
+
     # -- the engine's interfaces -----------------------------------------------------------
 
     @functools.cached_property
@@ -288,7 +306,8 @@ def open_postgres(
             "a postgresql:// vault needs psycopg: pip install 'memtrove[postgres]'"
         ) from None
     target, schema = split_url(url)
-    shown = urlunsplit(urlsplit(target)._replace(netloc=urlsplit(target).hostname or ""))
+    host_only = urlsplit(target)._replace(netloc=urlsplit(target).hostname or "")
+    shown = shown_location(urlunsplit(host_only))  # nor a password= parameter
     try:
         raw = psycopg.connect(target, autocommit=True, connect_timeout=10)
     except psycopg.Error as error:

@@ -6,22 +6,25 @@ Tables: ``text_entities (row_id, entity_id, name, entity_type, size)``, one row 
 indexed name in row order (a new one comes after every other, as an FTS5 rowid does), and
 ``text_entity_terms (term, row_id, positions)``, where each token of each name stands. A
 prefix is looked up as a range of ``term`` (``COLLATE "C"``); ranking is FTS5's ``bm25()``
-over the name column (:func:`memtrove.db.postgres.text_index.bm25_scores`).
+over the name column (:func:`bm25_scores`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from math import log
 from typing import TYPE_CHECKING, Any
 
-from memtrove.db.postgres.text_store import storable
+from memtrove.db.postgres.text_sql import storable
 from memtrove.db.text_tokens import name_tokens
 
 if TYPE_CHECKING:
-    from memtrove.db.postgres.connection import PostgresConnection
+    from memtrove.db.postgres.text_sql import ServerConnection
 
 __all__ = ["EntityIndex"]
 
+_K1 = 1.2
+_B = 0.75
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS text_entities (row_id BIGINT PRIMARY KEY, "
     "entity_id TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, "
@@ -33,10 +36,44 @@ SCHEMA = (
 )
 
 
+def bm25_scores(
+    n_rows: int,
+    tokens: Sequence[int],
+    hits: Sequence[dict[int, dict[int, int]]],
+    ids: Iterable[int],
+    lengths: dict[int, int],
+    weights: Sequence[float],
+) -> list[tuple[int, float]]:
+    """(row id, FTS5's ``bm25()``) of ``ids``, best (lowest) first, ties by id: FTS5's
+    arithmetic operation for operation (``fts5_aux.c``), over ``n_rows`` rows holding
+    ``tokens`` tokens per column, each phrase's ``hits`` and each row's length."""
+    avgdl = float(sum(tokens)) / float(n_rows)
+    idfs = []
+    for found in hits:
+        n_hit = len(found)
+        idf = log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+        idfs.append(1e-6 if idf <= 0.0 else idf)
+    scored: list[tuple[float, int]] = []
+    for doc_id in ids:
+        length = float(lengths[doc_id])
+        score = 0.0
+        for idf, found in zip(idfs, hits, strict=True):
+            frequency = 0.0
+            for col, count in sorted(found.get(doc_id, {}).items()):
+                for _ in range(count):  # one weight per hit, as FTS5 adds them
+                    frequency += weights[col]
+            score += idf * (
+                (frequency * (_K1 + 1.0)) / (frequency + _K1 * (1 - _B + _B * length / avgdl))
+            )
+        scored.append((-1.0 * score, doc_id))
+    scored.sort()
+    return [(doc_id, score) for score, doc_id in scored]
+
+
 class EntityIndex:
     __slots__ = ("_connection", "_ready")
 
-    def __init__(self, connection: PostgresConnection) -> None:
+    def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
         self._ready = False
 
@@ -169,8 +206,6 @@ class EntityIndex:
     def best(
         self, prefixes: Sequence[str], limit: int, vault: str
     ) -> list[tuple[str, str, str, int]]:
-        from memtrove.db.postgres.text_index import bm25_scores
-
         self._ensure()
         phrases = self._phrases(prefixes)
         if not phrases or limit <= 0:
@@ -194,11 +229,11 @@ class EntityIndex:
             int(totals[0]), [int(totals[1])], hits, sorted(matched), sizes, (1.0,)
         )[:limit]
         order = {row: rank for rank, (row, _) in enumerate(scored)}
-        found = self._connection.execute(
+        nodes = self._connection.execute(
             "SELECT e.row_id, n.entity_id, n.entity_type, n.name, n.mention_count "
             "FROM text_entities e JOIN entity_nodes n ON n.entity_id = e.entity_id "
             "WHERE e.row_id = ANY(?::bigint[]) AND n.vault = ?",
             (list(order), vault),
         ).fetchall()
-        found.sort(key=lambda row: order[int(row[0])])
-        return [(str(a), str(b), str(c), int(d)) for _, a, b, c, d in found]
+        nodes.sort(key=lambda row: order[int(row[0])])
+        return [(str(a), str(b), str(c), int(d)) for _, a, b, c, d in nodes]

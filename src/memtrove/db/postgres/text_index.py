@@ -8,40 +8,31 @@ Tokens are FTS5's own (:func:`memtrove.db.text_tokens.document_tokens`, the text
 as the SQLite index prepares it), and a parsed query becomes the phrases of the expression
 :func:`memtrove.db.sqlite.text_index.build_match` writes, in its order (a required phrase
 counts twice, an excluded word once, as in FTS5). A search fetches the postings of the
-query's terms in SQL and scores them with FTS5's ``bm25()`` arithmetic, operation for
-operation (:func:`bm25_scores`), so the scores are FTS5's to the last bit; ties go by
-ascending row id, as FTS5 orders them.
+query's terms and scores them with FTS5's ``bm25()`` arithmetic in SQL, operation for
+operation (:meth:`memtrove.db.postgres.text_store.TextStore.scores`), so the scores are
+FTS5's to the last bit; ties go by ascending row id, as FTS5 orders them.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from math import log
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memtrove.db.postgres.text_store import (
-    COLUMNS,
-    INDEXES,
-    Slot,
-    TextStore,
-    storable,
-    term_slot,
-)
+from memtrove.db.postgres.text_sql import Slot, storable, term_slot
+from memtrove.db.postgres.text_store import COLUMNS, INDEXES, TextStore
 from memtrove.db.text_query import FIELD_WEIGHTS, ParsedQuery
 from memtrove.db.text_tokens import document_tokens
 from memtrove.db.varints import read_varints, write_varint
 from memtrove.text import segment_cjk
 
 if TYPE_CHECKING:
-    from memtrove.db.postgres.connection import PostgresConnection
     from memtrove.db.postgres.text_entities import EntityIndex
+    from memtrove.db.postgres.text_sql import ServerConnection
     from memtrove.db.text_index import DocumentIndex, SearchIndex
 
-__all__ = ["PostgresTextIndex", "bm25_scores"]
+__all__ = ["PostgresTextIndex"]
 
-_K1 = 1.2
-_B = 0.75
 STRIDE = 1 << 16  # passage n of document d is row d * STRIDE + n (as on SQLite)
 
 # doc id -> column -> hits of a phrase there
@@ -106,42 +97,8 @@ def _hits(store: TextStore, idx: int, phrase: _Phrase) -> Hits:
     }
 
 
-def bm25_scores(
-    n_rows: int,
-    tokens: Sequence[int],
-    hits: Sequence[Hits],
-    ids: Iterable[int],
-    lengths: dict[int, int],
-    weights: Sequence[float],
-) -> list[tuple[int, float]]:
-    """(row id, FTS5's ``bm25()``) of ``ids``, best (lowest) first, ties by id: FTS5's
-    arithmetic operation for operation (``fts5_aux.c``), over ``n_rows`` rows holding
-    ``tokens`` tokens per column, each phrase's ``hits`` and each row's length."""
-    avgdl = float(sum(tokens)) / float(n_rows)
-    idfs = []
-    for found in hits:
-        n_hit = len(found)
-        idf = log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-        idfs.append(1e-6 if idf <= 0.0 else idf)
-    scored: list[tuple[float, int]] = []
-    for doc_id in ids:
-        length = float(lengths[doc_id])
-        score = 0.0
-        for idf, found in zip(idfs, hits, strict=True):
-            frequency = 0.0
-            for col, count in sorted(found.get(doc_id, {}).items()):
-                for _ in range(count):  # one weight per hit, as FTS5 adds them
-                    frequency += weights[col]
-            score += idf * (
-                (frequency * (_K1 + 1.0)) / (frequency + _K1 * (1 - _B + _B * length / avgdl))
-            )
-        scored.append((-1.0 * score, doc_id))
-    scored.sort()
-    return [(doc_id, score) for score, doc_id in scored]
-
-
 class PostgresTextIndex:
-    def __init__(self, connection: PostgresConnection) -> None:
+    def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
         self.store = TextStore(connection)
 

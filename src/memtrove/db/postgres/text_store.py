@@ -38,14 +38,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memtrove.db.text_tokens import document_tokens
 
 if TYPE_CHECKING:
-    from memtrove.db.postgres.connection import PostgresConnection
+    from memtrove.db.postgres.text_sql import ServerConnection
 
-__all__ = ["COLUMNS", "INDEXES", "SCHEMA", "Slot", "TextStore", "storable"]
+from memtrove.db.postgres.text_sql import (
+    K1,
+    SCORES,
+    B,
+    Slot,
+    copy_text,
+    int_array,
+    live_entries,
+    storable,
+    term_slot,
+    text_array,
+)
+
+__all__ = ["COLUMNS", "INDEXES", "SCHEMA", "TextStore"]
 
 INDEXES = {"documents": 0, "archived": 1, "passages": 2}
 COLUMNS = {0: 3, 1: 3, 2: 1}  # columns of each index
@@ -74,126 +87,10 @@ _FANOUT = 8  # segments of one level merged into one of the next
 # index writes segments of a few hundred rows, and rewriting them costs as much as writing).
 _LEVELS = (8, 64)
 _TOP = len(_LEVELS)
-_HIGHEST = "\U0010ffff"
-_K1 = 1.2
-_B = 0.75
-
-_DEAD = (
-    "NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc "
-    "AND t.seg = p.seg)"
-)
-
-
-def _live(slots: Sequence[tuple[int, Slot]], idx: int) -> tuple[str, list[object]]:
-    """SQL of the live entries (slot, doc, c0, c1, c2, length) of each slot's terms, one
-    subquery per slot (so that each one is planned as the index range it is), and its
-    parameters."""
-    parts: list[str] = []
-    params: list[object] = []
-    for number, slot in slots:
-        if slot.hi == slot.lo + "\x01":
-            condition = "p.term = ?"
-            params += [idx, slot.lo]
-        else:
-            condition = "p.term >= ? AND p.term < ?"
-            params += [idx, slot.lo, slot.hi]
-        parts.append(
-            f"SELECT {int(number)} AS slot, u.doc, u.c0, u.c1, u.c2, u.len FROM text_postings p "
-            "CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) "
-            f"AS u (doc, c0, c1, c2, len) WHERE p.idx = ? AND {condition} AND {_DEAD}"
-        )
-    if not parts:
-        parts.append(
-            "SELECT 0 AS slot, 0::bigint AS doc, 0 AS c0, 0 AS c1, 0 AS c2, 0 AS len WHERE false"
-        )
-    return " UNION ALL ".join(parts), params
-
-
-# BM25 of each matching row: FTS5's arithmetic (fts5_aux.c), the phrases added in order.
-_SCORES = """
-WITH raw AS ({live}
-    UNION ALL
-    SELECT * FROM unnest(?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::int[])),
-hits AS (SELECT slot, doc, SUM(c0)::float8 * ?::float8 + SUM(c1)::float8 * ?::float8
-                           + SUM(c2)::float8 * ?::float8 AS f, MIN(len) AS len
-         FROM raw GROUP BY slot, doc),
-counted AS (SELECT slot, doc, f, len, COUNT(*) OVER (PARTITION BY slot) AS n FROM hits),
-parts AS (
-    SELECT doc, slot, (CASE WHEN i.idf <= 0.0 THEN 1e-6::float8 ELSE i.idf END)
-               * ((f * ?::float8) / (f + ?::float8 * (?::float8
-                  + ?::float8 * len::float8 / ?::float8))) AS v
-    FROM counted CROSS JOIN LATERAL (SELECT ln(((?::bigint - n)::float8 + 0.5::float8)
-                                               / (n::float8 + 0.5::float8)) AS idf) AS i),
-scored AS (
-    SELECT doc,
-           COUNT(*) FILTER (WHERE slot < ?) AS required,
-           COUNT(*) FILTER (WHERE slot < ?) AS searched,
-           COUNT(*) FILTER (WHERE slot >= ?) AS excluded,
-           -1.0::float8 * ({ordered}) AS score
-    FROM parts GROUP BY doc)
-SELECT s.doc, s.score FROM scored s{join}
-WHERE s.excluded = 0 AND {matched}{where}
-"""
 
 
 def _level(rows: int) -> int:
     return sum(rows >= bound for bound in _LEVELS)
-
-
-class Slot(NamedTuple):
-    """One phrase of a query for :meth:`TextStore.scores`: the terms in ``[lo, hi)`` (a term
-    alone, or every term with a prefix)."""
-
-    lo: str
-    hi: str
-
-
-def storable(term: str) -> str:
-    """A term as PostgreSQL text can hold it (no NUL, no lone surrogate): as it is, except
-    in those rare cases, escaped."""
-    if "\x00" not in term and (
-        term.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in term)
-    ):
-        return term
-    raw = term.encode("utf-8", "surrogateescape")
-    return raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
-
-
-def _copy_text(value: str) -> str:
-    """``value`` as a field of ``COPY``'s text format."""
-    if value.isalnum():
-        return value
-    return (
-        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    )
-
-
-def _int_array(values: Iterable[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
-
-
-def _array_element(term: str) -> str:
-    if term.isalnum():
-        return '"' + term + '"'  # quoted: an element spelled null is not NULL
-    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _text_array(terms: Iterable[str]) -> str:
-    """A text array as a field of ``COPY``'s text format."""
-    return _copy_text("{" + ",".join(map(_array_element, terms)) + "}")
-
-
-def term_slot(term: str, prefix: bool) -> Slot:
-    """The slot of a term alone, or of every term starting with it."""
-    if not prefix:
-        return Slot(term, term + "\x01")
-    if not term:
-        return Slot("", _HIGHEST)
-    last = ord(term[-1])
-    if last >= 0x10FFFF:
-        return Slot(term, term + _HIGHEST)
-    following = last + 1 if not 0xD7FF <= last < 0xDFFF else 0xE000
-    return Slot(term, term[:-1] + chr(following))
 
 
 class _Pending:
@@ -212,7 +109,7 @@ class _Pending:
 class TextStore:
     __slots__ = ("_connection", "_pending", "_ready")
 
-    def __init__(self, connection: PostgresConnection) -> None:
+    def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
         self._ready = False
         self._pending: dict[int, _Pending] = {}
@@ -308,22 +205,22 @@ class TextStore:
                 "text_postings (idx, term, seg, docs, c0, c1, c2, lengths)",
                 (
                     head
-                    + _copy_text(term)
+                    + copy_text(term)
                     + middle
-                    + "\t".join(map(_int_array, zip(*entries, strict=True)))
+                    + "\t".join(map(int_array, zip(*entries, strict=True)))
                     + "\n"
                     for term, entries in rows.postings.items()
                 ),
             )
             self._copy(
                 "text_rows (idx, doc_id, seg, sizes)",
-                (f"{idx}\t{doc_id}\t{seg}\t{_int_array(sizes)}\n" for doc_id, sizes in rows.rows),
+                (f"{idx}\t{doc_id}\t{seg}\t{int_array(sizes)}\n" for doc_id, sizes in rows.rows),
             )
             self._copy(
                 "text_places (idx, doc_id, terms, counts, starts, positions)",
                 (
-                    f"{idx}\t{doc_id}\t{_text_array(terms)}\t{_int_array(counts)}\t"
-                    f"{_int_array(starts)}\t{_int_array(positions)}\n"
+                    f"{idx}\t{doc_id}\t{text_array(terms)}\t{int_array(counts)}\t"
+                    f"{int_array(starts)}\t{int_array(positions)}\n"
                     for doc_id, terms, counts, starts, positions in rows.places
                 ),
             )
@@ -347,16 +244,7 @@ class TextStore:
 
     def _copy(self, target: str, lines: Iterable[str]) -> None:
         """Lines of ``COPY``'s text format into ``target``: many times faster than inserts."""
-        from memtrove.db.postgres.connection import is_driver_error, mapped_error
-
-        try:
-            cursor = self._connection.raw.cursor()
-            with cursor, cursor.copy(f"COPY {target} FROM STDIN") as copy:
-                copy.write("".join(lines))
-        except Exception as error:
-            if is_driver_error(error):
-                raise mapped_error(error) from None
-            raise
+        self._connection.copy_in(target, "".join(lines))
 
     def _merge(self, idx: int) -> None:
         """Merge the segments of a level that has :data:`_FANOUT` of them into one of the
@@ -485,21 +373,21 @@ class TextStore:
         if documents:
             join = " JOIN documents d ON d.id = s.doc" + (f" / {int(stride)}" if stride > 1 else "")
             where = "".join(" AND " + condition for condition in conditions)
-        live, arguments = _live(given, idx)
+        live, arguments = live_entries(given, idx)
         # ((v0 + v1) + v2) ...: FTS5's sum, in its order (a phrase without hits adds 0.0)
         ordered = " + ".join(
             f"COALESCE(SUM(v) FILTER (WHERE slot = {number}), 0.0::float8)"
             for number in range(len(slots))
         )
-        sql = _SCORES.format(live=live, join=join, matched=matched, where=where, ordered=ordered)
+        sql = SCORES.format(live=live, join=join, matched=matched, where=where, ordered=ordered)
         w = [*weights, 0.0, 0.0][:3]
         arguments += [
             *([list(column) for column in zip(*extra, strict=True)] if extra else [[]] * 6),
             *w,
-            _K1 + 1.0,
-            _K1,
-            1 - _B,
-            _B,
+            K1 + 1.0,
+            K1,
+            1 - B,
+            B,
             avgdl,
             n_rows,
             required,
@@ -524,7 +412,7 @@ class TextStore:
         parts = []
         arguments: list[object] = []
         for slot in slots:
-            sql, params = _live([(0, slot)], idx)
+            sql, params = live_entries([(0, slot)], idx)
             parts.append(f"SELECT doc FROM ({sql}) AS live")
             arguments += params
         candidates = " INTERSECT ".join(parts)
@@ -557,7 +445,7 @@ class TextStore:
     def term_hits(self, idx: int, slot: Slot) -> dict[int, tuple[int, int, int]]:
         """Live row -> hits per column of the terms of ``slot``."""
         self.ready()
-        sql, params = _live([(0, slot)], idx)
+        sql, params = live_entries([(0, slot)], idx)
         rows = self._connection.execute(
             f"SELECT doc, SUM(c0), SUM(c1), SUM(c2) FROM ({sql}) AS live GROUP BY doc", params
         )

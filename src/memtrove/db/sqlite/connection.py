@@ -15,6 +15,7 @@ import importlib.util
 import os
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +95,10 @@ class Connection(_Driver):
 
     def bulk_writes(self) -> contextlib.AbstractContextManager[None]:
         return fewer_checkpoints(self)
+
+    def clock(self) -> datetime:
+        """This host's time: a vault file has one host at a time."""
+        return datetime.now(UTC)
 
     @functools.cached_property
     def text(self) -> SqliteTextIndex:
