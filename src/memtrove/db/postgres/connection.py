@@ -282,9 +282,11 @@ class PostgresConnection:
 
     @functools.cached_property
     def vectors(self) -> PostgresVectorIndex:
-        from memtrove.db.postgres.vector_index import PostgresVectorIndex
+        """The vector index, on pgvector when the database has it, else BYTEA (see
+        :func:`memtrove.db.postgres.pgvector_index.open_vector_index`)."""
+        from memtrove.db.postgres.pgvector_index import open_vector_index
 
-        return PostgresVectorIndex(self)
+        return open_vector_index(self)
 
 
 def is_driver_error(error: Exception) -> bool:
