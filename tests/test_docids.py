@@ -20,7 +20,7 @@ from memtrove.db.schema import MIGRATIONS
 from memtrove.index.indexer import update_collections
 from memtrove.results import Collection, SearchResult
 from memtrove.vault.retrieval import COLLAPSE_MARGIN
-from tests.conftest import RESULT_FIELDS, write
+from tests.conftest import RESULT_FIELDS, where, write
 
 ADR = "# ADR 7: event bus\n\nWe publish domain events on Kafka; consumers are idempotent.\n"
 OTHER = "# ADR 8: storage\n\nPostgreSQL keeps metadata; Kafka is not a database.\n"
@@ -90,7 +90,8 @@ def test_a_new_copy_never_takes_a_held_docid(copies: Vault, notes: Path) -> None
     copies.update()
     held = docids(copies)
     assert held["de/adr7.md"] == held["en/adr7.md"] + "02"
-    duplicate = pytest.raises(sqlean.IntegrityError, match="UNIQUE")
+    # SQLite: "UNIQUE constraint failed"; PostgreSQL: "violates unique constraint"
+    duplicate = pytest.raises(sqlean.IntegrityError, match=r"(?i)unique constraint")
     with duplicate, write_transaction(copies._connection):
         copies._connection.execute(
             "UPDATE documents SET docid = ? WHERE path = 'en/adr8.md'", (held["en/adr7.md"],)
@@ -277,7 +278,7 @@ def test_collapsing_still_fills_the_limit(vault: Vault, notes: Path) -> None:
 def test_search_json_carries_also_at(copies: Vault) -> None:
     copies.close()
     answer = CliRunner().invoke(
-        app, ["--vault", str(copies.path), "search", "kafka events", "--json"]
+        app, ["--vault", str(where(copies)), "search", "kafka events", "--json"]
     )
     assert answer.exit_code == 0, answer.output
     results = json.loads(answer.stdout)["results"]

@@ -12,7 +12,14 @@ path and the storage layer can both use it.
 
 from __future__ import annotations
 
-__all__ = ["SERVER_SCHEMES", "has_password", "is_server_url", "location_key", "shown_location"]
+__all__ = [
+    "SERVER_SCHEMES",
+    "has_password",
+    "is_server_url",
+    "location_key",
+    "scratch_location",
+    "shown_location",
+]
 
 SERVER_SCHEMES = ("postgresql://", "postgres://")
 
@@ -54,3 +61,16 @@ def location_key(location: object) -> str:
 
     shown = shown_location(location)
     return hashlib.sha256(shown.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def scratch_location(location: str, tag: str) -> str:
+    """A server vault's URL with its schema replaced by a scratch schema beside it
+    (``<schema>_scratch_<tag>``), password and other parameters kept."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(location.strip())
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((value for key, value in query if key == "schema"), "memtrove")
+    kept = [(key, value) for key, value in query if key != "schema"]
+    kept.append(("schema", f"{schema}_scratch_{tag}"))
+    return urlunsplit(parts._replace(query=urlencode(kept)))

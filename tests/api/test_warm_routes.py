@@ -18,7 +18,7 @@ from memtrove.api import create_app
 from memtrove.hooks.runner import main as run_hook
 from memtrove.warm import encode_payload
 from tests.api.conftest import TOKEN, local_client
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, where
 from tests.hooks.conftest import FIXTURES
 
 QUERY = "refresh token"
@@ -59,7 +59,7 @@ def client(served: Vault) -> Iterator[TestClient]:
 def caller_env(vault: Vault, home: Path, **extra: str) -> dict[str, str]:
     """What a hook or CLI process of ``vault`` sends (see memtrove.warm.forwarded_env)."""
     return {
-        "MEMTROVE_VAULT": str(vault.path),
+        "MEMTROVE_VAULT": str(where(vault)),
         "MEMTROVE_CONFIG_DIR": str(vault.config_file.parent),
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
@@ -175,7 +175,7 @@ def in_process(raw: bytes, vault: Vault, env: dict[str, str]) -> dict[str, Any]:
         ["context-surfacing"],
         stdin=io.BytesIO(raw),
         stdout=out,
-        vault=vault.path,
+        vault=where(vault),
         config_dir=vault.config_file.parent,
         env=env,
         watchdog=False,

@@ -17,7 +17,7 @@ from memtrove.lifecycle.archive import archive_documents
 from memtrove.retrieval.filters import Filters
 from memtrove.retrieval.fts import search_passage_fts
 from memtrove.retrieval.hybrid import PASSAGE_DOC_SHARE, blend_passages
-from tests.conftest import write
+from tests.conftest import text_rows, write
 
 FILLER = (
     "The controller reconciles objects, the scheduler places workloads, and the API server "
@@ -57,10 +57,7 @@ def _corpus(notes: Path) -> None:
 
 def _passage_rows(vault: Vault, doc_id: int) -> int:
     base = doc_id * STRIDE
-    row = vault._connection.execute(
-        "SELECT COUNT(*) FROM passages_fts WHERE rowid BETWEEN ? AND ?", (base, base + STRIDE - 1)
-    ).fetchone()
-    return int(row[0])
+    return text_rows(vault._connection, "passages", base, base + STRIDE - 1)
 
 
 def _found(vault: Vault, query: str) -> list[int]:

@@ -252,3 +252,12 @@ def _secure_delete(pg: PostgresConnection) -> None:
         pg.execute("DELETE FROM notes WHERE name = 'c'")
     assert not on_disk()
     assert pg.execute("SELECT name FROM notes").fetchall() == [("b",)]
+
+
+def test_named_parameters_as_sqlite_takes_them(pg: PostgresConnection) -> None:
+    pg.execute("INSERT INTO notes (name, body) VALUES (:name, :body)", {"name": "n", "body": "b"})
+    row = pg.execute(
+        "SELECT name::text, body FROM notes WHERE name = :name AND body <> ':name'",
+        {"name": "n"},
+    ).fetchone()
+    assert tuple(row) == ("n", "b")

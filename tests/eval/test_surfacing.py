@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,12 @@ from typer.testing import CliRunner, Result
 
 from memtrove import ConfigError, Vault
 from memtrove.cli import app
+from memtrove.db.connection import open_connection
 from memtrove.eval.beir import run_beir
 from memtrove.eval.gold import parse_gold_line, run_gold
 from memtrove.eval.locomo import run_locomo
 from memtrove.eval.surfacing import Surfacer
-from tests.conftest import write
+from tests.conftest import where, write
 from tests.eval.conftest import write_jsonl
 
 THREAD = [
@@ -55,8 +55,12 @@ def test_gates_are_off_for_the_eval(notes_vault: Vault) -> None:
 
 
 def usage_rows(vault: Vault) -> int:
-    with sqlite3.connect(vault.path) as connection:
+    """Counted on a connection of its own: what the vault holds, committed."""
+    connection = open_connection(where(vault))
+    try:
         return int(connection.execute("SELECT COUNT(*) FROM context_usage").fetchone()[0])
+    finally:
+        connection.close()
 
 
 def test_fresh_questions_leave_no_trace(notes_vault: Vault) -> None:

@@ -27,7 +27,10 @@ def brute_force(
     ids: np.ndarray, matrix: np.ndarray, doc_id: int, k: int, floor: float
 ) -> list[tuple[int, float]]:
     row = int(np.flatnonzero(ids == doc_id)[0])
-    scores = matrix @ matrix[row]
+    # each cosine alone, in float64: equal vectors give equal cosines
+    scores = [
+        float(np.dot(other.astype(np.float64), matrix[row].astype(np.float64))) for other in matrix
+    ]
     pairs = [
         (int(other), float(score))
         for other, score in zip(ids, scores, strict=True)
@@ -53,12 +56,8 @@ def test_centroids_are_the_normalised_mean_of_each_active_bodys_vectors(
     for doc_id, body_hash in connection.execute(
         "SELECT id, hash FROM documents WHERE active = 1"
     ).fetchall():
-        blobs = connection.execute(
-            "SELECT v.embedding FROM content_vectors cv JOIN vectors_vec v ON v.rowid = cv.id "
-            "WHERE cv.hash = ? ORDER BY cv.seq",
-            (body_hash,),
-        ).fetchall()
-        total = np.sum([np.frombuffer(blob, dtype=np.float32) for (blob,) in blobs], axis=0)
+        blobs = connection.vectors.body_embeddings(body_hash)
+        total = np.sum([np.frombuffer(blob, dtype=np.float32) for blob in blobs], axis=0)
         expected[int(doc_id)] = total / np.linalg.norm(total)
     assert garden not in centroids.row and len(expected) == 4
     assert sorted(centroids.row) == sorted(expected)

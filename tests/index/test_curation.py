@@ -11,7 +11,7 @@ import pytest
 
 from memtrove import DocumentNotFoundError, InvalidQueryError, Vault
 from memtrove.index.curation import parse_snooze_until
-from tests.conftest import write
+from tests.conftest import text_rows, write
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, tzinfo=UTC)
 
@@ -27,10 +27,7 @@ def indexed(vault: Vault, notes: Path) -> Vault:
 
 
 def fts_rows(vault: Vault, doc_id: int) -> int:
-    row = vault._connection.execute(
-        "SELECT COUNT(*) FROM documents_fts WHERE rowid = ?", (doc_id,)
-    ).fetchone()
-    return int(row[0])
+    return text_rows(vault._connection, "documents", doc_id)
 
 
 # -- snooze dates ---------------------------------------------------------------------------

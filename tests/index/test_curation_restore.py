@@ -10,10 +10,9 @@ import pytest
 
 from memtrove import DocumentNotFoundError, InvalidQueryError, Vault
 from memtrove.db.passages import LONG_CHARS
-from memtrove.db.sqlite.fts_totals import fts_totals_drifted
 from memtrove.db.sqlite.passages import STRIDE
 from memtrove.lifecycle.archive import archive_documents
-from tests.conftest import write
+from tests.conftest import text_rows, totals_drifted, write
 
 SECTION = "Write-ahead logging keeps readers going while one writer appends pages. " * 12
 LONG = (
@@ -34,11 +33,7 @@ def indexed(vault: Vault, notes: Path) -> Vault:
 
 
 def passages(vault: Vault, doc_id: int) -> int:
-    row = vault._connection.execute(
-        "SELECT COUNT(*) FROM passages_fts WHERE rowid >= ? AND rowid < ?",
-        (doc_id * STRIDE, (doc_id + 1) * STRIDE),
-    ).fetchone()
-    return int(row[0])
+    return text_rows(vault._connection, "passages", doc_id * STRIDE, (doc_id + 1) * STRIDE - 1)
 
 
 def found(vault: Vault, query: str) -> list[str]:
@@ -63,7 +58,7 @@ def test_restore_brings_a_forgotten_document_back(indexed: Vault) -> None:
     assert links and links[0][3] == indexed.get("notes/auth.md").doc_id
     # the link written to it resolves again too
     assert indexed.graph.links("notes/links.md")[0][3] == document.doc_id
-    assert not fts_totals_drifted(indexed._connection, "documents_fts")
+    assert not totals_drifted(indexed._connection)
 
     report = indexed.update()  # the file is unchanged: the document stays as it is
     assert (report.added, report.updated, report.removed) == (0, 0, 0)
@@ -79,10 +74,7 @@ def test_restore_is_idempotent(indexed: Vault) -> None:
     indexed.curation.restore("#" + document.docid)
     assert indexed.curation.restore("notes/auth.md").active
     assert found(indexed, "refresh token rotation") == ["auth.md"]
-    row = indexed._connection.execute(
-        "SELECT COUNT(*) FROM documents_fts WHERE rowid = ?", (document.doc_id,)
-    ).fetchone()
-    assert row[0] == 1
+    assert text_rows(indexed._connection, "documents", document.doc_id) == 1
 
 
 def test_a_restored_document_is_forgotten_again_like_any_other(indexed: Vault, notes: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from memtrove import Vault
 from memtrove.index.watcher import Watcher, WatchSettings
-from tests.conftest import write
+from tests.conftest import where, write
 
 FAST = WatchSettings(debounce_ms=300, embed_interval=0.0, checkpoint_interval=3600, tick_ms=100)
 
@@ -30,7 +30,7 @@ def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
 class Running:
     """A watcher on its own thread (with its own vault connection), and its log."""
 
-    def __init__(self, vault_file: Path, config_dir: Path, settings: WatchSettings) -> None:
+    def __init__(self, vault_file: Path | str, config_dir: Path, settings: WatchSettings) -> None:
         self.lines: list[str] = []
         self.stop = threading.Event()
         self.vault = Vault.open(vault_file, config_dir=config_dir)
@@ -52,7 +52,7 @@ class Running:
 def watched(vault: Vault, notes: Path, tmp_path: Path) -> Iterator[tuple[Vault, Running]]:
     write(notes, "first.md", "# First\n\nThe first note about herons.\n")
     vault.add_collection(notes, name="notes")
-    running = Running(vault.path, tmp_path / "config", FAST)
+    running = Running(where(vault), tmp_path / "config", FAST)
     yield vault, running
     running.close()
 
@@ -142,7 +142,7 @@ def test_the_wal_is_checkpointed_and_a_stop_is_prompt(
     write(notes, "a.md", "# A\n\nText.\n")
     vault.add_collection(notes, name="notes")
     running = Running(
-        vault.path, tmp_path / "config", FAST._replace(checkpoint_interval=0.2, embed=False)
+        where(vault), tmp_path / "config", FAST._replace(checkpoint_interval=0.2, embed=False)
     )
     assert wait_for(lambda: running.watcher.checkpoints >= 1)
     assert any(line.startswith("wal checkpoint: ") for line in running.lines)
@@ -177,7 +177,7 @@ def test_folders_that_cannot_be_watched_are_indexed_on_a_timer(
     monkeypatch.setattr(watcher_module, "RESCAN_SECONDS", 0.3)
     write(notes, "a.md", "# A\n\nThe note about herons.\n")
     vault.add_collection(notes, name="notes")
-    running = Running(vault.path, tmp_path / "config", FAST)
+    running = Running(where(vault), tmp_path / "config", FAST)
     assert any(
         line.startswith("cannot watch the folders (Permission denied") for line in running.lines
     )

@@ -26,6 +26,7 @@ from memtrove.lifecycle.maintenance import (
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.text import to_iso
 from memtrove.vault.lanes import LaneHost
+from tests.conftest import where
 from tests.fakes.model_server import ModelServer
 from tests.lifecycle.consolidation_helpers import observe, rows
 
@@ -276,7 +277,7 @@ def test_reflect_finds_repeated_phrases_and_co_activations(vault: Vault) -> None
 
 
 def test_a_lane_host_ticks_and_drains(tmp_path: Path, vault: Vault) -> None:
-    settings = Settings(tmp_path / "vault.sqlite", tmp_path / "config")
+    settings = Settings(where(vault), tmp_path / "config")
     observe(vault, "a1", [ALICE])
     observe(vault, "a2", [ALICE])
     seen: list[str] = []

@@ -19,9 +19,10 @@ import pytest
 
 from memtrove import DocumentNotFoundError, InvalidQueryError, Vault, VaultBusyError
 from memtrove.db.connection import open_connection
+from memtrove.db.postgres import connection as postgres_connection
 from memtrove.db.sqlite import connection as connection_module
 from memtrove.lifecycle.sessions import prompt_hash
-from tests.conftest import write
+from tests.conftest import sqlite_only, where, write
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, tzinfo=UTC)
 HOOK = "context-surfacing"
@@ -192,6 +193,7 @@ def test_log_context_usage_writes_every_table(tracked: Vault) -> None:
 
 
 def test_log_context_usage_is_one_transaction(tracked: Vault) -> None:
+    sqlite_only(tracked, "its statement trace")
     a, b = doc_ids(tracked, "a", "b")
     statements: list[str] = []
     tracked._connection.set_trace_callback(statements.append)
@@ -294,21 +296,18 @@ def test_co_activation_counts(tracked: Vault) -> None:
 
 
 @contextlib.contextmanager
-def held_lock(path: Path) -> Iterator[None]:
-    """Another connection holding the vault's write lock."""
-    other = open_connection(path)
-    other.execute("BEGIN IMMEDIATE")
+def held_lock(location: Path | str) -> Iterator[None]:
+    """Another connection holding the vault's write lock (a write transaction)."""
+    other = open_connection(location)
     try:
-        yield
+        with other.transaction():
+            yield
     finally:
-        other.execute("COMMIT")
         other.close()
 
 
-def _busy_vault(tmp_path: Path, clock: Clock) -> Vault:
-    opened = Vault.open(
-        tmp_path / "vault.sqlite", config_dir=tmp_path / "config", busy_timeout_ms=50
-    )
+def _busy_vault(tmp_path: Path, clock: Clock, vault: Vault) -> Vault:
+    opened = Vault.open(where(vault), config_dir=tmp_path / "config", busy_timeout_ms=50)
     opened._clock = clock
     return opened
 
@@ -317,8 +316,8 @@ def test_hook_seen_on_a_locked_vault_answers_false(
     tmp_path: Path, tracked: Vault, clock: Clock
 ) -> None:
     tracked.sessions.hook_seen(HOOK, "seen before the lock")
-    with _busy_vault(tmp_path, clock) as busy:
-        with held_lock(tmp_path / "vault.sqlite"):
+    with _busy_vault(tmp_path, clock, tracked) as busy:
+        with held_lock(where(tracked)):
             started = time.monotonic()
             assert busy.sessions.hook_seen(HOOK, "seen before the lock") is False  # fails open
             assert busy.sessions.hook_seen(HOOK, "a new prompt") is False
@@ -329,16 +328,21 @@ def test_hook_seen_on_a_locked_vault_answers_false(
 
 def test_log_context_usage_waits_for_a_lock(tmp_path: Path, tracked: Vault, clock: Clock) -> None:
     [a] = doc_ids(tracked, "a")
-    other = open_connection(tmp_path / "vault.sqlite")
-    other.execute("BEGIN IMMEDIATE")
-    timer = threading.Timer(0.4, lambda: other.execute("COMMIT"))
-    timer.start()
+    taken = threading.Event()
+
+    def hold() -> None:
+        with held_lock(where(tracked)):
+            taken.set()
+            time.sleep(0.4)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
     try:
-        with _busy_vault(tmp_path, clock) as busy:
+        assert taken.wait(30)
+        with _busy_vault(tmp_path, clock, tracked) as busy:
             usage = busy.sessions.log_context_usage("s1", HOOK, injected=[(a, 0.5)])
     finally:
-        timer.join()
-        other.close()
+        holder.join()
     assert rows(tracked, "SELECT id FROM context_usage") == [(usage,)]
 
 
@@ -346,9 +350,10 @@ def test_log_context_usage_raises_busy_after_its_deadline(
     tmp_path: Path, tracked: Vault, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(connection_module, "_LOCK_RETRY_SECONDS", 0.3)
+    monkeypatch.setattr(postgres_connection, "_LOCK_RETRY_SECONDS", 0.3)
     with (
-        _busy_vault(tmp_path, clock) as busy,
-        held_lock(tmp_path / "vault.sqlite"),
+        _busy_vault(tmp_path, clock, tracked) as busy,
+        held_lock(where(tracked)),
         pytest.raises(VaultBusyError),
     ):
         busy.sessions.log_context_usage("s1", HOOK)
@@ -390,7 +395,7 @@ def test_two_processes_logging_at_once_lose_nothing(tmp_path: Path, tracked: Vau
     ids = ",".join(str(doc) for doc in doc_ids(tracked, "a", "b", "c", "d"))
     start = str(time.time() + 1.5)
     count = 40
-    vault_args = [str(tmp_path / "vault.sqlite"), str(tmp_path / "config")]
+    vault_args = [str(where(tracked)), str(tmp_path / "config")]
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, *vault_args, name, start, str(count), ids],
@@ -415,7 +420,7 @@ def test_threads_with_their_own_vaults_lose_nothing(tmp_path: Path, tracked: Vau
     def work(name: str) -> None:
         try:
             with Vault.open(
-                tmp_path / "vault.sqlite", config_dir=tmp_path / "config", busy_timeout_ms=20
+                where(tracked), config_dir=tmp_path / "config", busy_timeout_ms=20
             ) as own:
                 barrier.wait()
                 for n in range(count):

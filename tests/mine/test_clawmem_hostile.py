@@ -33,7 +33,7 @@ def _copy(tmp_path: Path, *statements: str) -> Path:
     return copy
 
 
-def _count(vault: Vault, where: str = "1") -> int:
+def _count(vault: Vault, where: str = "1 = 1") -> int:
     return int(
         vault._connection.execute(f"SELECT COUNT(*) FROM documents WHERE {where}").fetchone()[0]
     )

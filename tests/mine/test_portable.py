@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from memtrove import Vault
+from memtrove.db.migration_names import NAMES
 from memtrove.errors import PortableFormatError, VaultNotEmptyError
+from memtrove.mine.portable import known_migrations, schema_level
 from tests.conftest import write
+from tests.postgres_server import fresh_schema
 
 QUERIES = (
     "refresh token race",
@@ -27,9 +30,10 @@ QUERIES = (
 )
 
 
-def _populated(tmp_path: Path, example_copy: Path) -> Vault:
+def _populated(tmp_path: Path, example_copy: Path, location: Path | str | None = None) -> Vault:
     """The example vault plus generated notes, entries (with versions), edges, facts,
-    rules, a session, a pin, a snooze and a forgotten document."""
+    rules, a session, a pin, a snooze and a forgotten document (in a SQLite file, unless
+    ``location`` names another vault)."""
     notes = tmp_path / "generated"
     for index in range(40):
         write(
@@ -39,7 +43,9 @@ def _populated(tmp_path: Path, example_copy: Path) -> Vault:
             f"# Note {index}\n\n## Topic\n\nHeron {index} about caching, queues and retries.\n\n"
             f"- item one {index}\n- see [the next](note-{index + 1:03}.md)\n",
         )
-    vault = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    vault = Vault.open(
+        location or tmp_path / "source.sqlite", config_dir=tmp_path / "source-config"
+    )
     vault.add_collection(example_copy, name="demo")
     vault.add_collection(notes, name="generated")
     vault.update()
@@ -106,6 +112,52 @@ def test_an_import_into_an_empty_vault_reproduces_the_source(
     assert target.update().added == 0  # the files are those documents: nothing new
 
 
+def _documents(path: Path) -> list[str]:
+    """The export's document and content records, as written."""
+    return [
+        line
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("type") in ("documents", "content")
+    ]
+
+
+def _moved(source: Vault, target: Vault, tmp_path: Path, name: str, demo: Path) -> Path:
+    """``source`` exported, imported into the empty ``target`` (its folders mapped) and
+    exported again from there: that second export, once it is checked equal to the first."""
+    first = Path(source.portable.export_to(tmp_path / f"{name}-from.jsonl").path)
+    target.portable.import_from(first, folders={"demo": demo, "generated": tmp_path / "generated"})
+    again = Path(target.portable.export_to(tmp_path / f"{name}-to.jsonl").path)
+    assert _documents(again) == _documents(first)  # ids, docids, hashes, bodies, state
+    assert _records(again) == _records(first)  # every other row, the header's counts too
+    assert _top(target) == _top(source)
+    return again
+
+
+def test_an_export_moves_a_vault_from_sqlite_to_postgresql_and_back(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    source = _populated(tmp_path, example_copy)
+    with fresh_schema() as location:
+        server = Vault.open(location, config_dir=tmp_path / "server-config")
+        moved = _moved(source, server, tmp_path, "sqlite", example_copy)
+        header = json.loads(moved.read_text(encoding="utf-8").split("\n", 1)[0])
+        assert header["schema"][0] == "m001_core" and header["fts_averages"] is not None
+        back = Vault.open(tmp_path / "back.sqlite", config_dir=tmp_path / "back-config")
+        _moved(server, back, tmp_path, "postgresql", example_copy)
+        server.close()
+
+
+def test_a_vault_written_on_postgresql_moves_to_sqlite(tmp_path: Path, example_copy: Path) -> None:
+    with fresh_schema() as location:
+        source = _populated(tmp_path, example_copy, location)
+        target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+        _moved(source, target, tmp_path, "postgresql", example_copy)
+        assert target.memory.entry_versions("deploy rule", "global")[0].content.startswith(
+            "Deploy on Tuesdays"
+        )
+        source.close()
+
+
 def test_an_import_then_embed_gives_the_same_vector_results(
     tmp_path: Path, example_copy: Path
 ) -> None:
@@ -149,6 +201,28 @@ def test_vectors_carried_in_the_file_need_no_embedding(tmp_path: Path, example_c
     fresh.portable.import_from(_rewrite(tmp_path / "vault.jsonl", other), dry_run=True)
     with pytest.raises(PortableFormatError, match="come from http:other"):
         target.portable.import_from(_rewrite(tmp_path / "vault.jsonl", other), merge=True)
+
+
+def test_vectors_carried_in_the_file_move_between_engines(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    source = Vault.open(tmp_path / "source.sqlite", config_dir=tmp_path / "source-config")
+    source.add_collection(example_copy, name="demo")
+    source.update()
+    source.embed()
+    first = Path(source.portable.export_to(tmp_path / "vault.jsonl", vectors=True).path)
+    with fresh_schema() as location:
+        server = Vault.open(location, config_dir=tmp_path / "server-config")
+        report = server.portable.import_from(first, folders={"demo": example_copy})
+        assert report.added["vectors"] == report.records["vectors"] > 0
+        assert server.embed().fragments == 0  # every document is synced already
+        for query in QUERIES[:4]:
+            assert [r.docid for r in server.vsearch(query)] == [
+                r.docid for r in source.vsearch(query)
+            ]
+        again = Path(server.portable.export_to(tmp_path / "again.jsonl", vectors=True).path)
+        assert _records(again) == _records(first)  # the vectors too, bit for bit
+        server.close()
 
 
 def test_an_import_into_a_vault_holding_data_is_refused(tmp_path: Path, vault: Vault) -> None:
@@ -233,6 +307,39 @@ def test_an_edited_file_is_refused(exported: Path, vault: Vault) -> None:
     _refused(vault, _rewrite(exported, doubled), rf"line {len(lines)}: ")
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        ["p001_baseline"],
+        ["m001_core", "m002_fragments"],
+        ["p001_baseline", "m024_vector_version_random"],
+    ],
+)
+def test_a_header_naming_either_engines_migrations_is_read(
+    exported: Path, vault: Vault, schema: list[str]
+) -> None:
+    """The header names the schema as SQLite's migrations (an older export fewer of them);
+    PostgreSQL's baseline stands for m001-m024 on both engines."""
+    lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    assert header["schema"] == list(NAMES)  # the level, as SQLite names it
+    header["schema"] = schema
+    vault.portable.import_from(_rewrite(exported, [json.dumps(header) + "\n", *lines[1:]]))
+    assert vault.status().documents == 31
+    again = vault.portable.export_to(exported.with_name("again.jsonl"))
+    assert json.loads(Path(again.path).read_text(encoding="utf-8").split("\n", 1)[0])[
+        "schema"
+    ] == list(NAMES)
+
+
+def test_the_schema_level_is_engine_neutral() -> None:
+    assert schema_level(["p001_baseline"]) == list(NAMES)
+    assert schema_level(NAMES) == list(NAMES)
+    assert "p001_baseline" in known_migrations(NAMES)  # a SQLite vault at m024 reads it
+    assert "p001_baseline" not in known_migrations(NAMES[:-1])
+    assert known_migrations(["p001_baseline"]) == {*NAMES, "p001_baseline"}
+
+
 def test_a_dry_run_checks_everything_and_writes_nothing(exported: Path, vault: Vault) -> None:
     report = vault.portable.import_from(exported, dry_run=True)
     assert report.dry_run and report.records["documents"] == 31
@@ -276,11 +383,11 @@ def test_an_unreadable_file_is_one_error(tmp_path: Path, vault: Vault) -> None:
 
 
 def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
-    tmp_path: Path, example_copy: Path
+    tmp_path: Path, example_copy: Path, vault: Vault
 ) -> None:
     source = _populated(tmp_path, example_copy)
     source.portable.export_to(tmp_path / "vault.jsonl")
-    target = Vault.open(tmp_path / "target.sqlite", config_dir=tmp_path / "target-config")
+    target = vault  # on each engine
     target.add_collection(example_copy, name="demo")
     target.update()
     target.memory.remember("own entry", "The target's own memory.", store="global")
@@ -292,7 +399,11 @@ def test_a_merge_adds_what_is_new_and_keeps_what_the_vault_holds(
     assert {
         (d.path, d.doc_id, d.hash) for d in target.documents.export() if d.collection == "demo"
     } == {item for item in kept if not item[0].startswith("entries/")}
-    assert {e.label for e in target.memory.entries("global")} == {"own entry", "deploy rule"}
+    entries = {e.label: e.content for e in target.memory.entries("global")}
+    assert entries == {  # each entry on its own document (it had another's)
+        "own entry": "The target's own memory.",
+        "deploy rule": "Deploy on Wednesdays.",
+    }
     assert target.memory.entry_versions("deploy rule", "global")[0].content.startswith(
         "Deploy on Tues"
     )

@@ -74,8 +74,13 @@ class Catalog(Protocol):
         log frames, frames moved); ``truncate`` also empties the log file."""
         ...
 
-    def copy_to(self, target: Path) -> None:
-        """A consistent copy of the whole database in the new file ``target``."""
+    def copy_to(self, target: Path | str) -> None:
+        """A consistent copy of the whole database at ``target``: a new file (SQLite), or a
+        new vault's schema named by its URL (PostgreSQL)."""
+        ...
+
+    def discard(self) -> None:
+        """Remove what a scratch copy made on a server (a file copy is its folder's)."""
         ...
 
     def set_busy_timeout(self, milliseconds: int) -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Centroids"]
 
+_SLACK = 1e-5  # float32 rounding of a cosine is far below this
 _GROUPS = 64
 """Column groups whose maxima bound each row's k-th best cosine from below (see
 :meth:`Centroids.neighbours`)."""
@@ -112,8 +113,18 @@ class Centroids:
                 maxima = np.hstack([maxima, block[:, covered:].max(axis=1, keepdims=True)])
             place = maxima.shape[1] - k
             cut = np.maximum(cut, np.partition(maxima, place, axis=1)[:, place])
-        rows, columns = np.nonzero(block >= cut[:, None])
-        values = block[rows, columns]
+        # A matrix product may round one cosine differently by column position, so equal
+        # vectors (documents sharing a body) can differ in their last bits: the candidates
+        # (taken with a hair of slack) get their cosines again, each the same sum of the same
+        # products in float64, so that equal vectors tie and the smaller id comes first.
+        rows, columns = np.nonzero(block >= (cut - _SLACK)[:, None])
+        values = np.einsum(
+            "ij,ij->i",
+            self.matrix[positions[rows]].astype(np.float64),
+            self.matrix[columns].astype(np.float64),
+        )
+        kept = values >= floor
+        rows, columns, values = rows[kept], columns[kept], values[kept]
         found = self.ids[columns]
         order = np.lexsort((found, -values, rows))  # by row, best first, then by id
         answer: dict[int, list[tuple[int, float]]] = {doc_id: [] for doc_id in known}

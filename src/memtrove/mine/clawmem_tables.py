@@ -70,6 +70,14 @@ class _Tally:
         self.added[table] = self.added.get(table, 0) + (1 if done else 0)
         return done
 
+    def insert(self, table: str, statement: str, values: tuple[Any, ...]) -> int:
+        """Write one row that always arrives (no conflict to skip it): its new id."""
+        new_id = self.connection.insert(statement, values)
+        if new_id is None:  # an INSERT without ON CONFLICT adds its row or raises
+            raise ValueError(f"{table}: a row that did not arrive")
+        self.added[table] = self.added.get(table, 0) + 1
+        return new_id
+
     def skip(self, table: str) -> None:
         self.skipped[table] = self.skipped.get(table, 0) + 1
 
@@ -184,8 +192,9 @@ def import_tables(
             continue
         write(
             "memory_relations",
-            "INSERT OR IGNORE INTO memory_relations (source_id, target_id, relation_type, "
-            "weight, metadata, created_at, contradict_confidence) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_relations (source_id, target_id, relation_type, weight, "
+            "metadata, created_at, contradict_confidence) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (source_id, target_id, relation_type) DO NOTHING",
             (
                 source_id,
                 target_id,
@@ -203,9 +212,10 @@ def import_tables(
             continue
         write(
             "memory_evolution",
-            "INSERT OR IGNORE INTO memory_evolution (memory_id, triggered_by, version, "
+            "INSERT INTO memory_evolution (memory_id, triggered_by, version, "
             "previous_keywords, new_keywords, previous_context, new_context, reasoning, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (memory_id, version) DO NOTHING",
             (
                 memory_id,
                 ids.get(row.get("triggered_by") or -1),
@@ -221,6 +231,11 @@ def import_tables(
     _entities(connection, source, ids, redact, tally)
     _sessions(connection, source, ids, paths, redact, tally)
     return tally.added, tally.skipped
+
+
+def _or_zero(value: Any) -> Any:
+    """A count or score of a NOT NULL column: 0 (its default) for a missing or NULL one."""
+    return 0 if value is None else value
 
 
 def _text(redact: Callable[[str], str], value: Any) -> Any:
@@ -241,8 +256,9 @@ def _entities(
         entity_type = str(row.get("entity_type") or "concept")
         if tally.write(
             "entity_nodes",
-            "INSERT OR IGNORE INTO entity_nodes (entity_id, entity_type, name, description, "
-            "mention_count, last_seen, canonical_id, vault) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO entity_nodes (entity_id, entity_type, name, description, "
+            "mention_count, last_seen, canonical_id, vault) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (entity_id) DO NOTHING",
             (
                 str(row["entity_id"]),
                 entity_type,
@@ -254,10 +270,7 @@ def _entities(
                 str(row.get("vault") or "default"),
             ),
         ):
-            connection.execute(
-                "INSERT INTO entities_fts (entity_id, name, entity_type) VALUES (?, ?, ?)",
-                (str(row["entity_id"]), str(row["name"]), entity_type),
-            )
+            connection.text.add_entity(str(row["entity_id"]), str(row["name"]), entity_type)
     known = {str(r[0]) for r in connection.execute("SELECT entity_id FROM entity_nodes")}
     for row in _rows(source, "entity_mentions"):
         doc_id = ids.get(row["doc_id"])
@@ -266,8 +279,8 @@ def _entities(
             continue
         tally.write(
             "entity_mentions",
-            "INSERT OR IGNORE INTO entity_mentions (entity_id, doc_id, mention_text) "
-            "VALUES (?, ?, ?)",
+            "INSERT INTO entity_mentions (entity_id, doc_id, mention_text) VALUES (?, ?, ?) "
+            "ON CONFLICT (entity_id, doc_id) DO NOTHING",
             (str(row["entity_id"]), doc_id, row.get("mention_text")),
         )
     for row in _rows(source, "entity_cooccurrences"):
@@ -277,8 +290,8 @@ def _entities(
             continue
         tally.write(
             "entity_cooccurrences",
-            "INSERT OR IGNORE INTO entity_cooccurrences (entity_a, entity_b, count, "
-            "last_cooccurred) VALUES (?, ?, ?, ?)",
+            "INSERT INTO entity_cooccurrences (entity_a, entity_b, count, last_cooccurred) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (entity_a, entity_b) DO NOTHING",
             (a, b, int(row.get("count") or 1), when(row.get("last_cooccurred"))),
         )
     for row in _rows(source, "entity_triples"):
@@ -301,8 +314,9 @@ def _entities(
         )
         seen = connection.execute(
             "SELECT 1 FROM entity_triples WHERE subject_entity_id = ? AND predicate = ? AND "
-            "object_entity_id IS ? AND object_literal IS ? AND valid_from IS ? AND "
-            "valid_to IS ? AND source_doc_id IS ?",
+            "object_entity_id IS NOT DISTINCT FROM ? AND object_literal IS NOT DISTINCT FROM ? "
+            "AND valid_from IS NOT DISTINCT FROM ? AND valid_to IS NOT DISTINCT FROM ? "
+            "AND source_doc_id IS NOT DISTINCT FROM ?",
             values,
         ).fetchone()
         if seen is not None:
@@ -333,8 +347,9 @@ def _sessions(
         started = when(row.get("started_at")) or "1970-01-01T00:00:00Z"
         tally.write(
             "session_log",
-            "INSERT OR IGNORE INTO session_log (session_id, started_at, last_seen_at, ended_at, "
-            "handoff_path, machine, files_changed, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO session_log (session_id, started_at, last_seen_at, ended_at, "
+            "handoff_path, machine, files_changed, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (session_id) DO NOTHING",
             (
                 str(row["session_id"]),
                 started,
@@ -364,7 +379,7 @@ def _sessions(
                 injected = [_display_path(p) for p in json.loads(row.get("injected_paths") or "[]")]
             except (TypeError, ValueError, RecursionError):
                 injected = []
-            tally.write(
+            usage_id = tally.insert(
                 "context_usage",
                 "INSERT INTO context_usage (session_id, timestamp, hook_name, turn_index, "
                 "injected_paths, estimated_tokens, was_referenced, query_text) "
@@ -377,8 +392,9 @@ def _sessions(
                     _text(redact, row.get("query_text")),
                 ),
             )
-            found = connection.execute("SELECT last_insert_rowid()").fetchone()
-        usage_ids[int(row["id"])] = int(found[0])
+        else:
+            usage_id = int(found[0])
+        usage_ids[int(row["id"])] = usage_id
     stats_in_source = {int(r["doc_id"]) for r in _rows(source, "recall_stats")}
     for row in _rows(source, "recall_events"):
         doc_id = ids.get(row["doc_id"])
@@ -421,17 +437,20 @@ def _sessions(
         )  # fmt: skip
         tally.write(
             "recall_stats",
-            f"INSERT OR IGNORE INTO recall_stats (doc_id, {', '.join(columns)}) "
-            f"VALUES (?{', ?' * len(columns)})",
-            (doc_id, *(row.get(c) if c in row else 0 for c in columns)),
+            f"INSERT INTO recall_stats (doc_id, {', '.join(columns)}) "
+            f"VALUES (?{', ?' * len(columns)}) ON CONFLICT (doc_id) DO NOTHING",
+            (
+                doc_id,
+                *(when(row.get(c)) if c.endswith("_at") else _or_zero(row.get(c)) for c in columns),
+            ),
         )
     _co_activations(connection, source, paths, tally)
     _logged_sessions(connection, tally)
     for row in _rows(source, "hook_dedupe"):
         tally.write(
             "hook_dedupe",
-            "INSERT OR IGNORE INTO hook_dedupe (hook_name, prompt_hash, prompt_preview, "
-            "last_seen_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO hook_dedupe (hook_name, prompt_hash, prompt_preview, last_seen_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (hook_name, prompt_hash) DO NOTHING",
             (
                 str(row["hook_name"]),
                 str(row["prompt_hash"]),
@@ -457,8 +476,8 @@ def _co_activations(
         low, high = min(a, b), max(a, b)
         tally.write(
             "co_activations",
-            "INSERT OR IGNORE INTO co_activations (doc_a, doc_b, count, last_seen) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO co_activations (doc_a, doc_b, count, last_seen) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (doc_a, doc_b) DO NOTHING",
             (
                 low,
                 high,
@@ -480,7 +499,8 @@ def _logged_sessions(connection: Connection, tally: _Tally) -> None:
     for session_id, first, last, turns, tokens, injected in rows:
         tally.write(
             "session_log",
-            "INSERT OR IGNORE INTO session_log (session_id, started_at, last_seen_at, turns, "
-            "injected_documents, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO session_log (session_id, started_at, last_seen_at, turns, "
+            "injected_documents, estimated_tokens) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (session_id) DO NOTHING",
             (session_id, first, last, int(turns), int(injected), int(tokens or 0)),
         )

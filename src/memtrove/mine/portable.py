@@ -23,6 +23,12 @@ record (the header names the migrations instead), and, unless asked for (``expor
 last), the fragment vectors (``import --embed`` re-embeds; see the README for the trade). ``end`` carries the number of
 records, so a cut file is told from a whole one.
 
+The file is the same whichever engine holds the vault (SQLite or PostgreSQL), and either
+imports it: the header's ``schema`` is the vault's level as SQLite's migration names (a
+PostgreSQL baseline stands for those it replaces, :func:`schema_level`), each table's rows
+come in its primary key's order with text compared byte by byte, and the full-text totals
+are the same record on both engines.
+
 The export reads one snapshot on its own connection (a read transaction in WAL mode), so it
 streams a vault of any size in constant memory while other callers keep writing.
 """
@@ -45,6 +51,8 @@ __all__ = [
     "VERSION",
     "decode_value",
     "export_lines",
+    "known_migrations",
+    "schema_level",
     "stored_tables",
     "table_columns",
 ]
@@ -79,6 +87,29 @@ _COLUMNS_LEFT_OUT: Mapping[str, frozenset[str]] = {
     "documents": frozenset({"embed_state", "embed_attempts", "embed_error"}),
 }
 _FIRST = ("content", "documents")  # then every other table, parents first
+
+
+def _baselines() -> dict[str, tuple[str, ...]]:
+    """Each engine's baseline migration -> the SQLite migrations it stands for."""
+    from memtrove.db.schema.postgres import p001_baseline
+
+    return {p001_baseline.NAME: p001_baseline.REPLACES}
+
+
+def schema_level(applied: Iterable[str]) -> list[str]:
+    """The schema level of a vault whose applied migrations are ``applied``, engine-neutral
+    (what an export's header names): each baseline (PostgreSQL's ``p001_baseline``) as the
+    SQLite migrations it stands for, sorted, once each."""
+    baselines = _baselines()
+    return sorted({level for name in applied for level in baselines.get(name, (name,))})
+
+
+def known_migrations(applied: Iterable[str]) -> set[str]:
+    """Every migration name, of either engine, at or below the level of a vault whose
+    applied migrations are ``applied``: what an export's header may name for it to import
+    here (an export from either engine, or from an older memtrove)."""
+    level = set(schema_level(applied))
+    return level | {name for name, stands in _baselines().items() if set(stands) <= level}
 
 
 def table_columns(connection: Connection, table: str) -> list[str]:
@@ -151,9 +182,9 @@ def _header(
     exported_at: str,
 ) -> dict[str, Any]:
     space = connection.execute("SELECT identity, dimensions FROM embedding_space").fetchone()
-    schema = [
-        str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations ORDER BY 1")
-    ]
+    schema = schema_level(
+        str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")
+    )
     counts = {
         table: sum(1 for _ in connection.text.entity_rows())
         if table == ENTITIES
@@ -187,10 +218,21 @@ def _rows(connection: Connection, table: str) -> Iterator[dict[str, Any]]:
     left_out = _COLUMNS_LEFT_OUT.get(table, frozenset())
     columns = [c for c in table_columns(connection, table) if c not in left_out]
     names = ", ".join(f'"{c}"' for c in columns)
-    order = "hash" if table == "content" else "1"
-    cursor = connection.execute(f'SELECT {names} FROM "{table}" ORDER BY {order}')
+    cursor = connection.execute(
+        f'SELECT {names} FROM "{table}" ORDER BY {_order(connection, table)}'
+    )
     for row in cursor:
         yield {"type": table, **{c: _encode(v) for c, v in zip(columns, row, strict=True)}}
+
+
+def _order(connection: Connection, table: str) -> str:
+    """The order of ``table``'s rows in an export, the same on every engine: by its primary
+    key (the first column when it has none), text compared byte by byte (SQLite's BINARY;
+    PostgreSQL's database collation may differ, so its rows say ``COLLATE "C"``)."""
+    info = connection.catalog.column_info(table)
+    key = sorted((c for c in info if c.key), key=lambda c: c.key) or info[:1]
+    binary = ' COLLATE "C"' if connection.dialect == "postgresql" else ""
+    return ", ".join(f'"{c.name}"' + (binary if c.declared == "TEXT" else "") for c in key)
 
 
 def _content(connection: Connection) -> Iterator[dict[str, Any]]:

@@ -4,12 +4,14 @@ The rule for the target: it must be empty (a new vault file, or one with nothing
 yet), because every row keeps the ids of the source. Merging is refused rather than guessed
 (:class:`~memtrove.errors.VaultNotEmptyError`); import into a new file instead.
 
-Everything goes in one ``BEGIN IMMEDIATE`` transaction, read line by line (bounded memory:
+Everything goes in one write transaction, read line by line (bounded memory:
 one record at a time, at most :data:`MAX_LINE_BYTES` each), so a file that is cut short,
 edited or malformed fails with one line naming its line number and leaves nothing written.
-Checks: the header (format, version, migrations this memtrove knows), each line's JSON,
-record type and columns, each body against its content hash, the foreign keys as each row
-lands, and at the end the ``end`` record and the header's count of every table.
+Checks: the header (format, version, migrations this memtrove knows, of either engine),
+each line's JSON, record type and columns, each body against its content hash, the foreign
+keys as each row lands, and at the end the ``end`` record and the header's count of every
+table. A row the database refuses is named in the same words on every engine
+(:func:`error_message`).
 
 Text that came from outside passes the vault's redactor before it is stored: a body the
 redactor changes is stored redacted under its new hash (its documents follow it).
@@ -19,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from memtrove.db.connection import Connection
+from memtrove.db.connection import Connection, IntegrityError
 from memtrove.db.passages import write_passages
 from memtrove.errors import PortableFormatError
 from memtrove.files import Refused, open_regular
@@ -36,6 +39,7 @@ from memtrove.mine.portable import (
     VECTORS,
     VERSION,
     decode_value,
+    known_migrations,
     stored_tables,
 )
 from memtrove.mine.portable_vectors import VectorWriter
@@ -156,6 +160,36 @@ def _check_ranges(number: int, values: dict[str, Any]) -> None:
             raise format_error(number, f"documents.{column} holds {value!r:.40}, out of its range")
 
 
+# PostgreSQL's words for a broken constraint (:func:`error_message` gives SQLite's instead).
+_FOREIGN_KEY = re.compile(r"violates foreign key constraint")
+_UNIQUE = re.compile(r'violates unique constraint "[^"]*"(?: DETAIL: Key \((?P<columns>[^)]*)\)=)?')
+_NOT_NULL = re.compile(
+    r'null value in column "(?P<column>[^"]*)"(?: of relation "[^"]*")? violates'
+)
+_CHECK = re.compile(r'violates check constraint "(?P<name>[^"]*)"')
+
+
+def error_message(table: str, error: Exception) -> str:
+    """A failed insert into ``table`` in one line, the same on every engine: a broken
+    constraint in SQLite's words (``FOREIGN KEY constraint failed``, ``UNIQUE constraint
+    failed: table.column``, ``NOT NULL constraint failed: table.column``, ``CHECK constraint
+    failed: name``), without PostgreSQL's detail (which can quote a whole row)."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    if not isinstance(error, IntegrityError):
+        return message
+    if _FOREIGN_KEY.search(message):
+        return "FOREIGN KEY constraint failed"
+    if found := _UNIQUE.search(message):
+        columns = (found.group("columns") or "").split(", ")
+        named = ", ".join(f"{table}.{column.strip(chr(34))}" for column in columns if column)
+        return "UNIQUE constraint failed" + (f": {named}" if named else "")
+    if found := _NOT_NULL.search(message):
+        return f"NOT NULL constraint failed: {table}.{found.group('column')}"
+    if found := _CHECK.search(message):
+        return f"CHECK constraint failed: {found.group('name')}"
+    return message
+
+
 def format_error(number: int, message: str) -> PortableFormatError:
     return PortableFormatError(f"line {number}: {message}")
 
@@ -190,7 +224,9 @@ def check_header(connection: Connection, record: dict[str, Any]) -> dict[str, An
         raise format_error(
             1, f"export version {version!r} is not one this memtrove reads ({VERSION})"
         )
-    known = {str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")}
+    known = known_migrations(
+        str(row[0]) for row in connection.execute("SELECT name FROM schema_migrations")
+    )
     schema = record.get("schema")
     if not isinstance(schema, list) or not all(isinstance(name, str) for name in schema):
         raise format_error(1, "the header's schema is not a list of migration names")
@@ -214,7 +250,7 @@ class Importer:
         self.tables = set(stored_tables(connection))
         self.seeded = {  # tables a new vault starts with rows in
             table
-            for table in self.tables - set(_DATA)
+            for table in self.tables - {*_DATA, ENTITIES}  # entity names: not a table
             if connection.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
         }
         self.columns: dict[str, dict[str, tuple[type, ...]]] = {}
@@ -351,7 +387,8 @@ class Importer:
                 rows,
             )
         except Exception as error:
-            raise format_error(number, f"content {body_hash[:12]}: fragments: {error}") from None
+            message = error_message("fragments", error)
+            raise format_error(number, f"content {body_hash[:12]}: fragments: {message}") from None
 
     def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
         if table == ENTITIES:
@@ -367,8 +404,7 @@ class Importer:
                 return self.connection.execute(statement, tuple(values.values())).rowcount != 0
             self.last_id = self.connection.insert(statement, tuple(values.values()), key=key)
         except Exception as error:  # constraint failures, wrong types: the line is at fault
-            message = " ".join(str(error).split()) or type(error).__name__
-            raise format_error(number, f"{table}: {message}") from None
+            raise format_error(number, f"{table}: {error_message(table, error)}") from None
         return self.last_id is not None
 
     def _statement(self, table: str, columns: tuple[str, ...]) -> str:
@@ -404,8 +440,7 @@ class Importer:
                 row=row if isinstance(row, int) else None,
             )
         except Exception as error:
-            message = " ".join(str(error).split()) or type(error).__name__
-            raise format_error(number, f"{ENTITIES}: {message}") from None
+            raise format_error(number, f"{ENTITIES}: {error_message(ENTITIES, error)}") from None
         return True
 
     def _index_text(self, number: int, values: dict[str, Any]) -> None:

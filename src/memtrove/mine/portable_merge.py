@@ -8,7 +8,9 @@ The rule: what the vault already holds wins, and nothing of it changes.
   document has it).
 - Rows with an integer id (sessions' context usage, entry versions, facts, evolution) get
   new ids; every column that refers to a row of the file (by its foreign keys, plus
-  ``documents.invalidated_by`` / ``superseded_by``) is mapped to that row's id here.
+  ``documents.invalidated_by`` / ``superseded_by``) is mapped to that row's id here. A key
+  that is another row's id (a memory entry's or recall stats' ``doc_id``) is mapped the
+  same way, never given anew.
 - Rows keyed by text (entities, rules, sessions, stores) or by the rows they join (edges,
   mentions, recall stats) are added when the key is free and skipped otherwise; a row with
   an integer id is skipped when the vault already had one equal in every other column. So
@@ -71,6 +73,8 @@ class Merger(Importer):
             if values.get("entity_id") not in self.new_entities:
                 return None
             return {k: v for k, v in values.items() if k != ENTITY_ROW}
+        key = self._integer_key(table)
+        old = values.get(key) if key is not None else None  # the file's id of the row
         for column, parent in self._references(table):
             value = values.get(column)
             if value is None or self._integer_key(parent) is None:
@@ -79,8 +83,13 @@ class Merger(Importer):
             if mapped is None and column in self._required(table):
                 return None  # it points at a row that was not added: nothing to attach to
             values[column] = mapped
-        key = self._integer_key(table)
-        old = values.pop(key, None) if key is not None else None
+        if key is not None and any(column == key for column, _ in self._references(table)):
+            # The key is another row's id (a document's memory entry, its recall stats),
+            # mapped above: kept, never left to the database.
+            self.pending = (table, key, old)
+            return values
+        if key is not None:
+            values.pop(key, None)
         if key is not None and table != "documents":
             same = self._same_row(table, key, values)
             if same is not None:  # merged before: the row is here already
@@ -102,6 +111,13 @@ class Merger(Importer):
         self.pending = (table, key, old)
         return values
 
+    def _held(self, table: str, key: str, value: Any) -> bool:
+        """Whether the vault holds the row of ``table`` whose ``key`` is ``value``."""
+        found = self.connection.execute(
+            f'SELECT 1 FROM "{table}" WHERE "{key}" = ?', (value,)
+        ).fetchone()
+        return found is not None
+
     def _same_row(self, table: str, key: str, values: dict[str, Any]) -> Any:
         """The id of a row of ``table`` equal to ``values`` in every column they name, if
         the vault held one before this merge (read once per table, then looked up)."""
@@ -119,7 +135,10 @@ class Merger(Importer):
     def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
         added = super()._insert(number, table, values)
         table, key, old = self.pending if table != ENTITIES else (table, None, None)
-        if added and key is not None and old is not None:
+        if key is not None and old is not None and key in values:  # a key kept (mapped)
+            if added or self._held(table, key, values[key]):
+                self.ids.setdefault(table, {})[old] = values[key]
+        elif added and key is not None and old is not None:
             self.ids.setdefault(table, {})[old] = self.last_id
             if table == "documents":
                 values["id"] = self.last_id  # the full-text row's id

@@ -6,8 +6,7 @@ uses (``vault.graph``, ``vault.memory``, ``vault.lifecycle``...); the common ver
     with memtrove.Vault.open() as vault:
         vault.add_collection("~/notes")
         vault.update()
-        for result in vault.search("refresh token rotation"):
-            print(result.score, result.title)
+        print(vault.search("refresh token rotation"))
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from memtrove.config import (
 from memtrove.db.connection import DEFAULT_BUSY_TIMEOUT_MS, Connection
 from memtrove.db.database import Database
 from memtrove.errors import CollectionNotFoundError
-from memtrove.locations import is_server_url, shown_location
+from memtrove.locations import is_server_url, scratch_location, shown_location
 from memtrove.models.registry import Models, ModelSettings
 from memtrove.results import Collection, DocumentSummary, StaleAfterDays
 from memtrove.retrieval.arguments import check_limit
@@ -76,9 +75,8 @@ MAX_SPARE_READERS = 2  # second connections kept open by Vault.reader
 
 
 class Vault:
-    """One vault, a SQLite file or a PostgreSQL schema, plus the collections configured for
-    it. ``location`` names it (the path, or the URL without its password: messages, side
-    files); ``path`` is the file (None on a server)."""
+    """One vault (a SQLite file or a PostgreSQL schema) and its collections. ``location``
+    names it (path, or URL without password); ``path`` is the file (None on a server)."""
 
     def __init__(
         self,
@@ -312,22 +310,27 @@ class Vault:
 
     @contextlib.contextmanager
     def scratch_copy(self) -> Iterator[Vault]:
-        """A consistent copy of this vault in a temporary folder, with the same config and
-        models, deleted on exit: for work that must not leave traces (an evaluation's
-        session rows). The copy's vectors are loaded anew. Not on a server (VaultOpenError)."""
+        """A consistent copy (same config and models; in a temporary folder, or a schema beside
+        a server vault's), deleted on exit: for work that must leave no trace."""
+        import secrets
         import tempfile
 
-        with tempfile.TemporaryDirectory(prefix="memtrove-copy-") as folder:
-            target = Path(folder) / "vault.sqlite"
+        with contextlib.ExitStack() as stack:
+            if self.path is None:
+                target: Path | str = scratch_location(str(self._location), secrets.token_hex(4))
+                copy = stack.enter_context(self._opened_like(target))
+                stack.callback(copy._connection.catalog.discard)  # runs before the close
+            else:
+                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="memtrove-copy-"))
+                target = Path(folder) / "vault.sqlite"
             with self._lock:
                 self._connection.catalog.copy_to(target)
-            copy = Vault.open(
-                target, config_dir=self._collections.config_file.parent, models=self.models
-            )
-            try:
-                yield copy
-            finally:
-                copy.close()
+            yield copy if self.path is None else stack.enter_context(self._opened_like(target))
+
+    def _opened_like(self, where: Path | str) -> Vault:
+        return Vault.open(
+            where, config_dir=self._collections.config_file.parent, models=self.models
+        )
 
     @contextlib.contextmanager
     def reader(self, busy_timeout_ms: int | None = None) -> Iterator[Vault]:

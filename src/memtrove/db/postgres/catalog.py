@@ -42,6 +42,8 @@ class _Schema(Protocol):
 
     def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
 
+    def transaction(self) -> contextlib.AbstractContextManager[Any]: ...
+
 
 class PostgresCatalog:
     __slots__ = ("_connection",)
@@ -131,11 +133,24 @@ class PostgresCatalog:
     def checkpoint(self, *, truncate: bool = False) -> tuple[int, int, int]:
         return (0, 0, 0)  # the server checkpoints its own log
 
-    def copy_to(self, target: Path) -> None:
-        raise VaultOpenError(
-            f"a PostgreSQL vault is copied with pg_dump (schema {self._connection.schema!r}), "
-            f"or exported with `memtrove export`; not to the file {target}"
-        )
+    def copy_to(self, target: Path | str) -> None:
+        """Into another schema of this database, named by a vault URL (its tables made by
+        opening it as a vault): :func:`memtrove.db.postgres.copying.copy_schema`."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        from memtrove.db.postgres.copying import copy_schema
+
+        if isinstance(target, Path) or not str(target).startswith(("postgresql:", "postgres:")):
+            raise VaultOpenError(
+                f"a PostgreSQL vault is copied with pg_dump (schema {self._connection.schema!r}), "
+                f"or exported with `memtrove export`; not to the file {target}"
+            )
+        schema = dict(parse_qsl(urlsplit(str(target)).query)).get("schema", "memtrove")
+        copy_schema(self._connection, schema.lower())
+
+    def discard(self) -> None:
+        """Drop the whole vault (its schema): for a scratch copy."""
+        self._connection.execute(f'DROP SCHEMA IF EXISTS "{self._connection.schema}" CASCADE')
 
     def set_busy_timeout(self, milliseconds: int) -> None:
         self._connection.execute(f"SET lock_timeout = {int(milliseconds)}")

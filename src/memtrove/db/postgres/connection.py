@@ -22,7 +22,7 @@ import contextlib
 import functools
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -50,19 +50,24 @@ __all__ = [
 
 DEFAULT_SCHEMA = "memtrove"
 _LOCK_RETRY_SECONDS = 30.0
-_TRANSLATED: dict[str, str] = {}
+_TRANSLATED: dict[tuple[str, bool], str] = {}
 _MAX_TRANSLATED = 4096
 
 
-def translate(sql: str) -> str:
-    """``sql`` with each ``?`` placeholder as ``%s`` and each literal ``%`` doubled, quoted
-    text (``'...'``) and names (``"..."``) left as they are."""
-    done = _TRANSLATED.get(sql)
+def translate(sql: str, named: bool = False) -> str:
+    """``sql`` with each ``?`` placeholder (``named``: each ``:name``, as SQLite takes them
+    with a mapping) in psycopg's form and each literal ``%`` doubled, quoted text
+    (``'...'``) and names (``"..."``) left as they are, and ``::`` casts too."""
+    key = (sql, named)
+    done = _TRANSLATED.get(key)
     if done is not None:
         return done
     parts: list[str] = []
     quote = ""
-    for character in sql:
+    index = 0
+    while index < len(sql):
+        character = sql[index]
+        index += 1
         if quote:
             if character == quote:
                 quote = ""
@@ -70,15 +75,28 @@ def translate(sql: str) -> str:
         elif character in "'\"":
             quote = character
             parts.append(character)
-        elif character == "?":
+        elif character == "?" and not named:
             parts.append("%s")
         elif character == "%":
             parts.append("%%")
+        elif character == ":" and named and sql[index : index + 1] == ":":
+            parts.append("::")  # a cast
+            index += 1
+        elif (
+            character == ":"
+            and named
+            and (sql[index : index + 1].isalpha() or sql[index : index + 1] == "_")
+        ):
+            end = index
+            while end < len(sql) and (sql[end].isalnum() or sql[end] == "_"):
+                end += 1
+            parts.append(f"%({sql[index:end]})s")
+            index = end
         else:
             parts.append(character)
     done = "".join(parts)
     if len(_TRANSLATED) < _MAX_TRANSLATED:
-        _TRANSLATED[sql] = done
+        _TRANSLATED[key] = done
     return done
 
 
@@ -128,6 +146,8 @@ class PostgresConnection:
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
         try:
+            if isinstance(parameters, Mapping):
+                return self.raw.execute(translate(sql, named=True), dict(parameters))
             if parameters:
                 return self.raw.execute(translate(sql), tuple(parameters))
             return self.raw.execute(sql)  # no parameters: sent as is

@@ -85,8 +85,11 @@ class SqliteCatalog:
         row = self._connection.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
         return (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
 
-    def copy_to(self, target: Path) -> None:
+    def copy_to(self, target: Path | str) -> None:
         self._connection.execute("VACUUM INTO ?", (str(target),))
+
+    def discard(self) -> None:
+        """Nothing: a file copy is deleted with its folder."""
 
     def set_busy_timeout(self, milliseconds: int) -> None:
         self._connection.execute(f"PRAGMA busy_timeout = {int(milliseconds)}")
