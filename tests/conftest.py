@@ -13,7 +13,7 @@ import pytest
 from memtrove import Vault
 from memtrove.models.http import COOLDOWN
 from tests.postgres_server import OFF as POSTGRES_OFF
-from tests.postgres_server import fresh_schema
+from tests.postgres_server import vault_schema
 
 pytest_plugins = ["tests.fakes.model_server"]
 
@@ -73,7 +73,7 @@ def vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Vault]:
         yield opened
         opened.close()
         return
-    with fresh_schema() as location:
+    with vault_schema() as location:
         opened = Vault.open(location, config_dir=tmp_path / "config")
         yield opened
         opened.close()

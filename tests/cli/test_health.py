@@ -53,7 +53,7 @@ def test_doctor_healthy_with_every_service(served: CliRunner) -> None:
     assert "8 of 8 pairs" in checks["reranker"]["detail"]
     assert "answered" in checks["llm"]["detail"]
     out = invoke(served, "doctor")
-    assert "all 17 checks passed" in out and "collection demo" in out
+    assert "all 18 checks passed" in out and "collection demo" in out
 
 
 def test_doctor_without_services_says_what_is_skipped(cli: CliRunner, example_copy: Path) -> None:

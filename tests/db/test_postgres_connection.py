@@ -261,3 +261,27 @@ def test_named_parameters_as_sqlite_takes_them(pg: PostgresConnection) -> None:
         {"name": "n"},
     ).fetchone()
     assert tuple(row) == ("n", "b")
+
+
+def test_a_dropped_connection_is_opened_again_between_transactions(url: str) -> None:
+    """The server ends the session (a restart, an idle timeout): the next statement outside a
+    transaction connects again and runs; inside one, the error is one line."""
+    import psycopg
+
+    pg = open_postgres(url)
+    try:
+        pg.execute("CREATE TABLE t (x BIGINT)")
+        pid = pg.raw.info.backend_pid
+        with psycopg.connect(url.split("?")[0], autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert pg.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0  # connected again
+        assert pg.raw.info.backend_pid != pid
+        pg.execute("INSERT INTO t VALUES (1)")  # in the vault's schema still
+        with pytest.raises(OperationalError), pg.transaction():
+            pid = pg.raw.info.backend_pid
+            with psycopg.connect(url.split("?")[0], autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            pg.execute("INSERT INTO t VALUES (2)")
+        assert pg.execute("SELECT x FROM t").fetchall() == [(1,)]
+    finally:
+        pg.close()

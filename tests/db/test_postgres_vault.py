@@ -139,8 +139,18 @@ def test_a_vault_opens_on_a_url_and_its_reader_reopens_the_same_schema(
         with vault.reader() as reader:  # a second connection, to the same schema
             assert reader.location == vault.location
             assert reader.sessions.hook_seen("context-surfacing", "a prompt", session_id="s1")
-        with pytest.raises(VaultOpenError, match="pg_dump"), vault.scratch_copy():
-            pass  # a server vault has no scratch copy: one line says so
+        with vault.scratch_copy() as copy:  # a schema beside the vault's, dropped after
+            assert copy.location != vault.location and "_scratch_" in copy.location
+            assert copy.sessions.hook_seen("context-surfacing", "a prompt", session_id="s1")
+            copy.sessions.hook_seen("context-surfacing", "only in the copy", session_id="s1")
+            scratch = copy._connection.schema  # type: ignore[attr-defined]
+        assert not vault.sessions.hook_seen(
+            "context-surfacing", "only in the copy", session_id="s1"
+        )
+        gone = vault._connection.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name = ?", (scratch,)
+        ).fetchone()
+        assert gone is None
     with Vault.open(secret_url, config_dir=tmp_path / "config", create=False) as again:
         assert again.sessions.hook_seen("context-surfacing", "a prompt", session_id="s1")
 

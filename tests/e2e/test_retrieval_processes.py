@@ -93,7 +93,7 @@ def test_doctor_and_rerank_health_healthy_then_broken(
     everything = served(env, model_server, "EMBED", "LLM", "RERANK")
     memtrove("bootstrap", str(example_copy), "--name", "demo", env=everything)
     healthy = memtrove("doctor", env=everything).stdout
-    assert "all 17 checks passed" in healthy
+    assert "all 18 checks passed" in healthy
     assert "verdict   healthy" in memtrove("rerank-health", env=everything).stdout
 
     model_server.set_mode("embeddings", "nan")

@@ -46,13 +46,15 @@ def sql(vault: Vault, statement: str, *parameters: object) -> None:
 
 def test_a_sound_vault_passes_every_check(demo: Vault) -> None:
     report = demo.doctor()
-    assert report.ok and report.summary == "all 15 checks passed"
+    assert report.ok and report.summary == "all 16 checks passed"
     assert [check.name for check in report.checks] == [
-        "vault", "schema", "collection demo", "fragments", "vectors", "embeddings", "second space",
+        "vault", "schema", "engine", "collection demo", "fragments", "vectors", "embeddings", "second space",
         "enrichment",
         "consolidation", "capture", "secrets", "embedding space", "embedder", "llm", "reranker",
     ]  # fmt: skip
     checks = by_name(report)
+    engine = checks["engine"].detail
+    assert engine.startswith("SQLite 3.") if demo.path else engine.startswith("PostgreSQL ")
     assert "310 vectors of wordllama:l2_supercat (256-d), consistent" in checks["vectors"].detail
     assert checks["reranker"].detail.startswith("not configured (stage skipped)")
     assert report.to_dict()["checks"][0] == {

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from memtrove.cli.common import fail, open_vault, print_json, user_errors
+from memtrove.cli.common import fail, open_vault, print_json, state, user_errors
 from memtrove.eval import (
     LOCOMO_METRICS,
     RANKING_METRICS,
@@ -22,6 +22,7 @@ from memtrove.eval import (
     run_gold,
     run_locomo,
 )
+from memtrove.locations import is_server_url
 
 __all__ = ["app"]
 
@@ -79,6 +80,7 @@ _JSON = typer.Option(False, "--json", help="Print one JSON object.")
 
 @app.command("locomo")
 def locomo(
+    ctx: typer.Context,
     path: Path = typer.Argument(..., help="LoCoMo JSON file (e.g. locomo10.json)."),
     method: Method = typer.Option(Method.query, "--method", "-m", help=METHOD_HELP),
     conversations: int | None = typer.Option(
@@ -107,12 +109,14 @@ def locomo(
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
             mined=mined,
+            server=_server(ctx),
         )
     _show(report, as_json, lambda: format_locomo(report, path))
 
 
 @app.command("beir")
 def beir(
+    ctx: typer.Context,
     folder: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/."),
     method: Method = typer.Option(Method.query, "--method", "-m", help=METHOD_HELP),
     limit_queries: int | None = typer.Option(
@@ -134,8 +138,16 @@ def beir(
             session=session,
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
+            server=_server(ctx),
         )
     _show(report, as_json, lambda: format_ranking(report, f"BEIR {folder}"))
+
+
+def _server(ctx: typer.Context) -> str | None:
+    """The global vault's URL when it is a server vault: the evaluation's scratch vault is
+    then made in a schema beside it (so the figures are the server engine's)."""
+    location = state(ctx).settings.vault_path
+    return location if isinstance(location, str) and is_server_url(location) else None
 
 
 @app.command("gold")

@@ -79,6 +79,12 @@ class Catalog(Protocol):
         new vault's schema named by its URL (PostgreSQL)."""
         ...
 
+    def engine_check(self) -> tuple[str, str]:
+        """("ok", "warn" or "fail", one line) on the engine itself, for ``doctor``: its
+        version and, for a server, the vector extension, a round trip's latency and the
+        role's rights on the vault's schema."""
+        ...
+
     def discard(self) -> None:
         """Remove what a scratch copy made on a server (a file copy is its folder's)."""
         ...

@@ -145,6 +145,7 @@ def run_beir(
     session: bool = False,
     hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
+    server: str | None = None,
 ) -> RankingReport:
     """Run the judged queries of a BEIR folder with one retrieval ``method``.
 
@@ -168,7 +169,7 @@ def run_beir(
     beyond_limit = max(0, len(queries) - limit_queries) if limit_queries is not None else 0
     queries = queries[:limit_queries]
     table = MetricTable(RANKING_METRICS)
-    with scratch_vault() as (vault, docs):
+    with scratch_vault(server=server) as (vault, docs):
         if progress:
             progress(0, len(queries), "writing the corpus")
         corpus_ids, documents = _write_corpus(corpus_path, docs)

@@ -298,6 +298,7 @@ def run_locomo(
     hook_vectors: str = "auto",
     progress: ProgressCallback | None = None,
     mined: str | None = None,
+    server: str | None = None,
 ) -> LocomoReport:
     """Run the LoCoMo retrieval task on the file at ``path`` with one retrieval ``method``.
 
@@ -321,7 +322,7 @@ def run_locomo(
         if progress:
             progress(index, len(samples), f"conversation {name}")
         turns = conversation_turns(sample)
-        with scratch_vault() as (vault, folder):
+        with scratch_vault(server=server) as (vault, folder):
             # document path -> the turns it holds
             if mined is not None:
                 turns_of = _mine_sample(vault, sample, turns, folder, method, mined)

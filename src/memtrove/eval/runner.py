@@ -273,8 +273,11 @@ class RankingReport:
 
 
 @contextlib.contextmanager
-def scratch_vault(prefix: str = "memtrove-eval-") -> Iterator[tuple[Vault, Path]]:
-    """A fresh vault in a temporary folder, and a ``docs`` folder in it for its files.
+def scratch_vault(
+    prefix: str = "memtrove-eval-", server: str | None = None
+) -> Iterator[tuple[Vault, Path]]:
+    """A fresh vault in a temporary folder (``server``, a server vault's URL: in a new
+    schema beside that vault's), and a ``docs`` folder in it for its files.
 
     Everything is deleted on exit.
     """
@@ -282,10 +285,21 @@ def scratch_vault(prefix: str = "memtrove-eval-") -> Iterator[tuple[Vault, Path]
         root = Path(temporary)
         docs = root / "docs"
         docs.mkdir()
-        vault = Vault.open(root / "vault.sqlite", config_dir=root / "config")
+        if server is not None:
+            import secrets
+
+            from memtrove.locations import scratch_location
+
+            where: Path | str = scratch_location(server, "eval_" + secrets.token_hex(4))
+        else:
+            where = root / "vault.sqlite"
+        vault = Vault.open(where, config_dir=root / "config")
         try:
             yield vault, docs
         finally:
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    vault.discard()
             vault.close()
 
 

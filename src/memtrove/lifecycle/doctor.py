@@ -168,7 +168,14 @@ def _vault_checks(connection: Connection, location: Path | str) -> list[Check]:
         )
     else:
         schema = Check("schema", "ok", f"{len(applied)} migrations applied, latest {applied[-1]}")
-    return [vault, schema]
+    status, line = connection.catalog.engine_check()
+    fix = (
+        "grant the role USAGE and CREATE on the schema, or give the URL another schema"
+        if server
+        else ""
+    )
+    engine = Check("engine", status, line, fix if status != "ok" else "")
+    return [vault, schema, engine]
 
 
 def _collection_checks(

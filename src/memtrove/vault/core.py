@@ -12,6 +12,7 @@ uses (``vault.graph``, ``vault.memory``, ``vault.lifecycle``...); the common ver
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -310,27 +311,26 @@ class Vault:
 
     @contextlib.contextmanager
     def scratch_copy(self) -> Iterator[Vault]:
-        """A consistent copy (same config and models; in a temporary folder, or a schema beside
-        a server vault's), deleted on exit: for work that must leave no trace."""
+        """A copy deleted on exit (a temporary file, or a schema beside a server vault's)."""
         import secrets
         import tempfile
 
+        make = functools.partial(Vault.open, config_dir=self.config_file.parent, models=self.models)
         with contextlib.ExitStack() as stack:
             if self.path is None:
                 target: Path | str = scratch_location(str(self._location), secrets.token_hex(4))
-                copy = stack.enter_context(self._opened_like(target))
-                stack.callback(copy._connection.catalog.discard)  # runs before the close
+                copy = stack.enter_context(make(target))
+                stack.callback(copy.discard)  # runs before the close
             else:
                 folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="memtrove-copy-"))
                 target = Path(folder) / "vault.sqlite"
             with self._lock:
                 self._connection.catalog.copy_to(target)
-            yield copy if self.path is None else stack.enter_context(self._opened_like(target))
+            yield copy if self.path is None else stack.enter_context(make(target))
 
-    def _opened_like(self, where: Path | str) -> Vault:
-        return Vault.open(
-            where, config_dir=self._collections.config_file.parent, models=self.models
-        )
+    def discard(self) -> None:
+        """Remove what a scratch vault made on a server (its schema); nothing for a file."""
+        self._connection.catalog.discard()
 
     @contextlib.contextmanager
     def reader(self, busy_timeout_ms: int | None = None) -> Iterator[Vault]:

@@ -148,6 +148,35 @@ class PostgresCatalog:
         schema = dict(parse_qsl(urlsplit(str(target)).query)).get("schema", "memtrove")
         copy_schema(self._connection, schema.lower())
 
+    def engine_check(self) -> tuple[str, str]:
+        import time
+
+        version = self._connection.execute("SHOW server_version").fetchone()[0]
+        extension = self._connection.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            self._connection.execute("SELECT 1").fetchone()
+            timings.append(time.perf_counter() - started)
+        latency = sorted(timings)[2] * 1000
+        rights = self._connection.execute(
+            "SELECT has_schema_privilege(current_user, ?, 'USAGE'), "
+            "has_schema_privilege(current_user, ?, 'CREATE'), current_user",
+            (self._connection.schema, self._connection.schema),
+        ).fetchone()
+        vectors = f"pgvector {extension[0]}" if extension else "no pgvector (vectors in memory)"
+        line = (
+            f"PostgreSQL {str(version).split()[0]}, {vectors}, round trip "
+            f"{latency:.2f} ms, role {rights[2]}"
+        )
+        if not (rights[0] and rights[1]):
+            return "fail", f"{line}: cannot use and create in schema {self._connection.schema!r}"
+        if latency > 20:
+            return "warn", f"{line}: slow round trips (every search makes a few)"
+        return "ok", f"{line}, may create in schema {self._connection.schema!r}"
+
     def discard(self) -> None:
         """Drop the whole vault (its schema): for a scratch copy."""
         self._connection.execute(f'DROP SCHEMA IF EXISTS "{self._connection.schema}" CASCADE')

@@ -141,20 +141,41 @@ class PostgresConnection:
         self.location = location  # the URL without its password, for messages
         # One advisory lock per vault: two vaults in one database never wait for each other.
         self.lock_key = zlib.crc32(f"memtrove:{schema}".encode()) - (1 << 31)
+        # Opens the same session again (set by open_postgres) after the server dropped it.
+        self._reconnect: Callable[[], psycopg.Connection[Any]] | None = None
 
     # -- statements ------------------------------------------------------------------------
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        idle = self.raw.closed or not self.in_transaction
         try:
-            if isinstance(parameters, Mapping):
-                return self.raw.execute(translate(sql, named=True), dict(parameters))
-            if parameters:
-                return self.raw.execute(translate(sql), tuple(parameters))
-            return self.raw.execute(sql)  # no parameters: sent as is
+            return self._send(sql, parameters)
         except Exception as error:
-            if is_driver_error(error):
-                raise mapped_error(error) from None
-            raise
+            if not is_driver_error(error):
+                raise
+            if idle and self.raw.broken and self._reconnect is not None:
+                # The server dropped the connection (a restart, a failover, an idle
+                # timeout) between transactions: nothing was lost, so connect again once.
+                try:
+                    self.raw = self._reconnect()
+                except Exception as again:
+                    if is_driver_error(again):
+                        raise mapped_error(again) from None
+                    raise
+                try:
+                    return self._send(sql, parameters)
+                except Exception as retried:
+                    if is_driver_error(retried):
+                        raise mapped_error(retried) from None
+                    raise
+            raise mapped_error(error) from None
+
+    def _send(self, sql: str, parameters: Any) -> Any:
+        if isinstance(parameters, Mapping):
+            return self.raw.execute(translate(sql, named=True), dict(parameters))
+        if parameters:
+            return self.raw.execute(translate(sql), tuple(parameters))
+        return self.raw.execute(sql)  # no parameters: sent as is
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
         rows = [tuple(row) for row in parameters]
@@ -330,19 +351,25 @@ def open_postgres(
     target, schema = split_url(url)
     host_only = urlsplit(target)._replace(netloc=urlsplit(target).hostname or "")
     shown = shown_location(urlunsplit(host_only))  # nor a password= parameter
-    try:
+
+    def session() -> psycopg.Connection[Any]:
         raw = psycopg.connect(target, autocommit=True, connect_timeout=10)
+        raw.execute(f'SET search_path TO "{schema}"')
+        raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+        # A vault's statements are short: starting parallel workers costs more than it saves.
+        raw.execute("SET max_parallel_workers_per_gather = 0")
+        return raw
+
+    try:
+        raw = session()
     except psycopg.Error as error:
         detail = " ".join(str(error).split())
         raise VaultOpenError(f"cannot reach the PostgreSQL vault {shown}: {detail}") from None
     connection = PostgresConnection(raw, schema, shown)
+    connection._reconnect = session
     try:
         if create:
             connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        connection.execute(f'SET search_path TO "{schema}"')
-        connection.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
-        # A vault's statements are short: starting parallel workers costs more than it saves.
-        connection.execute("SET max_parallel_workers_per_gather = 0")
         if not connection.catalog.schema_exists():
             raise VaultNotFoundError(f"no vault schema {schema!r} in {shown}")
     except BaseException:

@@ -88,6 +88,10 @@ class SqliteCatalog:
     def copy_to(self, target: Path | str) -> None:
         self._connection.execute("VACUUM INTO ?", (str(target),))
 
+    def engine_check(self) -> tuple[str, str]:
+        row = self._connection.execute("SELECT sqlite_version()").fetchone()
+        return "ok", f"SQLite {row[0]} (FTS5, sqlite-vec)"
+
     def discard(self) -> None:
         """Nothing: a file copy is deleted with its folder."""
 
