@@ -285,3 +285,22 @@ def test_a_dropped_connection_is_opened_again_between_transactions(url: str) -> 
         assert pg.execute("SELECT x FROM t").fetchall() == [(1,)]
     finally:
         pg.close()
+
+
+def test_many_rows_written_gather_the_planners_statistics(pg: PostgresConnection) -> None:
+    """Past a threshold of rows written (doubling each time), a commit runs ANALYZE: the
+    planner knows the new rows at once instead of when autovacuum comes by."""
+
+    def estimated() -> float:
+        row = pg.execute("SELECT reltuples FROM pg_class WHERE oid = 'notes'::regclass")
+        return float(row.fetchone()[0])
+
+    assert estimated() < 0  # never analyzed
+    pg._analyze_at = 50
+    with pg.transaction():
+        pg.executemany("INSERT INTO notes (name) VALUES (?)", [(f"n{i}",) for i in range(30)])
+    assert estimated() < 0  # 30 rows: below the threshold
+    with pg.transaction():
+        pg.execute("INSERT INTO notes (name) SELECT 'm' || g FROM generate_series(1, 40) AS g")
+    assert estimated() == 70  # analyzed after this commit
+    assert pg._analyze_at >= 140  # the next one waits for twice as many

@@ -498,22 +498,26 @@ class TextStore:
     def term_counts(self, idx: int, terms: Sequence[str]) -> dict[str, int]:
         """Live rows holding each of ``terms`` (as stored), for those held."""
         self.ready()
-        rows = self._connection.execute(
-            "SELECT p.term, COUNT(*) FROM text_postings p "
-            "CROSS JOIN LATERAL unnest(p.docs) AS u (doc) "
-            "WHERE p.idx = ? AND p.term = ANY(?::text[]) AND NOT EXISTS (SELECT 1 FROM "
-            "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
-            "GROUP BY p.term",
-            (idx, list(terms)),
-        )
+        if self._no_dead(idx):  # the arrays' sizes say it
+            rows = self._connection.execute(
+                "SELECT term, SUM(cardinality(docs)) FROM text_postings WHERE idx = ? "
+                "AND term = ANY(?::text[]) GROUP BY term",
+                (idx, list(terms)),
+            )
+        else:
+            rows = self._connection.execute(
+                "SELECT p.term, COUNT(*) FROM text_postings p "
+                "CROSS JOIN LATERAL unnest(p.docs) AS u (doc) "
+                "WHERE p.idx = ? AND p.term = ANY(?::text[]) AND NOT EXISTS (SELECT 1 FROM "
+                "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
+                "GROUP BY p.term",
+                (idx, list(terms)),
+            )
         return {str(term): int(count) for term, count in rows}
 
     def vocabulary(self, idx: int) -> Iterator[tuple[str, int]]:
         self.ready()
-        dead = self._connection.execute(
-            "SELECT 1 FROM text_dead WHERE idx = ? LIMIT 1", (idx,)
-        ).fetchone()
-        if dead is None:  # no dead entries: the arrays' sizes say it
+        if self._no_dead(idx):  # the arrays' sizes say it
             sql = (
                 "SELECT term, SUM(cardinality(docs)) FROM text_postings WHERE idx = ? "
                 "GROUP BY term ORDER BY term"
@@ -527,6 +531,13 @@ class TextStore:
             )
         rows = self._connection.execute(sql, (idx,)).fetchall()
         return iter([(str(term), int(count)) for term, count in rows])
+
+    def _no_dead(self, idx: int) -> bool:
+        """Whether no segment of ``idx`` holds a removed row's entries."""
+        row = self._connection.execute(
+            "SELECT 1 FROM text_dead WHERE idx = ? LIMIT 1", (idx,)
+        ).fetchone()
+        return row is None
 
     def has_row(self, idx: int) -> str:
         """A SQL condition on ``{alias}.id``: the id has a row in ``idx``."""
