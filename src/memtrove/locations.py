@@ -19,6 +19,7 @@ __all__ = [
     "location_key",
     "scratch_location",
     "shown_location",
+    "url_schema",
 ]
 
 SERVER_SCHEMES = ("postgresql://", "postgres://")
@@ -63,14 +64,21 @@ def location_key(location: object) -> str:
     return hashlib.sha256(shown.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+def url_schema(location: str, default: str = "memtrove") -> str:
+    """The ``schema`` parameter of a server vault's URL, as written (``default`` without
+    one)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    query = parse_qsl(urlsplit(location.strip()).query, keep_blank_values=True)
+    return next((value for key, value in query if key == "schema"), default)
+
+
 def scratch_location(location: str, tag: str) -> str:
     """A server vault's URL with its schema replaced by a scratch schema beside it
     (``<schema>_scratch_<tag>``), password and other parameters kept."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     parts = urlsplit(location.strip())
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), "memtrove")
-    kept = [(key, value) for key, value in query if key != "schema"]
-    kept.append(("schema", f"{schema}_scratch_{tag}"))
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    kept.append(("schema", f"{url_schema(location)}_scratch_{tag}"))
     return urlunsplit(parts._replace(query=urlencode(kept)))

@@ -2,8 +2,8 @@
 
 ``memtrove serve`` publishes where it listens in ``$XDG_CACHE_HOME/memtrove/servers/``, one
 small JSON file per vault (named by a hash of the vault's path, or of its URL without the
-password: a server file never holds a password), and withdraws it when it stops. A hook or a CLI search for the same vault finds the file, checks that the process is
-alive, and sends its work to the server over loopback HTTP: the embedded model, the vectors
+password: a server file never holds a password), and withdraws it when it stops. A hook or
+a CLI search for the same vault finds the file, checks that the process is alive, and sends its work to the server over loopback HTTP: the embedded model, the vectors
 and the query caches are already in memory there. When there is no server, or it cannot
 take the request (gone, busy past the deadline, another token, other model settings), the
 caller runs the same code in-process: results are the same either way.

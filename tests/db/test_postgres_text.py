@@ -271,7 +271,7 @@ def test_edge_cases(url: str, tmp_path: Path) -> None:
     migrate(lite)
     text = pg.text
     try:
-        assert text.search(parse_query("anything"), 10) == []  # no tables yet
+        assert text.search(parse_query("anything"), 10) == []  # nothing indexed yet
         with pg.transaction():
             text.add_documents(SMALL)
         with lite.transaction():

@@ -10,8 +10,8 @@ edited or malformed fails with one line naming its line number and leaves nothin
 Checks: the header (format, version, migrations this memtrove knows, of either engine),
 each line's JSON, record type and columns, each body against its content hash, the foreign
 keys as each row lands, and at the end the ``end`` record and the header's count of every
-table. A row the database refuses is named in the same words on every engine
-(:func:`error_message`).
+table. A row the database refuses is named in one line, in the same words on every engine
+(:func:`memtrove.db.postgres.connection.mapped_error` words PostgreSQL's as SQLite does).
 
 Text that came from outside passes the vault's redactor before it is stored: a body the
 redactor changes is stored redacted under its new hash (its documents follow it).
@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from memtrove.db.connection import Connection, IntegrityError
+from memtrove.db.connection import Connection
 from memtrove.db.passages import write_passages
 from memtrove.errors import PortableFormatError
 from memtrove.files import Refused, open_regular
@@ -160,34 +159,9 @@ def _check_ranges(number: int, values: dict[str, Any]) -> None:
             raise format_error(number, f"documents.{column} holds {value!r:.40}, out of its range")
 
 
-# PostgreSQL's words for a broken constraint (:func:`error_message` gives SQLite's instead).
-_FOREIGN_KEY = re.compile(r"violates foreign key constraint")
-_UNIQUE = re.compile(r'violates unique constraint "[^"]*"(?: DETAIL: Key \((?P<columns>[^)]*)\)=)?')
-_NOT_NULL = re.compile(
-    r'null value in column "(?P<column>[^"]*)"(?: of relation "[^"]*")? violates'
-)
-_CHECK = re.compile(r'violates check constraint "(?P<name>[^"]*)"')
-
-
-def error_message(table: str, error: Exception) -> str:
-    """A failed insert into ``table`` in one line, the same on every engine: a broken
-    constraint in SQLite's words (``FOREIGN KEY constraint failed``, ``UNIQUE constraint
-    failed: table.column``, ``NOT NULL constraint failed: table.column``, ``CHECK constraint
-    failed: name``), without PostgreSQL's detail (which can quote a whole row)."""
-    message = " ".join(str(error).split()) or type(error).__name__
-    if not isinstance(error, IntegrityError):
-        return message
-    if _FOREIGN_KEY.search(message):
-        return "FOREIGN KEY constraint failed"
-    if found := _UNIQUE.search(message):
-        columns = (found.group("columns") or "").split(", ")
-        named = ", ".join(f"{table}.{column.strip(chr(34))}" for column in columns if column)
-        return "UNIQUE constraint failed" + (f": {named}" if named else "")
-    if found := _NOT_NULL.search(message):
-        return f"NOT NULL constraint failed: {table}.{found.group('column')}"
-    if found := _CHECK.search(message):
-        return f"CHECK constraint failed: {found.group('name')}"
-    return message
+def error_message(error: Exception) -> str:
+    """A failed insert in one line (the engines word broken constraints alike)."""
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def format_error(number: int, message: str) -> PortableFormatError:
@@ -387,7 +361,7 @@ class Importer:
                 rows,
             )
         except Exception as error:
-            message = error_message("fragments", error)
+            message = error_message(error)
             raise format_error(number, f"content {body_hash[:12]}: fragments: {message}") from None
 
     def _insert(self, number: int, table: str, values: dict[str, Any]) -> bool:
@@ -404,7 +378,7 @@ class Importer:
                 return self.connection.execute(statement, tuple(values.values())).rowcount != 0
             self.last_id = self.connection.insert(statement, tuple(values.values()), key=key)
         except Exception as error:  # constraint failures, wrong types: the line is at fault
-            raise format_error(number, f"{table}: {error_message(table, error)}") from None
+            raise format_error(number, f"{table}: {error_message(error)}") from None
         return self.last_id is not None
 
     def _statement(self, table: str, columns: tuple[str, ...]) -> str:
@@ -440,7 +414,7 @@ class Importer:
                 row=row if isinstance(row, int) else None,
             )
         except Exception as error:
-            raise format_error(number, f"{ENTITIES}: {error_message(ENTITIES, error)}") from None
+            raise format_error(number, f"{ENTITIES}: {error_message(error)}") from None
         return True
 
     def _index_text(self, number: int, values: dict[str, Any]) -> None:

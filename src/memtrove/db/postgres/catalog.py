@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memtrove.db.catalog import Column, ForeignKey
+from memtrove.db.postgres.copying import copy_schema, quoted, schema_tables
 from memtrove.errors import VaultOpenError
+from memtrove.locations import url_schema
 
 __all__ = ["INDEX_TABLE_PREFIXES", "INSERTION_ORDER", "PostgresCatalog"]
 
@@ -66,12 +68,8 @@ class PostgresCatalog:
         return row is not None
 
     def tables(self) -> list[str]:
-        rows = self._connection.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name",
-            (self._connection.schema,),
-        ).fetchall()
-        return [str(row[0]) for row in rows if not str(row[0]).startswith(INDEX_TABLE_PREFIXES)]
+        every = schema_tables(self._connection, self._connection.schema)
+        return [table for table in every if not table.startswith(INDEX_TABLE_PREFIXES)]
 
     def column_info(self, table: str) -> list[Column]:
         rows = self._connection.execute(
@@ -136,17 +134,12 @@ class PostgresCatalog:
     def copy_to(self, target: Path | str) -> None:
         """Into another schema of this database, named by a vault URL (its tables made by
         opening it as a vault): :func:`memtrove.db.postgres.copying.copy_schema`."""
-        from urllib.parse import parse_qsl, urlsplit
-
-        from memtrove.db.postgres.copying import copy_schema
-
         if isinstance(target, Path) or not str(target).startswith(("postgresql:", "postgres:")):
             raise VaultOpenError(
                 f"a PostgreSQL vault is copied with pg_dump (schema {self._connection.schema!r}), "
                 f"or exported with `memtrove export`; not to the file {target}"
             )
-        schema = dict(parse_qsl(urlsplit(str(target)).query)).get("schema", "memtrove")
-        copy_schema(self._connection, schema.lower())
+        copy_schema(self._connection, url_schema(str(target)).lower())
 
     def engine_check(self) -> tuple[str, str]:
         import time
@@ -198,15 +191,9 @@ class PostgresCatalog:
         deleted rows' bytes are gone from the table files (the server's write-ahead log and
         its backups are the server's to manage)."""
         yield
-        rows = self._connection.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name",
-            (self._connection.schema,),
-        ).fetchall()
-        schema = self._connection.schema.replace('"', '""')
-        for (table,) in rows:
-            name = str(table).replace('"', '""')
-            self._connection.execute(f'VACUUM FULL "{schema}"."{name}"')
+        schema = self._connection.schema
+        for table in schema_tables(self._connection, schema):
+            self._connection.execute(f"VACUUM FULL {quoted(schema)}.{quoted(table)}")
 
     @contextlib.contextmanager
     def scan_memory_map(self, size: int) -> Iterator[None]:

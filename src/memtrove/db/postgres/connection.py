@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -29,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memtrove.db.sqlite.connection import DatabaseError, IntegrityError, OperationalError
 from memtrove.errors import VaultBusyError, VaultNotFoundError, VaultOpenError
-from memtrove.locations import shown_location
+from memtrove.locations import shown_location, url_schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -51,6 +52,7 @@ __all__ = [
 DEFAULT_SCHEMA = "memtrove"
 _LOCK_RETRY_SECONDS = 30.0
 _ANALYZE_ROWS = 5_000  # rows written before the first ANALYZE (then twice as many each time)
+_KEY = re.compile(r"Key \((.*?)\)=")  # the columns of a unique violation's detail
 _TRANSLATED: dict[tuple[str, bool], str] = {}
 _MAX_TRANSLATED = 4096
 
@@ -105,7 +107,7 @@ def split_url(url: str) -> tuple[str, str]:
     """(the URL psycopg connects to, the vault's schema): ``schema`` leaves the query."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), DEFAULT_SCHEMA)
+    schema = url_schema(url, DEFAULT_SCHEMA)
     kept = urlencode([(key, value) for key, value in query if key != "schema"])
     if not schema or not schema.replace("_", "a").isalnum() or not schema[0].isalpha():
         raise VaultOpenError(
@@ -124,10 +126,33 @@ def mapped_error(error: Exception) -> Exception:
     if isinstance(error, codes.DeadlockDetected | codes.QueryCanceled):
         return OperationalError(f"database is busy: {message}")
     if isinstance(error, codes.IntegrityError):
-        return IntegrityError(message)
+        return IntegrityError(_constraint_message(error, message))
     if isinstance(error, codes.OperationalError):
         return OperationalError(message)
     return DatabaseError(message)
+
+
+def _constraint_message(error: Exception, message: str) -> str:
+    """A broken constraint in SQLite's words, so that both engines report it alike
+    (``FOREIGN KEY constraint failed``, ``UNIQUE constraint failed: table.column``, ``NOT
+    NULL constraint failed: table.column``, ``CHECK constraint failed: name``), without
+    PostgreSQL's detail, which can quote a whole row."""
+    import psycopg.errors as codes
+
+    diag = getattr(error, "diag", None)
+    table = getattr(diag, "table_name", None) or ""
+    if isinstance(error, codes.ForeignKeyViolation):
+        return "FOREIGN KEY constraint failed"
+    if isinstance(error, codes.UniqueViolation):
+        found = _KEY.search(getattr(diag, "message_detail", None) or "")
+        columns = found.group(1).split(", ") if found else []
+        named = ", ".join(f"{table}.{column.strip(chr(34))}" for column in columns if column)
+        return "UNIQUE constraint failed" + (f": {named}" if named else "")
+    if isinstance(error, codes.NotNullViolation):
+        return f"NOT NULL constraint failed: {table}.{getattr(diag, 'column_name', '')}"
+    if isinstance(error, codes.CheckViolation):
+        return f"CHECK constraint failed: {getattr(diag, 'constraint_name', '')}"
+    return message
 
 
 class PostgresConnection:

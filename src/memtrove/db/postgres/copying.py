@@ -14,10 +14,10 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-__all__ = ["copy_schema"]
+__all__ = ["copy_schema", "quoted", "schema_tables"]
 
 
-class PostgresConnection(Protocol):
+class _Connection(Protocol):
     """What the copy uses of :class:`memtrove.db.postgres.connection.PostgresConnection`."""
 
     schema: str
@@ -27,11 +27,13 @@ class PostgresConnection(Protocol):
     def transaction(self) -> AbstractContextManager[Any]: ...
 
 
-def _quoted(name: str) -> str:
+def quoted(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
-def _tables(connection: PostgresConnection, schema: str) -> list[str]:
+def schema_tables(connection: Any, schema: str) -> list[str]:
+    """The tables of ``schema``, by name."""
     rows = connection.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = ? "
         "AND table_type = 'BASE TABLE' ORDER BY table_name",
@@ -40,19 +42,19 @@ def _tables(connection: PostgresConnection, schema: str) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def _parents_first(connection: PostgresConnection, schema: str, tables: list[str]) -> list[str]:
+def _parents_first(connection: _Connection, schema: str, tables: list[str]) -> list[str]:
     """``tables`` ordered so that a table comes after every table it refers to."""
     rows = connection.execute(
-        "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c "
+        "SELECT child.relname, parent.relname FROM pg_constraint c "
+        "JOIN pg_class child ON child.oid = c.conrelid "
+        "JOIN pg_class parent ON parent.oid = c.confrelid "
         "JOIN pg_namespace n ON n.oid = c.connamespace WHERE c.contype = 'f' AND n.nspname = ?",
         (schema,),
     ).fetchall()
     parents: dict[str, set[str]] = {table: set() for table in tables}
     for child, parent in rows:
-        child_name, parent_name = str(child).split(".")[-1].strip('"'), str(parent)
-        parent_name = parent_name.split(".")[-1].strip('"')
-        if child_name in parents and parent_name != child_name and parent_name in parents:
-            parents[child_name].add(parent_name)
+        if child in parents and parent in parents and parent != child:
+            parents[child].add(parent)
     ordered: list[str] = []
     placed: set[str] = set()
     while len(ordered) < len(tables):
@@ -65,37 +67,36 @@ def _parents_first(connection: PostgresConnection, schema: str, tables: list[str
     return ordered
 
 
-def copy_schema(connection: PostgresConnection, target: str) -> None:
+def copy_schema(connection: _Connection, target: str) -> None:
     """Every row of the vault's schema into schema ``target`` (a migrated vault)."""
     source = connection.schema
-    src, dst = _quoted(source), _quoted(target)
-    tables = _tables(connection, source)
-    present = set(_tables(connection, target))
+    src, dst = quoted(source), quoted(target)
+    tables = schema_tables(connection, source)
+    present = set(schema_tables(connection, target))
     with connection.transaction():
         for table in tables:
             if table not in present:
                 connection.execute(
-                    f"CREATE TABLE {dst}.{_quoted(table)} "
-                    f"(LIKE {src}.{_quoted(table)} INCLUDING ALL)"
+                    f"CREATE TABLE {dst}.{quoted(table)} (LIKE {src}.{quoted(table)} INCLUDING ALL)"
                 )
         ordered = _parents_first(connection, source, tables)
         for table in ordered:
-            connection.execute(f"ALTER TABLE {dst}.{_quoted(table)} DISABLE TRIGGER USER")
+            connection.execute(f"ALTER TABLE {dst}.{quoted(table)} DISABLE TRIGGER USER")
         for table in reversed(ordered):
-            connection.execute(f"DELETE FROM {dst}.{_quoted(table)}")
+            connection.execute(f"DELETE FROM {dst}.{quoted(table)}")
         for table in ordered:
             connection.execute(
-                f"INSERT INTO {dst}.{_quoted(table)} OVERRIDING SYSTEM VALUE "
-                f"SELECT * FROM {src}.{_quoted(table)}"
+                f"INSERT INTO {dst}.{quoted(table)} OVERRIDING SYSTEM VALUE "
+                f"SELECT * FROM {src}.{quoted(table)}"
             )
         for table in ordered:
-            connection.execute(f"ALTER TABLE {dst}.{_quoted(table)} ENABLE TRIGGER USER")
+            connection.execute(f"ALTER TABLE {dst}.{quoted(table)} ENABLE TRIGGER USER")
         sequences = connection.execute(
             "SELECT sequence_name FROM information_schema.sequences WHERE sequence_schema = ?",
             (source,),
         ).fetchall()
         for (sequence,) in sequences:
-            name = _quoted(str(sequence))
+            name = quoted(str(sequence))
             row = connection.execute(f"SELECT last_value, is_called FROM {src}.{name}").fetchone()
             connection.execute(
                 "SELECT setval(?::regclass, ?, ?)",

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from math import log
 from typing import TYPE_CHECKING, Any
 
-from memtrove.db.postgres.text_sql import storable
+from memtrove.db.postgres.text_sql import K1 as _K1
+from memtrove.db.postgres.text_sql import B as _B
+from memtrove.db.postgres.text_sql import consecutive, storable, term_slot
 from memtrove.db.text_tokens import name_tokens
 
 if TYPE_CHECKING:
@@ -23,8 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EntityIndex"]
 
-_K1 = 1.2
-_B = 0.75
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS text_entities (row_id BIGINT PRIMARY KEY, "
     "entity_id TEXT NOT NULL, name TEXT NOT NULL, entity_type TEXT NOT NULL, "
@@ -71,28 +71,14 @@ def bm25_scores(
 
 
 class EntityIndex:
-    __slots__ = ("_connection", "_ready")
+    __slots__ = ("_connection",)
 
     def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
-        self._ready = False
-
-    def create(self) -> None:
-        for statement in SCHEMA:
-            self._connection.execute(statement)
-        self._ready = True
-
-    def _ensure(self) -> None:
-        if not self._ready:
-            row = self._connection.execute("SELECT to_regclass('text_entity_terms')").fetchone()
-            if row is None or row[0] is None:
-                self.create()
-            self._ready = True
 
     # -- rows --------------------------------------------------------------------------------
 
     def add(self, entity_id: str, name: str, entity_type: str, row: int | None) -> None:
-        self._ensure()
         if row is None:
             found = self._connection.execute(
                 "SELECT COALESCE(MAX(row_id), 0) + 1 FROM text_entities"
@@ -117,7 +103,6 @@ class EntityIndex:
             )
 
     def rename(self, entity_id: str, name: str) -> None:
-        self._ensure()
         rows = self._connection.execute(
             "SELECT row_id FROM text_entities WHERE entity_id = ?", (entity_id,)
         ).fetchall()
@@ -131,7 +116,6 @@ class EntityIndex:
             self._write_terms(int(row), tokens)
 
     def rows(self) -> Iterator[tuple[int, str, str, str]]:
-        self._ensure()
         found = self._connection.execute(
             "SELECT row_id, entity_id, name, entity_type FROM text_entities ORDER BY row_id"
         ).fetchall()
@@ -156,8 +140,8 @@ class EntityIndex:
                 if position == len(tokens) - 1:
                     rows = self._connection.execute(
                         "SELECT row_id, positions FROM text_entity_terms "
-                        "WHERE term >= ? AND starts_with(term, ?)",
-                        (token, token),
+                        "WHERE term >= ? AND term < ?",
+                        term_slot(token, True),
                     )
                 else:
                     rows = self._connection.execute(
@@ -173,19 +157,13 @@ class EntityIndex:
                 rows_in &= other.keys()
             hits: dict[int, int] = {}
             for row in rows_in:
-                following = [set(other[row]) for other in lists[1:]]
-                count = sum(
-                    1
-                    for start in lists[0][row]
-                    if all(start + i + 1 in places for i, places in enumerate(following))
-                )
+                count = consecutive(lists[0][row], [set(other[row]) for other in lists[1:]])
                 if count:
                     hits[row] = count
             found.append(hits)
         return found
 
     def match(self, prefixes: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
-        self._ensure()
         phrases = self._phrases(prefixes)
         if not phrases or limit <= 0:
             return []
@@ -206,7 +184,6 @@ class EntityIndex:
     def best(
         self, prefixes: Sequence[str], limit: int, vault: str
     ) -> list[tuple[str, str, str, int]]:
-        self._ensure()
         phrases = self._phrases(prefixes)
         if not phrases or limit <= 0:
             return []

@@ -19,8 +19,9 @@ import functools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memtrove.db.postgres.text_sql import Slot, storable, term_slot
+from memtrove.db.postgres.text_sql import Slot, consecutive, storable, term_slot
 from memtrove.db.postgres.text_store import COLUMNS, INDEXES, TextStore
+from memtrove.db.text_index import MAX_PASSAGES
 from memtrove.db.text_query import FIELD_WEIGHTS, ParsedQuery
 from memtrove.db.text_tokens import document_tokens
 from memtrove.db.varints import read_varints, write_varint
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresTextIndex"]
 
-STRIDE = 1 << 16  # passage n of document d is row d * STRIDE + n (as on SQLite)
+STRIDE = MAX_PASSAGES + 1  # passage n of document d is row d * STRIDE + n (as on SQLite)
 
 # doc id -> column -> hits of a phrase there
 Hits = dict[int, dict[int, int]]
@@ -71,12 +72,7 @@ def _phrase_hits(store: TextStore, idx: int, phrase: _Phrase) -> Hits:
     for doc_id, tokens in store.places(idx, phrase.tokens, phrase.prefix).items():
         found: dict[int, int] = {}
         for col, starts in enumerate(tokens[0]):
-            following = [set(token[col]) for token in tokens[1:]]
-            count = sum(
-                1
-                for start in starts
-                if all(start + i + 1 in places for i, places in enumerate(following))
-            )
+            count = consecutive(starts, [set(token[col]) for token in tokens[1:]])
             if count:
                 found[col] = count
         if found:
@@ -107,11 +103,6 @@ class PostgresTextIndex:
         from memtrove.db.postgres.text_entities import EntityIndex
 
         return EntityIndex(self._connection)
-
-    def create(self) -> None:
-        """Make the index's tables (nothing when they exist)."""
-        self.store.create()
-        self._entities.create()
 
     # -- searching ---------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ __all__ = [
     "B",
     "ServerConnection",
     "Slot",
+    "consecutive",
     "copy_text",
     "int_array",
     "live_entries",
@@ -147,3 +148,11 @@ def term_slot(term: str, prefix: bool) -> Slot:
         return Slot(term, term + _HIGHEST)
     following = last + 1 if not 0xD7FF <= last < 0xDFFF else 0xE000
     return Slot(term, term[:-1] + chr(following))
+
+
+def consecutive(starts: Iterable[int], following: Sequence[set[int]]) -> int:
+    """How many of a phrase's first-token positions ``starts`` have each next token right
+    after it (``following``: the positions of the second token, the third...): its hits."""
+    return sum(
+        1 for start in starts if all(start + i + 1 in places for i, places in enumerate(following))
+    )

@@ -107,29 +107,16 @@ class _Pending:
 
 
 class TextStore:
-    __slots__ = ("_connection", "_pending", "_ready")
+    """The tables of :data:`SCHEMA` (made by the vault's baseline migration)."""
+
+    __slots__ = ("_connection", "_pending")
 
     def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
-        self._ready = False
         self._pending: dict[int, _Pending] = {}
 
-    # -- tables ------------------------------------------------------------------------------
-
-    def create(self) -> None:
-        """Make the tables (nothing when they exist)."""
-        for statement in SCHEMA:
-            self._connection.execute(statement)
-        self._ready = True
-
     def ready(self) -> None:
-        """Flush what is buffered, making the tables first when they are missing: call it
-        before reading any of them."""
-        if not self._ready:
-            row = self._connection.execute("SELECT to_regclass('text_dead')").fetchone()
-            if row is None or row[0] is None:
-                self.create()
-            self._ready = True
+        """Write what is buffered: call it before reading any of the tables."""
         if self._pending:
             self.flush()
 
@@ -192,9 +179,6 @@ class TextStore:
         """Write the buffered rows as one segment per index (inside the caller's
         transaction, if any), then merge segments that piled up."""
         if not self._pending:
-            return
-        if not self._ready:
-            self.ready()  # makes the tables, then flushes
             return
         pending, self._pending = self._pending, {}
         for idx, rows in sorted(pending.items()):
@@ -297,10 +281,7 @@ class TextStore:
         rows = self._connection.execute(
             "SELECT seg, level FROM text_segments WHERE idx = ?", (idx,)
         ).fetchall()
-        dead = self._connection.execute(
-            "SELECT 1 FROM text_dead WHERE idx = ? LIMIT 1", (idx,)
-        ).fetchone()
-        if len(rows) > 1 or dead is not None:
+        if len(rows) > 1 or not self._no_dead(idx):
             self.merge_segments(idx, [int(seg) for seg, _ in rows])
 
     def remove(self, idx: int, doc_ids: Sequence[int]) -> None:

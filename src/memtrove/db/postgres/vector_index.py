@@ -119,7 +119,7 @@ class _Bytea:
         return True
 
     def index(self, connection: Statements) -> None:
-        pass  # read whole: nothing to look up
+        """None: BYTEA vectors are read whole, never looked up."""
 
     def encode(self, vector: bytes) -> Any:
         return vector
