@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memtrove import Vault
+from memtrove.lifecycle import consolidation
 from memtrove.lifecycle.consolidation import (
     ConsolidationOptions,
     Phase2Report,
@@ -299,3 +300,29 @@ def test_a_hostile_observation_is_bounded(vault: Vault) -> None:
     observe(vault, "huge", [f"fact {i} " + "x" * 2000 for i in range(1000)] + [""])
     [observation] = select_observations(vault._connection)
     assert len(observation.facts) == 20 and all(len(f) <= 500 for f in observation.facts)
+
+
+def test_a_pattern_another_writer_stored_meanwhile_is_not_stored_twice(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two lanes (or hosts) compare the same observations with the same rows: the one that
+    writes second sees the rows changed under it and leaves the pattern to its next pass."""
+    observe(vault, "a1", [ALICE])
+    observe(vault, "a2", [ALICE])
+    compare = consolidation._candidate
+    others: list[Phase2Report] = []
+
+    def compared_then_the_other_lane_writes(*args: Any, **kwargs: Any) -> Any:
+        found = compare(*args, **kwargs)
+        if not others:
+            others.append(Phase2Report())
+            others[0] = run(vault)  # commits its row between this pass's read and write
+        return found
+
+    monkeypatch.setattr(consolidation, "_candidate", compared_then_the_other_lane_writes)
+    report = run(vault)
+    assert others[0].created == 1
+    assert report.created == 0 and report.merged == 0
+    [row] = rows(vault)
+    assert row["proof_count"] == 2
+    assert run(vault).selected == 0  # nothing left for the next pass

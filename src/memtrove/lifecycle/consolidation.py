@@ -432,6 +432,37 @@ def _existing(connection: Connection, collection: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _active_ids(connection: Connection, collection: str) -> list[int]:
+    return [
+        row[0]
+        for row in connection.execute(
+            "SELECT id FROM consolidated_observations WHERE collection = ? AND status = 'active' "
+            "ORDER BY id",
+            (collection,),
+        ).fetchall()
+    ]
+
+
+def _write(
+    connection: Connection,
+    pattern: Pattern,
+    collection: str,
+    existing: dict[str, Any] | None,
+    verdict: Any,
+    options: ConsolidationOptions,
+) -> int | None:
+    """Store one pattern: a new row, a contradiction of ``existing``, or a merge into it."""
+    now = stamp()
+    if existing is None:
+        return _insert(connection, pattern.text, pattern.source_ids, collection, now)
+    if verdict is not None and verdict.actionable(options.min_confidence):
+        return _contradict(
+            connection, existing["id"], pattern, collection, verdict, options.policy, now
+        )
+    _merge(connection, existing["id"], pattern.source_ids, now)
+    return None
+
+
 def _prepare(row: dict[str, Any]) -> dict[str, Any]:
     row["words"] = long_words(row["observation"])
     row["profile"] = trigram_profile(row["observation"])
@@ -517,7 +548,7 @@ def consolidate_observations(
         if patterns is None:
             patterns = heuristic_patterns(group)
         counts["patterns"] += len(patterns)
-        rows = _existing(connection, collection)
+        rows, seen = _existing(connection, collection), _active_ids(connection, collection)
         for pattern in patterns:
             existing, refused, dry_merge = _candidate(connection, pattern, rows, options)
             counts["guard_rejections"] += refused
@@ -529,6 +560,19 @@ def consolidate_observations(
                 )
                 heartbeat()
             contradiction = verdict is not None and verdict.actionable(options.min_confidence)
+            new_id, raced = None, False
+            if not options.dry_run:
+                with write_transaction(connection):
+                    # Another writer (the other lane, another host) changed the rows this
+                    # pattern was compared with: leave it to the next pass, never write twice.
+                    raced = _active_ids(connection, collection) != seen
+                    if not raced:
+                        new_id = _write(connection, pattern, collection, existing, verdict, options)
+                        seen = _active_ids(connection, collection)
+            if raced:
+                log.info("phase 2: %s changed during this pass; left to the next", collection)
+                rows, seen = _existing(connection, collection), _active_ids(connection, collection)
+                continue
             if existing is None:
                 counts["created"] += 1
             elif contradiction:
@@ -539,23 +583,6 @@ def consolidate_observations(
                 counts["merged"] += 1
             if options.dry_run:
                 continue
-            now = stamp()
-            with write_transaction(connection):
-                if existing is None:
-                    new_id = _insert(connection, pattern.text, pattern.source_ids, collection, now)
-                elif contradiction and verdict is not None:
-                    new_id = _contradict(
-                        connection,
-                        existing["id"],
-                        pattern,
-                        collection,
-                        verdict,
-                        options.policy,
-                        now,
-                    )
-                else:
-                    new_id = None
-                    _merge(connection, existing["id"], pattern.source_ids, now)
             if new_id is None and existing is not None:  # keep the compared rows current
                 merged = [*existing["source_doc_ids"], *pattern.source_ids]
                 existing["source_doc_ids"] = list(dict.fromkeys(merged))
