@@ -214,14 +214,14 @@ def test_secure_delete_rewrites_the_table_files(url: str) -> None:
     alone = url.replace("/test?", "/postgres?", 1)
     pg = open_postgres(alone)
     try:
-        _secure_delete(pg)
+        _secure_delete(pg, alone)
     finally:
         schema = pg.schema
         pg.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         pg.close()
 
 
-def _secure_delete(pg: PostgresConnection) -> None:
+def _secure_delete(pg: PostgresConnection, url: str) -> None:
     from pathlib import Path
 
     pg.execute("CREATE TABLE notes (id BIGINT PRIMARY KEY, name TEXT NOT NULL, body TEXT)")
@@ -248,8 +248,19 @@ def _secure_delete(pg: PostgresConnection) -> None:
     pg.execute("DELETE FROM notes WHERE name = 'a'")
     assert on_disk()  # a plain delete leaves the bytes
     pg.execute("INSERT INTO notes (id, name, body) VALUES (3, ?, ?)", ("c", secret))
-    with pg.catalog.secure_delete():
-        pg.execute("DELETE FROM notes WHERE name = 'c'")
+    # Another session's transaction, open since before the delete, can still see the row:
+    # secure_delete waits for it to end rather than leave the row in the rewritten file.
+    other = open_postgres(url)
+    other.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    assert other.execute("SELECT 1").fetchone()[0] == 1  # a snapshot, no lock on the table
+    later = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    later.start()
+    try:
+        with pg.catalog.secure_delete():
+            pg.execute("DELETE FROM notes WHERE name = 'c'")
+    finally:
+        later.join()
+        other.close()
     assert not on_disk()
     assert pg.execute("SELECT name FROM notes").fetchall() == [("b",)]
 

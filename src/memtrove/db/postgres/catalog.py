@@ -10,6 +10,8 @@ cache, memory maps) is a no-op here; a copy of the database is ``pg_dump``'s wor
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +22,8 @@ from memtrove.errors import VaultOpenError
 from memtrove.locations import url_schema
 
 __all__ = ["INDEX_TABLE_PREFIXES", "INSERTION_ORDER", "PostgresCatalog"]
+
+log = logging.getLogger("memtrove.postgres")
 
 INSERTION_ORDER = "row_seq"  # the identity column of the tables whose key does not follow insertion
 
@@ -189,8 +193,11 @@ class PostgresCatalog:
     def secure_delete(self) -> Iterator[None]:
         """After the block, ``VACUUM FULL`` rewrites every table of the vault, so that the
         deleted rows' bytes are gone from the table files (the server's write-ahead log and
-        its backups are the server's to manage)."""
+        its backups are the server's to manage). A transaction another session opened before
+        the deletes still sees those rows, and ``VACUUM FULL`` keeps what a session can see: so
+        it waits (a bounded time) for such transactions in this database to end first."""
         yield
+        _await_older_transactions(self._connection)
         schema = self._connection.schema
         for table in schema_tables(self._connection, schema):
             self._connection.execute(f"VACUUM FULL {quoted(schema)}.{quoted(table)}")
@@ -198,3 +205,28 @@ class PostgresCatalog:
     @contextlib.contextmanager
     def scan_memory_map(self, size: int) -> Iterator[None]:
         yield
+
+
+# How long secure_delete waits for transactions older than its deletes (they keep the rows).
+OLDER_TRANSACTIONS_WAIT = 30.0
+
+
+def _await_older_transactions(connection: Any) -> None:
+    started = connection.execute("SELECT clock_timestamp()").fetchone()[0]
+    deadline = time.monotonic() + OLDER_TRANSACTIONS_WAIT
+    while True:
+        row = connection.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < ?",
+            (started,),
+        ).fetchone()
+        if not row or not row[0]:
+            return
+        if time.monotonic() >= deadline:
+            log.warning(
+                "%d older transaction(s) still open in this database: the deleted rows they "
+                "can see stay in the table files until the next VACUUM FULL",
+                row[0],
+            )
+            return
+        time.sleep(0.1)
