@@ -379,3 +379,33 @@ def test_cors_origins_are_ignored_with_a_warning(home: Path, tmp_path: Path) -> 
         assert answer.status_code == 403 and "access-control-allow-origin" not in answer.headers
     finally:
         assert running.stop() == 0
+
+
+def test_serve_hosts_the_lanes_when_asked_and_drains_them_at_stop(tmp_path: Path) -> None:
+    """With MEMTROVE_ENABLE_CONSOLIDATION set, the server ticks the light lane (a team's
+    hosts share it through the vault's lease) and releases its lease when it stops."""
+    from memtrove import Vault
+
+    env = base_env(tmp_path) | {
+        "MEMTROVE_ENABLE_CONSOLIDATION": "true",
+        "MEMTROVE_CONSOLIDATION_INTERVAL": "100",
+    }
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config"):
+        pass
+    server = start(env, "--port", "0", log=tmp_path / "serve.log")
+
+    def ticks() -> int:
+        with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+            return len(vault.consolidation.maintenance_runs(lane="light", limit=100))
+
+    try:
+        deadline = time.monotonic() + 60
+        while ticks() == 0:
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        assert "hosting the light lane" in server.log.read_text()
+    finally:
+        assert server.stop() == 0
+    with Vault.open(tmp_path / "vault.sqlite", config_dir=tmp_path / "config") as vault:
+        leases = vault._connection.execute("SELECT COUNT(*) FROM worker_leases").fetchone()[0]
+        assert leases == 0

@@ -122,3 +122,31 @@ def print_report(report: Report, as_json: bool) -> None:
         print_json(report.to_dict())
     else:
         console.print(report.text(), markup=False)
+
+
+LANE_FLAGS = ("MEMTROVE_ENABLE_CONSOLIDATION", "MEMTROVE_HEAVY_LANE")
+
+
+def start_lanes(settings: Settings, say: Callable[[str], None]) -> Any:
+    """A started LaneHost when a lane flag is set (the lane modules load only then), for
+    the long-running commands (``watch``, ``serve``); None otherwise."""
+    import os
+
+    if not any(os.environ.get(name) for name in LANE_FLAGS):
+        return None
+    try:
+        from memtrove.lifecycle.maintenance import LaneSettings
+        from memtrove.vault.lanes import LaneHost
+    except ImportError:
+        raise fail("the consolidation lanes are not part of this memtrove") from None
+
+    lanes = LaneSettings.from_env(os.environ)
+    if not (lanes.light or lanes.heavy):
+        return None
+    host = LaneHost(
+        settings.vault_path, settings, light=lanes.light, heavy=lanes.heavy, lanes=lanes
+    )
+    host.start()
+    hosted = [name for name, on in (("light", lanes.light), ("heavy", lanes.heavy)) if on]
+    say(f"hosting the {' and '.join(hosted)} lane{'s' if len(hosted) > 1 else ''}")
+    return host

@@ -21,7 +21,7 @@ from types import FrameType
 
 import typer
 
-from memtrove.cli.common import fail, open_vault
+from memtrove.cli.common import fail, open_vault, start_lanes, state
 from memtrove.config import cache_dir
 from memtrove.warm import publish, withdraw
 
@@ -121,15 +121,23 @@ def _serve(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
         published: str | None = None
+        lanes = None
         try:
             # The stop handlers go in before the server file is published: a SIGTERM sent
             # as soon as the file appears must still withdraw it.
             with _stop_quietly():
                 published = _publish(listener, vault.location, token is not None)
+                lanes = start_lanes(state(ctx).settings, _say)
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
             if published is not None:
                 withdraw(published)
+            if lanes is not None:
+                lanes.stop()
+
+
+def _say(line: str) -> None:
+    print(f"memtrove: {line}", file=sys.stderr, flush=True)
 
 
 def _open_soon(url: str) -> None:

@@ -14,17 +14,15 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
 
 import typer
 
-from memtrove.cli.common import fail, state
+from memtrove.cli.common import fail, start_lanes, state
 from memtrove.errors import MemtroveError
 
 __all__ = ["DRAIN_SECONDS", "register"]
 
 DRAIN_SECONDS = 20.0  # the watcher's own drain; the lanes add theirs (15 s light, 30 s heavy)
-_LANE_FLAGS = ("MEMTROVE_ENABLE_CONSOLIDATION", "MEMTROVE_HEAVY_LANE")
 
 
 def register(app: typer.Typer) -> None:
@@ -89,7 +87,7 @@ def watch(
         raise fail(str(error)) from None
     lanes = None
     try:
-        lanes = _start_lanes(settings)
+        lanes = start_lanes(settings, _say)
         if lanes is not None:
             drain += 30.0 if lanes.heavy else 15.0
         watcher = Watcher(
@@ -121,25 +119,3 @@ def watch(
 def _give_up() -> None:
     _say("did not stop in time: exiting now")
     os._exit(1)
-
-
-def _start_lanes(settings: Any) -> Any:
-    """A started LaneHost when a lane flag is set (the lane modules load only then)."""
-    if not any(os.environ.get(name) for name in _LANE_FLAGS):
-        return None
-    try:
-        from memtrove.lifecycle.maintenance import LaneSettings
-        from memtrove.vault.lanes import LaneHost
-    except ImportError:
-        raise fail("the consolidation lanes are not part of this memtrove") from None
-
-    lanes = LaneSettings.from_env(os.environ)
-    if not (lanes.light or lanes.heavy):
-        return None
-    host = LaneHost(
-        settings.vault_path, settings, light=lanes.light, heavy=lanes.heavy, lanes=lanes
-    )
-    host.start()
-    hosted = [name for name, on in (("light", lanes.light), ("heavy", lanes.heavy)) if on]
-    _say(f"hosting the {' and '.join(hosted)} lane{'s' if len(hosted) > 1 else ''}")
-    return host
