@@ -16,7 +16,7 @@ SQLite accepts (``tests/test_architecture.py`` checks it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -59,6 +59,12 @@ class Connection(Protocol):
     def insert(self, sql: str, parameters: Any = ..., /, *, key: str = "id") -> int | None:
         """Run ``sql``, an INSERT of one row: the new row's ``key`` (an integer id), or None
         when it inserted nothing (``ON CONFLICT DO NOTHING``)."""
+        ...
+
+    def insert_many(
+        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
+    ) -> list[int | None]:
+        """:meth:`insert` of each of ``rows``, in order (a server sends them together)."""
         ...
 
     @property

@@ -12,7 +12,7 @@ and the importers use them too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtrove.db.connection import Connection, write_transaction
@@ -107,6 +107,7 @@ def write_batch(
         docids = DocidPool(
             connection, (item.hash for item in prepared if item.file.path not in rows)
         )
+        fresh: list[tuple[Prepared, str]] = []  # inserted together after the loop, in order
         for item in prepared:
             row = rows.get(item.file.path)
             if row is None:
@@ -119,11 +120,7 @@ def write_batch(
                     _move_forgotten(connection, forgotten_by_hash[item.hash].pop(), item)
                     report.renamed += 1
                 else:
-                    doc_id = _insert_document(
-                        connection, collection, item, now, docids.take(item.hash)
-                    )
-                    links.wrote(doc_id, item, moved=True)
-                    report.added += 1
+                    fresh.append((item, docids.take(item.hash)))
                 continue
             doc_id, old_hash, active = int(row[0]), str(row[1]), bool(row[2])
             if not active and row[3] == item.hash:  # forgotten, and the body is unchanged
@@ -148,6 +145,11 @@ def write_batch(
                 report.updated += 1
             else:
                 report.added += 1
+        for doc_id, (item, _) in zip(
+            _insert_documents(connection, collection, fresh, now), fresh, strict=True
+        ):
+            links.wrote(doc_id, item, moved=True)
+            report.added += 1
         links.flush(connection)
 
 
@@ -291,34 +293,53 @@ def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[Fra
     connection.executemany(_INSERT_FRAGMENT, [(body_hash, *row) for row in rows])
 
 
+_INSERT_DOCUMENT = (
+    "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
+    "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
+    "body_length, file_size, file_mtime_ns) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)"
+)
+
+
 def _insert_document(
     connection: Connection, collection: str, item: Prepared, now: str, docid: str | None = None
 ) -> int:
     """A new document row (with the free ``docid`` when the caller holds one) and its
     full-text rows; its id."""
+    docid = free_docid(connection, item.hash) if docid is None else docid
+    [doc_id] = _insert_documents(connection, collection, [(item, docid)], now)
+    return doc_id
+
+
+def _insert_documents(
+    connection: Connection, collection: str, items: Sequence[tuple[Prepared, str]], now: str
+) -> list[int]:
+    """New document rows (each with its free docid), inserted together, and their
+    full-text rows; their ids, in order."""
     from memtrove.index.classify import confidence_baseline
 
-    new_id = connection.insert(
-        "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
-        "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
-        "body_length, file_size, file_mtime_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
-        (
-            collection,
-            item.file.path,
-            item.title,
-            item.hash,
-            free_docid(connection, item.hash) if docid is None else docid,
-            item.content_type,
-            item.quality,
-            confidence_baseline(item.content_type),
-            now,
-            *_file_values(item),
-        ),
+    ids = connection.insert_many(
+        _INSERT_DOCUMENT,
+        [
+            (
+                collection,
+                item.file.path,
+                item.title,
+                item.hash,
+                docid,
+                item.content_type,
+                item.quality,
+                confidence_baseline(item.content_type),
+                now,
+                *_file_values(item),
+            )
+            for item, docid in items
+        ],
     )
-    doc_id = int(new_id or 0)
-    _index_text(connection, doc_id, collection, item)
-    return doc_id
+    doc_ids = [int(new_id or 0) for new_id in ids]
+    for doc_id, (item, _) in zip(doc_ids, items, strict=True):
+        _index_text(connection, doc_id, collection, item)
+    return doc_ids
 
 
 def _file_values(item: Prepared) -> tuple[object, ...]:

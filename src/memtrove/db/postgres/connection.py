@@ -23,7 +23,7 @@ import functools
 import re
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -250,6 +250,30 @@ class PostgresConnection:
         """The new row's ``key`` (``RETURNING``), None when the insert added no row."""
         row = self.execute(f'{sql} RETURNING "{key}"', parameters).fetchone()
         return None if row is None else int(row[0])
+
+    def insert_many(
+        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
+    ) -> list[int | None]:
+        """The inserts pipelined: one round trip for all of them, their results in order."""
+        if not rows:
+            return []
+        cursor = self.raw.cursor()
+        found: list[int | None] = []
+        try:
+            cursor.executemany(
+                translate(f'{sql} RETURNING "{key}"'), [tuple(row) for row in rows], returning=True
+            )
+            while True:
+                row = cursor.fetchone()
+                found.append(None if row is None else int(row[0]))
+                if not cursor.nextset():
+                    break
+        except Exception as error:
+            if is_driver_error(error):
+                raise mapped_error(error) from None
+            raise
+        self._written += len(rows)
+        return found
 
     @property
     def in_transaction(self) -> bool:

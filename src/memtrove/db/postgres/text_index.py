@@ -116,8 +116,10 @@ class PostgresTextIndex:
         conditions: Sequence[str] = (),
         params: Sequence[object] = (),
         stride: int = 1,
+        limit: int | None = None,
     ) -> list[tuple[int, float]]:
-        """Every matching row of ``idx`` scored, best first (the store's SQL); phrases of
+        """Every matching row of ``idx`` scored (the first ``limit``), best first (the
+        store's SQL); phrases of
         several tokens are matched here, from the rows' positions."""
         if query.empty:
             return []
@@ -149,6 +151,7 @@ class PostgresTextIndex:
             conditions=conditions,
             params=params,
             stride=stride,
+            limit=limit,
         )
 
     def search(
@@ -169,8 +172,9 @@ class PostgresTextIndex:
             documents=bool(conditions) or index == "archived",
             conditions=conditions,
             params=params,
+            limit=limit,
         )
-        return scored if limit is None else scored[: max(0, int(limit))]
+        return scored
 
     def search_passages(
         self,

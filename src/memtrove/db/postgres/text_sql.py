@@ -1,6 +1,6 @@
 """The SQL and text formats of the PostgreSQL text index
-(:mod:`memtrove.db.postgres.text_store`): the BM25 query, a query phrase's term range, terms
-as PostgreSQL text holds them, and ``COPY`` fields."""
+(:mod:`memtrove.db.postgres.text_store`): the live entries of a query's terms, a query
+phrase's term range, terms as PostgreSQL text holds them, and ``COPY`` fields."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from memtrove.db.engine import Connection
 
 __all__ = [
     "K1",
-    "SCORES",
     "B",
     "ServerConnection",
     "Slot",
@@ -36,9 +35,12 @@ class ServerConnection(Connection, Protocol):
 K1 = 1.2  # FTS5 bm25()'s constants
 B = 0.75
 
+# An entry is live unless its row was taken out of its segment. The first test, on no
+# entry (computed once per statement), spares the per-entry lookup while the index holds no
+# removed row, as it does between merges after additions only.
 _DEAD = (
-    "NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc "
-    "AND t.seg = p.seg)"
+    "(NOT EXISTS (SELECT 1 FROM text_dead WHERE idx = {idx}) OR NOT EXISTS (SELECT 1 FROM "
+    "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg))"
 )
 
 
@@ -58,40 +60,14 @@ def live_entries(slots: Sequence[tuple[int, Slot]], idx: int) -> tuple[str, list
         parts.append(
             f"SELECT {int(number)} AS slot, u.doc, u.c0, u.c1, u.c2, u.len FROM text_postings p "
             "CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) "
-            f"AS u (doc, c0, c1, c2, len) WHERE p.idx = ? AND {condition} AND {_DEAD}"
+            f"AS u (doc, c0, c1, c2, len) WHERE p.idx = ? AND {condition} AND "
+            + _DEAD.format(idx=int(idx))
         )
     if not parts:
         parts.append(
             "SELECT 0 AS slot, 0::bigint AS doc, 0 AS c0, 0 AS c1, 0 AS c2, 0 AS len WHERE false"
         )
     return " UNION ALL ".join(parts), params
-
-
-# BM25 of each matching row: FTS5's arithmetic (fts5_aux.c), the phrases added in order.
-SCORES = """
-WITH raw AS ({live}
-    UNION ALL
-    SELECT * FROM unnest(?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::int[])),
-hits AS (SELECT slot, doc, SUM(c0)::float8 * ?::float8 + SUM(c1)::float8 * ?::float8
-                           + SUM(c2)::float8 * ?::float8 AS f, MIN(len) AS len
-         FROM raw GROUP BY slot, doc),
-counted AS (SELECT slot, doc, f, len, COUNT(*) OVER (PARTITION BY slot) AS n FROM hits),
-parts AS (
-    SELECT doc, slot, (CASE WHEN i.idf <= 0.0 THEN 1e-6::float8 ELSE i.idf END)
-               * ((f * ?::float8) / (f + ?::float8 * (?::float8
-                  + ?::float8 * len::float8 / ?::float8))) AS v
-    FROM counted CROSS JOIN LATERAL (SELECT ln(((?::bigint - n)::float8 + 0.5::float8)
-                                               / (n::float8 + 0.5::float8)) AS idf) AS i),
-scored AS (
-    SELECT doc,
-           COUNT(*) FILTER (WHERE slot < ?) AS required,
-           COUNT(*) FILTER (WHERE slot < ?) AS searched,
-           COUNT(*) FILTER (WHERE slot >= ?) AS excluded,
-           -1.0::float8 * ({ordered}) AS score
-    FROM parts GROUP BY doc)
-SELECT s.doc, s.score FROM scored s{join}
-WHERE s.excluded = 0 AND {matched}{where}
-"""
 
 
 class Slot(NamedTuple):

@@ -46,9 +46,6 @@ if TYPE_CHECKING:
     from memtrove.db.postgres.text_sql import ServerConnection
 
 from memtrove.db.postgres.text_sql import (
-    K1,
-    SCORES,
-    B,
     Slot,
     copy_text,
     int_array,
@@ -334,52 +331,64 @@ class TextStore:
         conditions: Sequence[str] = (),
         params: Sequence[object] = (),
         stride: int = 1,
+        limit: int | None = None,
     ) -> list[tuple[int, float]]:
-        """(row id, FTS5's ``bm25()``) of every row the phrases match, best first, ties by
+        """(row id, FTS5's ``bm25()``) of every row the phrases match (the first ``limit``
+        when given), best first, ties by
         id. Slot ``i`` is phrase ``i``: its terms (a :class:`Slot`), or None when its hits
         are given in ``extra`` as (slot, row, hits per column, length), for phrases of
         several tokens. The first ``required`` phrases must all match, else one of the
         others; none of the last ``excluded`` may. ``documents`` keeps only rows with a
         ``documents`` row (``d``, id = row id // ``stride``) meeting ``conditions``."""
+        from memtrove.db.postgres.text_scoring import Matched, fetch_postings, rank
+
         self.ready()
-        totals = self.totals(idx)
-        if totals is None or totals[0] <= 0 or not slots:
+        row = self._connection.execute(
+            "SELECT rows, tokens, EXISTS (SELECT 1 FROM text_dead WHERE idx = ?) "
+            "FROM text_totals WHERE idx = ?",
+            (idx, idx),
+        ).fetchone()
+        if row is None or int(row[0]) <= 0 or not slots:
             return []
-        n_rows, tokens = totals
+        n_rows, tokens = int(row[0]), [int(value) for value in row[1]]
         avgdl = float(sum(tokens)) / float(n_rows)
-        searched = len(slots) - excluded
-        given = [(number, slot) for number, slot in enumerate(slots) if slot is not None]
-        matched = "s.required = ?" if required else "s.searched > 0"
-        join = where = ""
-        if documents:
-            join = " JOIN documents d ON d.id = s.doc" + (f" / {int(stride)}" if stride > 1 else "")
-            where = "".join(" AND " + condition for condition in conditions)
-        live, arguments = live_entries(given, idx)
-        # ((v0 + v1) + v2) ...: FTS5's sum, in its order (a phrase without hits adds 0.0)
-        ordered = " + ".join(
-            f"COALESCE(SUM(v) FILTER (WHERE slot = {number}), 0.0::float8)"
-            for number in range(len(slots))
+        postings = fetch_postings(self._connection, idx, slots, bool(row[2]))
+        docs, scores = rank(
+            postings, Matched(slots, extra, required, excluded, weights), n_rows, avgdl
         )
-        sql = SCORES.format(live=live, join=join, matched=matched, where=where, ordered=ordered)
-        w = [*weights, 0.0, 0.0][:3]
-        arguments += [
-            *([list(column) for column in zip(*extra, strict=True)] if extra else [[]] * 6),
-            *w,
-            K1 + 1.0,
-            K1,
-            1 - B,
-            B,
-            avgdl,
-            n_rows,
-            required,
-            searched,
-            searched,
-        ]
-        if required:
-            arguments.append(required)
-        arguments.extend(params if documents else ())
-        rows = self._connection.execute(sql + " ORDER BY s.score, s.doc", arguments).fetchall()
-        return [(int(doc), float(score)) for doc, score in rows]
+        ranked = list(zip(docs.tolist(), scores.tolist(), strict=True))
+        if documents:
+            ranked = self._meeting(ranked, conditions, params, stride, limit)
+        return ranked if limit is None else ranked[: max(0, int(limit))]
+
+    def _meeting(
+        self,
+        ranked: list[tuple[int, float]],
+        conditions: Sequence[str],
+        params: Sequence[object],
+        stride: int,
+        limit: int | None,
+    ) -> list[tuple[int, float]]:
+        """The ranked rows whose ``documents`` row (``d``) meets ``conditions``, in order;
+        checked a page at a time, so a short list needs only its first pages."""
+        where = "".join(" AND " + condition for condition in conditions)
+        kept: list[tuple[int, float]] = []
+        start, page = 0, 2 * limit + 20 if limit is not None else len(ranked)
+        while start < len(ranked):
+            chunk = ranked[start : start + page]
+            start, page = start + page, page * 4
+            ids = sorted({doc // stride for doc, _ in chunk})
+            found = {
+                int(found_id)
+                for (found_id,) in self._connection.execute(
+                    f"SELECT d.id FROM documents d WHERE d.id = ANY(?::bigint[]){where}",
+                    [ids, *params],
+                )
+            }
+            kept += [(doc, score) for doc, score in chunk if doc // stride in found]
+            if limit is not None and len(kept) >= limit:
+                break
+        return kept
 
     def places(
         self, idx: int, tokens: Sequence[str], prefix: bool
@@ -398,29 +407,35 @@ class TextStore:
             arguments += params
         candidates = " INTERSECT ".join(parts)
         columns = COLUMNS[idx]
-        found: dict[int, list[list[list[int]]]] = {}
+        ranges = " OR ".join("(t.term >= ? AND t.term < ?)" for _ in slots)
+        # Only the phrase's terms of each candidate row, with their slices of the counts and
+        # positions: a row's arrays stay on the server.
         rows = self._connection.execute(
-            f"SELECT f.doc_id, f.terms, f.counts, f.starts, f.positions FROM text_places f "
-            f"WHERE f.idx = ? AND f.doc_id IN ({candidates})",
-            [idx, *arguments],
+            "SELECT f.doc_id, t.term, "
+            f"f.counts[(t.n - 1) * {columns} + 1 : t.n * {columns}], "
+            "f.positions[f.starts[t.n] + 1 : f.starts[t.n + 1]] FROM text_places f "
+            "CROSS JOIN LATERAL unnest(f.terms) WITH ORDINALITY AS t (term, n) "
+            f"WHERE f.idx = ? AND f.doc_id IN ({candidates}) AND ({ranges}) "
+            "ORDER BY f.doc_id, t.n",
+            [idx, *arguments, *(bound for slot in slots for bound in (slot.lo, slot.hi))],
         )
-        for doc_id, terms, counts, starts, positions in rows:
-            per_token: list[list[list[int]]] = []
+        found: dict[int, list[list[list[int]]]] = {}
+        for doc_id, term, counts, positions in rows:
+            per_token = found.get(int(doc_id))
+            if per_token is None:
+                per_token = found[int(doc_id)] = [[[] for _ in range(columns)] for _ in slots]
             for i, slot in enumerate(slots):
-                merged: list[list[int]] = [[] for _ in range(columns)]
-                for number, term in enumerate(terms):
-                    if not (slot.lo <= term < slot.hi):
-                        continue
-                    start = starts[number]
-                    for col in range(columns):
-                        count = counts[number * columns + col]
-                        merged[col].extend(positions[start : start + count])
-                        start += count
-                if prefix and i == len(slots) - 1:
-                    for col_positions in merged:
-                        col_positions.sort()
-                per_token.append(merged)
-            found[int(doc_id)] = per_token
+                if not (slot.lo <= term < slot.hi):
+                    continue
+                start = 0
+                for col in range(columns):
+                    count = counts[col]
+                    per_token[i][col].extend(positions[start : start + count])
+                    start += count
+        if prefix:
+            for per_token in found.values():
+                for col_positions in per_token[-1]:
+                    col_positions.sort()
         return found
 
     def term_hits(self, idx: int, slot: Slot) -> dict[int, tuple[int, int, int]]:

@@ -14,7 +14,7 @@ import functools
 import importlib.util
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,11 @@ class Connection(_Driver):
         (a full index three times slower)."""
         cursor = self.execute(sql, parameters)
         return int(cursor.lastrowid) if cursor.rowcount > 0 and cursor.lastrowid else None
+
+    def insert_many(
+        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
+    ) -> list[int | None]:
+        return [self.insert(sql, row, key=key) for row in rows]
 
     def transaction(
         self, *, retry_seconds: float | None = None
