@@ -5,7 +5,8 @@ On the generated corpus of ``--size`` notes (default 10,000, ``benchmarks/corpus
 - ``full index``: ``Vault.update()`` of the whole corpus into a new vault (docs/s), each
   engine; target: PostgreSQL >= 0.5x SQLite's.
 - ``search`` and ``query`` p50, in-process, over ``--queries`` picked queries (one of each
-  class in turn, warm: a first pass unmeasured); target: search <= 2x SQLite's. ``query`` runs
+  class in turn, warm: a first pass unmeasured; the engines take turns query by query, so
+  a busy moment of the machine costs both); target: search <= 2x SQLite's. ``query`` runs
   after ``embed`` (the local embedder). The top 10 of each search is compared between the
   engines.
 - ``hook (served)``: p50 of ``memtrove hook context-surfacing`` processes with ``memtrove
@@ -16,12 +17,13 @@ On the generated corpus of ``--size`` notes (default 10,000, ``benchmarks/corpus
 PostgreSQL is the server ``--url`` names (default the machine's, database ``test``); each
 vault is a schema of its own, dropped at the end. Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_postgres.py [--size 10000] [--json]
+    .venv/bin/python benchmarks/bench_postgres.py [--size 10000] [--no-embed] [--no-serve] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -50,15 +52,22 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-def timed_each(call: Callable[[str], object], queries: list[str]) -> list[float]:
-    for query in queries:  # warm: caches, the vector matrix, the model
-        call(query)
-    times = []
+def timed_together(
+    calls: dict[str, Callable[[str], object]], queries: list[str]
+) -> dict[str, float]:
+    """p50 of each engine's call over ``queries``, the engines taking turns query by query
+    (so that a busy moment of the machine costs both): a warm pass first, unmeasured."""
     for query in queries:
-        started = time.perf_counter()
-        call(query)
-        times.append(time.perf_counter() - started)
-    return times
+        for call in calls.values():
+            call(query)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(2):
+        for query in queries:
+            for name, call in calls.items():
+                started = time.perf_counter()
+                call(query)
+                times[name].append(time.perf_counter() - started)
+    return {name: p50(values) for name, values in times.items()}
 
 
 def drop(url: str) -> None:
@@ -69,29 +78,50 @@ def drop(url: str) -> None:
         raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def indexed(name: str, vault: Vault, folder: Path) -> dict[str, Any]:
+    vault.add_collection(folder, name="notes")
+    started = time.perf_counter()
+    report = vault.update()
+    seconds = time.perf_counter() - started
+    log(f"{name}: indexed {report.added} notes in {seconds:.1f} s")
+    return {"engine": name, "index_docs_per_s": report.added / seconds}
+
+
 def engine_figures(
-    name: str, location: Path | str, folder: Path, queries: list[str], config: Path
-) -> dict[str, Any]:
-    figures: dict[str, Any] = {"engine": name}
-    with Vault.open(location, config_dir=config) as vault:
-        vault.add_collection(folder, name="notes")
-        started = time.perf_counter()
-        report = vault.update()
-        seconds = time.perf_counter() - started
-        figures["index_docs_per_s"] = report.added / seconds
-        log(f"{name}: indexed {report.added} notes in {seconds:.1f} s")
-        search = timed_each(lambda q: vault.search(q, limit=10), queries)
-        figures["search_p50_ms"] = p50(search)
-        figures["top10"] = [[r.path for r in vault.search(q, limit=10)] for q in queries]
-        started = time.perf_counter()
-        vault.embed()
-        figures["embed_seconds"] = time.perf_counter() - started
-        query = timed_each(lambda q: vault.query(q, limit=10), queries[: max(4, len(queries) // 4)])
-        figures["query_p50_ms"] = p50(query)
-        log(
-            f"{name}: search p50 {figures['search_p50_ms']:.1f} ms, query {figures['query_p50_ms']:.1f} ms"
+    locations: dict[str, Path | str], folder: Path, queries: list[str], work: Path, embed: bool
+) -> tuple[dict[str, dict[str, Any]], int]:
+    """Each engine's figures, and for how many queries the two gave the same top 10."""
+    with contextlib.ExitStack() as stack:
+        vaults = {
+            name: stack.enter_context(Vault.open(location, config_dir=work / f"config-{name}"))
+            for name, location in locations.items()
+        }
+        figures = {name: indexed(name, vault, folder) for name, vault in vaults.items()}
+        searched = timed_together(
+            {name: (lambda q, v=vault: v.search(q, limit=10)) for name, vault in vaults.items()},
+            queries,
         )
-    return figures
+        tops = {
+            name: [[r.path for r in vault.search(q, limit=10)] for q in queries]
+            for name, vault in vaults.items()
+        }
+        first, second = tops.values()
+        same = sum(a == b for a, b in zip(first, second, strict=True))
+        for name in vaults:
+            figures[name]["search_p50_ms"] = searched[name]
+        if embed:
+            for name, vault in vaults.items():
+                started = time.perf_counter()
+                vault.embed()
+                figures[name]["embed_seconds"] = time.perf_counter() - started
+            asked = timed_together(
+                {name: (lambda q, v=vault: v.query(q, limit=10)) for name, vault in vaults.items()},
+                queries[: max(4, len(queries) // 4)],
+            )
+            for name in vaults:
+                figures[name]["query_p50_ms"] = asked[name]
+        log(f"search p50 {searched}")
+    return figures, same
 
 
 def hook_served(location: Path | str, config: Path, prompts: list[str]) -> float:
@@ -161,6 +191,8 @@ def main() -> int:
     parser.add_argument("--hook-runs", type=int, default=15)
     parser.add_argument("--url", default=SERVER)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-embed", action="store_true", help="Skip embed and query p50.")
+    parser.add_argument("--no-serve", action="store_true", help="Skip the hook and mine runs.")
     args = parser.parse_args()
     folder = corpus_dir(args.size)
     generate_corpus(folder, args.size)
@@ -171,14 +203,22 @@ def main() -> int:
     url = f"{args.url}?schema=bench_{tag}"
     mined_url = f"{args.url}?schema=bench_mine_{tag}"
     try:
-        lite = engine_figures("SQLite", work / "vault.sqlite", folder, queries, work / "c1")
-        pg = engine_figures("PostgreSQL", url, folder, queries, work / "c2")
-        same = sum(a == b for a, b in zip(lite.pop("top10"), pg.pop("top10"), strict=True))
-        prompts = queries[: args.hook_runs]
-        lite["hook_served_p50_ms"] = hook_served(work / "vault.sqlite", work / "c1", prompts)
-        pg["hook_served_p50_ms"] = hook_served(url, work / "c2", prompts)
-        lite["mine_per_s"] = mine_rate(work / "mined.sqlite", work / "c3")
-        pg["mine_per_s"] = mine_rate(mined_url, work / "c4")
+        figures, same = engine_figures(
+            {"SQLite": work / "vault.sqlite", "PostgreSQL": url},
+            folder,
+            queries,
+            work,
+            not args.no_embed,
+        )
+        lite, pg = figures["SQLite"], figures["PostgreSQL"]
+        if not args.no_serve:
+            prompts = queries[: args.hook_runs]
+            lite["hook_served_p50_ms"] = hook_served(
+                work / "vault.sqlite", work / "config-SQLite", prompts
+            )
+            pg["hook_served_p50_ms"] = hook_served(url, work / "config-PostgreSQL", prompts)
+            lite["mine_per_s"] = mine_rate(work / "mined.sqlite", work / "c3")
+            pg["mine_per_s"] = mine_rate(mined_url, work / "c4")
     finally:
         for target in (url, mined_url):
             drop(target)
@@ -190,11 +230,15 @@ def main() -> int:
         "sqlite": lite,
         "postgresql": pg,
         "ratios": {
-            "index (pg/sqlite docs/s)": pg["index_docs_per_s"] / lite["index_docs_per_s"],
-            "search p50 (pg/sqlite)": pg["search_p50_ms"] / lite["search_p50_ms"],
-            "query p50 (pg/sqlite)": pg["query_p50_ms"] / lite["query_p50_ms"],
-            "hook served p50 (pg/sqlite)": pg["hook_served_p50_ms"] / lite["hook_served_p50_ms"],
-            "mine (pg/sqlite per s)": pg["mine_per_s"] / max(lite["mine_per_s"], 1e-9),
+            label: (pg[key] / max(lite[key], 1e-9))
+            for label, key in (
+                ("index (pg/sqlite docs/s)", "index_docs_per_s"),
+                ("search p50 (pg/sqlite)", "search_p50_ms"),
+                ("query p50 (pg/sqlite)", "query_p50_ms"),
+                ("hook served p50 (pg/sqlite)", "hook_served_p50_ms"),
+                ("mine (pg/sqlite per s)", "mine_per_s"),
+            )
+            if key in pg
         },
     }
     if args.json:
