@@ -61,6 +61,13 @@ class Connection(Protocol):
         when it inserted nothing (``ON CONFLICT DO NOTHING``)."""
         ...
 
+    def insert_rows(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """New rows of ``table`` (no conflict expected): the fastest way the engine has
+        (``COPY`` on a server)."""
+        ...
+
     def insert_many(
         self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
     ) -> list[int | None]:

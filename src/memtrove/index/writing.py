@@ -40,6 +40,7 @@ CHUNK = 500  # values per IN (...) list
 _INSERT_BODY = (
     "INSERT INTO content (hash, doc, created_at) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING"
 )
+_FRAGMENT_COLUMNS = ("hash", "seq", "fragment_type", "label", "start_offset", "end_offset")
 _INSERT_FRAGMENT = (
     "INSERT INTO fragments (hash, seq, fragment_type, label, start_offset, end_offset) "
     "VALUES (?, ?, ?, ?, ?, ?)"
@@ -130,10 +131,18 @@ def write_batch(
                 )
                 report.unchanged += 1
                 continue
-            if old_hash == item.hash and active:
+            if old_hash == item.hash and active:  # the review fields: filled after m027
                 connection.execute(
-                    "UPDATE documents SET file_size = ?, file_mtime_ns = ? WHERE id = ?",
-                    (item.file.size, item.file.mtime_ns, doc_id),
+                    "UPDATE documents SET file_size = ?, file_mtime_ns = ?, review_by = ?, "
+                    "domain = ?, workstream = ? WHERE id = ?",
+                    (
+                        item.file.size,
+                        item.file.mtime_ns,
+                        item.review_by,
+                        item.domain,
+                        item.workstream,
+                        doc_id,
+                    ),
                 )
                 report.unchanged += 1
                 continue
@@ -203,9 +212,10 @@ def _store_bodies(connection: Connection, prepared: list[Prepared], now: str) ->
         if rows is None:
             rows = fragment_rows(item.parsed, item.title)
         fragments.extend((item.hash, *row) for row in rows)
-    connection.executemany(_INSERT_BODY, bodies)
+    # New bodies only (read above, inside this write transaction), so plain inserts
+    connection.insert_rows("content", ("hash", "doc", "created_at"), bodies)
     # in key order: (hash, seq) is unique, so nothing past it is compared
-    connection.executemany(_INSERT_FRAGMENT, sorted(fragments))
+    connection.insert_rows("fragments", _FRAGMENT_COLUMNS, sorted(fragments))
 
 
 class DocidPool:
@@ -296,8 +306,8 @@ def _insert_fragment_rows(connection: Connection, body_hash: str, rows: list[Fra
 _INSERT_DOCUMENT = (
     "INSERT INTO documents (collection, path, title, hash, docid, content_type, "
     "quality_score, confidence, created_at, modified_at, authored_at, active, tags, "
-    "body_length, file_size, file_mtime_ns) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)"
+    "review_by, domain, workstream, body_length, file_size, file_mtime_ns) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -344,11 +354,14 @@ def _insert_documents(
 
 def _file_values(item: Prepared) -> tuple[object, ...]:
     """What both statements set from the item's file: ``modified_at, authored_at, tags,
-    body_length, file_size, file_mtime_ns``."""
+    review_by, domain, workstream, body_length, file_size, file_mtime_ns``."""
     return (
         iso_from_timestamp(item.file.mtime_ns / 1e9),
         item.authored_at,
         item.tags,
+        item.review_by,
+        item.domain,
+        item.workstream,
         len(item.parsed.body),
         item.file.size,
         item.file.mtime_ns,
@@ -380,7 +393,8 @@ def _write_document(
     connection.execute(
         "UPDATE documents SET path = ?, title = ?, hash = ?, content_type = ?, "
         "quality_score = ?, confidence = ?, modified_at = ?, authored_at = ?, active = 1, "
-        "forgotten_hash = NULL, tags = ?, body_length = ?, file_size = ?, file_mtime_ns = ?, "
+        "forgotten_hash = NULL, tags = ?, review_by = ?, domain = ?, workstream = ?, "
+        "body_length = ?, file_size = ?, file_mtime_ns = ?, "
         "revision_count = revision_count + ? WHERE id = ?",
         (
             item.file.path,

@@ -219,7 +219,32 @@ class PostgresConnection:
             return
         self._analyze_at = max(self._analyze_at, self._written * 2)
         with contextlib.suppress(Exception):
-            self.raw.execute("ANALYZE")  # the search_path's tables: the vault's schema
+            self.raw.execute(self._analyze_statement())
+
+    def _analyze_statement(self) -> str:
+        """``ANALYZE`` of the vault's own tables (a bare ``ANALYZE`` would take every table
+        of the database), without their array and binary columns: the planner has no use
+        for statistics of posting lists or vectors, and gathering them is most of the cost."""
+        statement = self.__dict__.get("_analyze_sql")
+        if statement is None:
+            rows = self.raw.execute(
+                "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+                "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
+                "AND t.table_name = c.table_name WHERE c.table_schema = %s "
+                "AND t.table_type = 'BASE TABLE' AND c.data_type NOT IN ('ARRAY', 'bytea') "
+                "ORDER BY c.table_name, c.ordinal_position",
+                (self.schema,),
+            ).fetchall()
+            columns: dict[str, list[str]] = {}
+            for table, column in rows:
+                columns.setdefault(str(table), []).append(_quoted(str(column)))
+            targets = [
+                f"{_quoted(self.schema)}.{_quoted(table)} ({', '.join(names)})"
+                for table, names in columns.items()
+            ]
+            statement = f"ANALYZE {', '.join(targets)}" if targets else "SELECT 1"
+            self.__dict__["_analyze_sql"] = statement
+        return str(statement)
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
         rows = [tuple(row) for row in parameters]
@@ -241,6 +266,24 @@ class PostgresConnection:
             with cursor, cursor.copy(f"COPY {target} FROM STDIN") as copy:
                 copy.write(data)
             self._written += data.count("\n")
+        except Exception as error:
+            if is_driver_error(error):
+                raise mapped_error(error) from None
+            raise
+
+    def insert_rows(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """New rows, sent with ``COPY`` (the driver formats them)."""
+        if not rows:
+            return
+        names = ", ".join(_quoted(column) for column in columns)
+        try:
+            cursor = self.raw.cursor()
+            with cursor, cursor.copy(f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            self._written += len(rows)
         except Exception as error:
             if is_driver_error(error):
                 raise mapped_error(error) from None
@@ -448,3 +491,7 @@ def open_postgres(
         connection.close()
         raise
     return connection
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

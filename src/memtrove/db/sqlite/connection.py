@@ -72,6 +72,13 @@ class Connection(_Driver):
         cursor = self.execute(sql, parameters)
         return int(cursor.lastrowid) if cursor.rowcount > 0 and cursor.lastrowid else None
 
+    def insert_rows(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        names = ", ".join(f'"{column}"' for column in columns)
+        marks = ", ".join("?" * len(columns))
+        self.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
+
     def insert_many(
         self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
     ) -> list[int | None]:
