@@ -39,6 +39,15 @@ def main() -> None:
         from memtrove.hooks.buffer import main as buffer
 
         sys.exit(buffer(arguments[0].removeprefix("buffer-")))
+    if arguments in (
+        ["flush-tools"],
+        ["flush-tools", "--json"],
+        ["reminder"],
+        ["reminder", "--json"],
+    ):
+        from memtrove.hooks.prompt_nudges import main as nudge  # per prompt: no CLI to load
+
+        sys.exit(nudge(arguments[0], as_json=arguments[-1] == "--json"))
     if arguments == ["mcp"]:
         sys.exit(_serve_mcp_stdio())
     if not _LEAN_COMMANDS.isdisjoint(arguments):

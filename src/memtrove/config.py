@@ -20,6 +20,7 @@ under a lock). A collection's keys::
         surface: false                  # searchable, never injected by hooks (default true)
         stale_after_days: none          # N days, none (never) or auto (the default rule)
         redact: false                   # store secrets verbatim (default true: redacted)
+        update: git pull --ff-only      # run in the folder by `update --pull` (argv, no shell)
 
 Secrets are stored as ``[REDACTED:kind]`` (:mod:`memtrove.security.redaction`); patterns of
 one's own are added at the top level::
@@ -62,6 +63,7 @@ __all__ = [
     "check_redact",
     "check_stale_after_days",
     "check_surface",
+    "check_update_command",
     "collection_name_for",
     "load_config_yaml",
     "new_collection",
@@ -224,6 +226,38 @@ def check_stale_after_days(value: object) -> StaleAfterDays:
     )
 
 
+MAX_UPDATE_COMMAND = 4096
+
+
+def check_update_command(value: object) -> tuple[str, ...]:
+    """``update:``: the command ``update --pull`` runs in the collection's folder, as the
+    argument list it is run as (never through a shell). A string is split as a shell would
+    split its words (``shlex.split``: quotes group, nothing is expanded); a list is taken as
+    the arguments themselves. ValueError says what is wrong."""
+    import shlex
+
+    if isinstance(value, str):
+        if len(value) > MAX_UPDATE_COMMAND:
+            raise ValueError(f"is longer than {MAX_UPDATE_COMMAND} characters")
+        try:
+            words = shlex.split(value)
+        except ValueError as error:
+            raise ValueError(f"cannot be split into arguments ({error})") from None
+    elif isinstance(value, (list, tuple)) and all(isinstance(word, str) for word in value):
+        words = list(value)
+    else:
+        raise ValueError(f"must be a command (text or a list of arguments), not {value!r:.80}")
+    if not words or not words[0].strip():
+        raise ValueError("is empty")
+    if any(
+        (ord(char) < 32 and char != "\t") or ord(char) == 127 for word in words for char in word
+    ):
+        raise ValueError("holds a control character")
+    if sum(len(word) for word in words) > MAX_UPDATE_COMMAND:
+        raise ValueError(f"is longer than {MAX_UPDATE_COMMAND} characters")
+    return tuple(words)
+
+
 def _signature(path: Path) -> tuple[int, int, int, int] | None:
     try:
         stat = path.stat()
@@ -299,6 +333,25 @@ class CollectionConfig:
         except ValueError as error:
             raise ConfigError(f"{self.config_file}: redaction: {error}") from None
 
+    def update_commands(self) -> dict[str, tuple[str, ...]]:
+        """Each collection's ``update:`` command (see :func:`check_update_command`) by
+        collection name; collections without one are left out. ConfigError names a bad one."""
+        self.load()  # every name and entry checked first
+        raw = self._read().get("collections") or {}
+        return {
+            str(name): self._checked_update(str(name), entry)
+            for name, entry in raw.items()
+            if isinstance(entry, dict) and entry.get("update") is not None
+        }
+
+    def _checked_update(self, name: str, entry: dict[str, Any]) -> tuple[str, ...]:
+        try:
+            return check_update_command(entry["update"])
+        except ValueError as error:
+            raise ConfigError(
+                f"{self.config_file}: collection {name!r}: 'update' {error}"
+            ) from None
+
     def section(self, key: str) -> object:
         """The raw top-level ``key`` of the file (None when absent), for the parts that
         validate their own section (``lifecycle:``, see :mod:`memtrove.lifecycle.policy`)."""
@@ -342,6 +395,8 @@ class CollectionConfig:
                 raise ConfigError(
                     f"{self.config_file}: collection {name!r}: {key!r} {error}"
                 ) from None
+        if entry.get("update") is not None:
+            self._checked_update(name, entry)  # a bad command is found on any read
         path = Path(os.path.expandvars(entry["path"])).expanduser()
         return Collection(name=name, path=path, pattern=pattern, **checked)
 

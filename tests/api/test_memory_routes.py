@@ -115,3 +115,25 @@ def test_hygiene_in_a_worktree_that_is_no_repository_reports_no_branches(
 ) -> None:
     answer = client.get("/memory/hygiene", params={"worktree": worktree})
     assert answer.status_code == 200 and "lines" in answer.json()
+
+
+def test_archive_route_and_archived_listing(client: TestClient) -> None:
+    text = "We deploy the web app to Fly.io in the ams region with blue-green releases."
+    for label in ("A", "B"):
+        client.post("/memory/remember", json={"label": label, "content": text})
+    done = client.post("/memory/archive", json={"label": "a"})
+    assert done.status_code == 200 and done.json()["entry"]["archived"] is True
+    assert client.get("/memory/duplicates").json()["pairs"] == 0
+    assert [e["label"] for e in client.get("/memory/entries").json()["entries"]] == ["B"]
+    everything = client.get("/memory/entries", params={"include_archived": "true"}).json()
+    assert sorted((e["label"], e["archived"]) for e in everything["entries"]) == [
+        ("A", True),
+        ("B", False),
+    ]
+    recalled = client.post("/memory/recall", json={"query": "fly.io ams", "count": False})
+    assert [e["label"] for e in recalled.json()["entries"]] == ["B"]
+    back = client.post("/memory/archive", json={"label": "A", "archived": False})
+    assert back.json()["entry"]["archived"] is False
+    assert client.get("/memory/duplicates").json()["pairs"] == 1
+    assert client.post("/memory/archive", json={"label": "zzz"}).status_code == 404
+    assert client.post("/memory/archive", json={"label": "A", "restore": True}).status_code == 422

@@ -15,7 +15,7 @@ from tests.api.conftest import JSON, JWT_NOTE
 from tests.conftest import RESULT_FIELDS, write
 
 RESPONSE_FIELDS = {
-    "query", "mode", "count", "results", "stages", "skipped", "warnings",
+    "query", "mode", "count", "results", "stages", "skipped", "warnings", "scoreBasis",
     "degraded", "degradedReason", "degradedLegs", "untrusted",
 }  # fmt: skip
 
@@ -28,8 +28,10 @@ def test_keyword_search(client: TestClient, docid: str) -> None:
     found = answer.json()
     assert set(found) == RESPONSE_FIELDS
     assert found["mode"] == "keyword" and found["stages"] == ["bm25"]
+    assert found["scoreBasis"] == "fts-bm25" and found["degraded"] is False
     assert found["count"] == len(found["results"]) == 3
-    assert set(found["results"][0]) == RESULT_FIELDS
+    # REST adds the names the OpenClaw and Hermes plugins read (memtrove.api.plugin_fields)
+    assert set(found["results"][0]) == RESULT_FIELDS | {"contentType", "modifiedAt"}
     assert found["results"][0]["docid"] == docid
 
 

@@ -53,7 +53,7 @@ def test_doctor_healthy_with_every_service(served: CliRunner) -> None:
     assert "8 of 8 pairs" in checks["reranker"]["detail"]
     assert "answered" in checks["llm"]["detail"]
     out = invoke(served, "doctor")
-    assert "all 18 checks passed" in out and "collection demo" in out
+    assert "all 23 checks passed" in out and "collection demo" in out
 
 
 def test_doctor_without_services_says_what_is_skipped(cli: CliRunner, example_copy: Path) -> None:
@@ -238,3 +238,68 @@ def test_doctor_recommends_serve_when_the_hooks_run_cold(tmp_path: Path) -> None
     (warm,) = [c for c in json.loads(result.output)["checks"] if c["name"] == "warm path"]
     assert warm["status"] == "warn" and warm["fix"] == SERVE_HINT.removeprefix("Tip: ")
     assert "56 ms instead of 92 ms" in warm["fix"]
+
+
+def claude_checks(runner: CliRunner, env: dict[str, str]) -> dict[str, dict[str, str]]:
+    result = runner.invoke(app, ["doctor", "--json"], env=env)
+    assert result.exit_code == 0, result.output  # never a failure: warnings at most
+    checks = json.loads(result.output)["checks"]
+    return {c["name"]: c for c in checks if c["name"] in ("claude hooks", "claude mcp")}
+
+
+def test_doctor_checks_claude_codes_registration(
+    tmp_path: Path, isolated_environment: Path
+) -> None:
+    """Read from $HOME/.claude/settings.json and $HOME/.claude.json, as setup writes them."""
+    home = isolated_environment
+    env = {"MEMTROVE_VAULT": str(tmp_path / "v.sqlite"), "MEMTROVE_CONFIG_DIR": str(tmp_path)}
+    runner = CliRunner()
+    assert runner.invoke(app, ["init"], env=env).exit_code == 0
+    checks = claude_checks(runner, env)
+    assert {c["status"] for c in checks.values()} == {"ok"}
+    assert "Claude Code is not set up" in checks["claude hooks"]["detail"]
+
+    (home / ".claude").mkdir()
+    (home / ".claude.json").write_text('{"mcpServers": {"other": {"command": "x"}}}')
+    checks = claude_checks(runner, env)
+    assert checks["claude hooks"]["status"] == "warn"
+    assert checks["claude hooks"]["fix"] == "`memtrove setup hooks`"
+    assert checks["claude mcp"]["status"] == "warn"
+    assert (
+        "no mcpServers.memtrove in " + str(home / ".claude.json") in checks["claude mcp"]["detail"]
+    )
+
+    assert runner.invoke(app, ["setup", "hooks"], env=env).exit_code == 0
+    assert runner.invoke(app, ["setup", "mcp"], env=env).exit_code == 0
+    checks = claude_checks(runner, env)
+    assert checks["claude hooks"]["status"] == "ok", checks
+    assert checks["claude mcp"]["status"] == "ok", checks
+    assert "memtrove hooks registered" in checks["claude hooks"]["detail"]
+
+    # registered for another vault: both say so and how to point them here
+    other = {**env, "MEMTROVE_VAULT": str(tmp_path / "other.sqlite")}
+    assert runner.invoke(app, ["init"], env=other).exit_code == 0
+    checks = claude_checks(runner, other)
+    assert checks["claude hooks"]["status"] == checks["claude mcp"]["status"] == "warn"
+    assert (
+        f"open {(tmp_path / 'v.sqlite').resolve()}, not this vault"
+        in (checks["claude hooks"]["detail"])
+    )
+    assert "--vault" in checks["claude mcp"]["fix"]
+
+    # a hook removed by hand, and an MCP command that is gone
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    del settings["hooks"]["PreCompact"]
+    (home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    claude = json.loads((home / ".claude.json").read_text())
+    claude["mcpServers"]["memtrove"]["command"] = str(tmp_path / "gone" / "memtrove")
+    (home / ".claude.json").write_text(json.dumps(claude))
+    checks = claude_checks(runner, env)
+    assert "missing precompact-extract (PreCompact)" in checks["claude hooks"]["detail"]
+    assert "which is not there" in checks["claude mcp"]["detail"]
+
+    # a file Claude Code cannot read either: named, with the line
+    (home / ".claude.json").write_text("{broken")
+    checks = claude_checks(runner, env)
+    assert checks["claude mcp"]["status"] == "warn"
+    assert "is not valid JSON (line 1" in checks["claude mcp"]["detail"]

@@ -15,7 +15,7 @@ from memtrove.cli.retrieval import run_embed
 from tests.conftest import RESULT_FIELDS, write
 from tests.fakes.model_server import ModelServer, refused_url
 
-DEGRADED = ("degraded", "degradedReason", "degradedLegs")
+DEGRADED = ("scoreBasis", "degraded", "degradedReason", "degradedLegs")
 
 
 def run(cli: CliRunner, *args: str, code: int = 0) -> str:
@@ -118,6 +118,7 @@ def test_vsearch_needs_vectors_then_searches(indexed: CliRunner) -> None:
     payload = json.loads(run(indexed, "vsearch", "refresh", "token", "rotation", "--json"))
     assert set(payload) == {"query", "results", "stages", "skipped", "warnings", *DEGRADED}
     assert payload["query"] == "refresh token rotation" and payload["stages"] == ["vector"]
+    assert payload["scoreBasis"] == "vector-cosine"
     assert len(payload["results"]) == 10 and set(payload["results"][0]) == RESULT_FIELDS
     decisions = json.loads(run(indexed, "vsearch", "token", "-t", "decision", "--json"))
     assert {r["content_type"] for r in decisions["results"]} == {"decision"}
@@ -128,6 +129,7 @@ def test_vsearch_needs_vectors_then_searches(indexed: CliRunner) -> None:
         "stages": ["vector"],
         "skipped": {},
         "warnings": [],
+        "scoreBasis": "vector-cosine",
         "degraded": True,  # every hit scored under the floor: the answer says so
         "degradedReason": "min-score",
         "degradedLegs": [],
@@ -141,6 +143,7 @@ def test_query_json_and_human_output(indexed: CliRunner) -> None:
     payload = json.loads(run(indexed, "query", "why", "did", "logouts", "happen", "--json"))
     assert set(payload) == {"query", "results", "stages", "skipped", "warnings", *DEGRADED}
     assert payload["stages"][:2] == ["bm25", "vector"] and "composite" in payload["stages"]
+    assert payload["scoreBasis"] == "composite" and payload["degraded"] is False
     assert set(payload["skipped"]) == {"expansion", "rerank"}
     assert set(payload["results"][0]) == RESULT_FIELDS
     human = run(indexed, "query", "refresh token rotation", "-n", "3")

@@ -1,6 +1,6 @@
-"""The PostgreSQL baseline (p001) builds what SQLite's m001-m024 build: the same tables,
-columns, keys, foreign keys, unique constraints, named indexes, CHECKs, defaults, triggers
-and seeded rows, compared catalogue against catalogue with a freshly migrated SQLite vault;
+"""The PostgreSQL migrations (the baseline p001, then m025 on) build what SQLite's build: the
+same tables, columns, keys, foreign keys, unique constraints, named indexes, CHECKs, defaults,
+triggers and seeded rows, compared catalogue against catalogue with a freshly migrated SQLite vault;
 and each trigger does what its SQLite twin does, run side by side on both engines.
 
 The baseline runs in a schema of its own (dropped at the end) of the PostgreSQL 15 server at
@@ -87,9 +87,10 @@ def postgres() -> Iterator[PG]:
     try:
         connection.execute(f"CREATE SCHEMA {schema}")
         connection.execute(f"SET search_path TO {schema}")
-        with connection.transaction():  # one transaction, as the runner applies a migration
-            for statement in p001_baseline.STATEMENTS:
-                connection.execute(statement)
+        for _, statements in MIGRATIONS:  # the baseline, then every later migration
+            with connection.transaction():  # one transaction, as the runner applies each
+                for statement in statements:
+                    connection.execute(statement)
         # The text index's own tables stand for SQLite's virtual ones; its tests check them.
         assert set(_pg_tables(connection)) >= TEXT_TABLES
         for table in TEXT_TABLES:
@@ -229,9 +230,12 @@ def _pg_constraints(pg: PG, kind: str) -> list[tuple[Any, ...]]:
 
 def test_the_baseline_stands_for_the_24_sqlite_migrations() -> None:
     assert p001_baseline.NAME == "p001_baseline"
-    assert p001_baseline.REPLACES == NAMES
-    assert MIGRATIONS == ((p001_baseline.NAME, p001_baseline.STATEMENTS),)
-    assert all(isinstance(statement, str) for statement in p001_baseline.STATEMENTS)
+    assert NAMES[: NAMES.index("m024_vector_version_random") + 1] == p001_baseline.REPLACES
+    assert len(p001_baseline.REPLACES) == 24
+    assert MIGRATIONS[0] == (p001_baseline.NAME, p001_baseline.STATEMENTS)
+    # Every later migration is written for both engines, under the same name, in one order.
+    assert [name for name, _ in MIGRATIONS[1:]] == list(NAMES[24:])
+    assert all(isinstance(step, str) for _, steps in MIGRATIONS for step in steps)
 
 
 def test_same_tables_without_sqlites_virtual_ones(postgres: PG, sqlite: Connection) -> None:

@@ -33,9 +33,11 @@ TOOLS = {
     "memory_snooze", "memory_forget", "session_log", "lifecycle_status",
     "memory_remember", "memory_recall", "memory_forget_entry", "find_duplicates",
     "dedup_mark_checked", "hygiene_report", "get_extraction_payload", "extraction_done",
+    "memory_archive",
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "kg_query", "build_graphs", "intent_search", "find_causal_links", "query_plan",
     "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore", "mine", "import_status",
+    "diary_write", "diary_read", "profile", "beads_sync",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)

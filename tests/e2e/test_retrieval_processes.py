@@ -58,10 +58,10 @@ def test_bootstrap_embed_vsearch_query(env: dict[str, str], example_copy: Path) 
         ).stdout
     )
     assert set(answer) == {
-        "query", "results", "stages", "skipped", "warnings",
+        "query", "results", "stages", "skipped", "warnings", "scoreBasis",
         "degraded", "degradedReason", "degradedLegs",
     }  # fmt: skip
-    assert answer["degraded"] is False
+    assert answer["degraded"] is False and answer["scoreBasis"] == "composite"
     assert "vector" in answer["stages"] and "rerank" in answer["skipped"]
     assert "refresh-token-race" in " ".join(hit["path"] for hit in answer["results"][:3])
 
@@ -93,7 +93,7 @@ def test_doctor_and_rerank_health_healthy_then_broken(
     everything = served(env, model_server, "EMBED", "LLM", "RERANK")
     memtrove("bootstrap", str(example_copy), "--name", "demo", env=everything)
     healthy = memtrove("doctor", env=everything).stdout
-    assert "all 18 checks passed" in healthy
+    assert "all 23 checks passed" in healthy
     assert "verdict   healthy" in memtrove("rerank-health", env=everything).stdout
 
     model_server.set_mode("embeddings", "nan")

@@ -6,6 +6,7 @@ Routes (also without the ``/v1`` prefix): ``POST /v1/embeddings``, ``POST /v1/ch
 - embeddings: a bag of words. Each lowercase word maps to a pseudo-random unit vector seeded by
   ``sha256(word)``; a text's vector is the normalised sum, so texts sharing words are similar.
   A request's ``dimensions`` field is honoured (like OpenAI), else the server's ``dimensions``.
+  The attributes ``geometry`` and ``blur`` change the vectors (see :func:`fake_embedding`).
 - chat: for a prompt containing ``Expand this search query: <q>`` the three lines
   ``lex: <q> keywords`` / ``vec: <q> meaning`` / ``hyde: A passage about <q>.``; otherwise the
   canned reply (a string, or a function of the prompt) set with :meth:`ModelServer.set_chat_reply`.
@@ -85,21 +86,31 @@ def _words(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _word_vector(word: str, dimensions: int) -> npt.NDArray[np.float64]:
-    seed = int.from_bytes(hashlib.sha256(word.encode("utf-8")).digest()[:8], "big")
+def _word_vector(word: str, dimensions: int, geometry: str = "") -> npt.NDArray[np.float64]:
+    seed = int.from_bytes(hashlib.sha256((geometry + word).encode("utf-8")).digest()[:8], "big")
     vector = np.random.default_rng(seed).standard_normal(dimensions)
     unit: npt.NDArray[np.float64] = vector / np.linalg.norm(vector)
     return unit
 
 
-def fake_embedding(text: str, dimensions: int = 64) -> list[float]:
-    """The fake server's unit vector for ``text`` (a text without words counts as one word)."""
+def fake_embedding(
+    text: str, dimensions: int = 64, geometry: str = "", blur: float = 0.0
+) -> list[float]:
+    """The fake server's unit vector for ``text`` (a text without words counts as one word).
+
+    ``geometry`` seeds every word's vector (another value: the same model name answering
+    with another geometry); ``blur`` in [0, 1) pulls every text toward one shared direction
+    (a collapsed model: everything looks alike)."""
     words = _words(text) or ["<empty>"]
-    total = np.sum([_word_vector(word, dimensions) for word in words], axis=0)
+    total = np.sum([_word_vector(word, dimensions, geometry) for word in words], axis=0)
     norm = float(np.linalg.norm(total))
     if norm == 0.0:  # opposite words cancelling exactly; practically never
-        total, norm = _word_vector("<empty>", dimensions), 1.0
-    return [float(value) for value in total / norm]
+        total, norm = _word_vector("<empty>", dimensions, geometry), 1.0
+    unit = total / norm
+    if blur:
+        unit = (1.0 - blur) * unit + blur * _word_vector("<shared>", dimensions, geometry)
+        unit = unit / np.linalg.norm(unit)
+    return [float(value) for value in unit]
 
 
 def fake_rerank_score(query: str, document: str) -> float:
@@ -138,6 +149,7 @@ class _Mode:
     name: str = "ok"
     remaining: int | None = None
     retry_after: str | None = "1"
+    after: int = 0  # calls still answered ``ok`` before the mode starts
 
 
 @dataclass
@@ -180,6 +192,10 @@ class ModelServer:
         port: int = 0,
     ) -> None:
         self.dimensions = dimensions
+        # The embedding geometry (see fake_embedding): set them to play a server whose model
+        # changed under the same name.
+        self.geometry = ""
+        self.blur = 0.0
         self.slow_seconds = slow_seconds
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -216,8 +232,11 @@ class ModelServer:
         count: int | None = None,
         *,
         retry_after: str | None = "1",
+        after: int = 0,
     ) -> None:
-        """Answer ``endpoint`` in ``mode``; for the next ``count`` calls, then ``ok`` again."""
+        """Answer ``endpoint`` in ``mode``; for the next ``count`` calls, then ``ok`` again.
+        With ``after``, the next ``after`` calls are still answered ``ok`` first (e.g. the
+        geometry canary's probes, which ``embed`` sends before any fragment)."""
         if endpoint not in ENDPOINTS.values():
             raise ValueError(
                 f"unknown endpoint {endpoint!r}; use one of {sorted(ENDPOINTS.values())}"
@@ -225,7 +244,7 @@ class ModelServer:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; use one of {sorted(MODES)}")
         with self._lock:
-            self._modes[endpoint] = _Mode(mode, count, retry_after)
+            self._modes[endpoint] = _Mode(mode, count, retry_after, after)
 
     def set_chat_reply(self, reply: ChatReply) -> None:
         """The chat answer to prompts that are not query expansions."""
@@ -256,6 +275,7 @@ class ModelServer:
             self._requests.clear()
             self._chat_reply = DEFAULT_CHAT_REPLY
             self._rerank_shape = "llama"
+            self.geometry, self.blur = "", 0.0
 
     def close(self) -> None:
         """Stop serving and free the port."""
@@ -279,6 +299,9 @@ class ModelServer:
     def _take_mode(self, endpoint: str) -> _Mode:
         with self._lock:
             mode = self._modes.get(endpoint, _Mode())
+            if mode.after > 0:
+                mode.after -= 1
+                return _Mode()
             if mode.remaining is not None:
                 mode.remaining -= 1
                 if mode.remaining <= 0:
@@ -318,7 +341,7 @@ class ModelServer:
         size = requested if isinstance(requested, int) and requested > 0 else self.dimensions
         if mode == "wrong_dimensions":
             size = max(1, size // 2)
-        vectors = [fake_embedding(text, size) for text in texts]
+        vectors = [fake_embedding(text, size, self.geometry, self.blur) for text in texts]
         if mode == "degenerate":
             vectors = [[0.0] * size for _ in texts]
         if mode == "nan" and vectors:

@@ -17,6 +17,7 @@ from memtrove.errors import (
     ModelResponseError,
     ModelUnavailableError,
 )
+from memtrove.index.canary import PROBES
 from memtrove.index.embedding import MAX_ATTEMPTS, embed_pending
 from memtrove.lifecycle.leases import Lease
 from memtrove.models.http import Cooldown, RetryPolicy
@@ -76,13 +77,27 @@ def served(tmp_path: Path, corpus: Path, model_server: ModelServer) -> Iterator[
         yield vault
 
 
+CANARY_TEXTS = tuple(text for _, text in PROBES.values())
+CANARY_CALLS = 2  # the canary's requests before any fragment: the documents, the query
+
+
+def fragment_requests(server: ModelServer) -> list[object]:
+    """The embedding requests of fragments (not the canary's probes, nor its end check)."""
+    return [
+        request
+        for request in server.requests_to("embeddings")
+        if not any(text.endswith(CANARY_TEXTS) for text in request.body["input"])
+    ]
+
+
 def embedded_texts(server: ModelServer) -> list[str]:
-    """Every text the server was asked to embed, the dimension probe left out."""
+    """Every text the server was asked to embed, the dimension probe and the geometry
+    canary's probes left out."""
     return [
         text
         for request in server.requests_to("embeddings")
         for text in request.body["input"]
-        if text != PROBE_TEXT
+        if text != PROBE_TEXT and not text.endswith(CANARY_TEXTS)
     ]
 
 
@@ -220,7 +235,7 @@ def test_bad_answers_are_recorded_per_document_and_the_run_goes_on(
     served: Vault, model_server: ModelServer
 ) -> None:
     assert served.models.embedder.dimensions == 64  # learnt while the server is up
-    model_server.set_mode("embeddings", "nan", count=1)  # the first batch only
+    model_server.set_mode("embeddings", "nan", count=1, after=CANARY_CALLS)  # the first batch
     report = embed_pending(served._connection, served.models.embedder, batch_fragments=1)
     assert report.failed_documents == 1 and len(report.errors) == 1
     assert "NaN" in report.errors[0] and report.documents == 3
@@ -239,7 +254,8 @@ def test_one_bad_body_does_not_cost_its_batch_an_attempt(
     """A request fails as a whole; the job then tries each body alone and blames only the
     one that fails by itself."""
     assert served.models.embedder.dimensions == 64  # learnt while the server is up
-    model_server.set_mode("embeddings", "nan", count=2)  # the batch, then its first body
+    # the batch, then its first body
+    model_server.set_mode("embeddings", "nan", count=2, after=CANARY_CALLS)
     report = served.embed()  # all four notes fit in one batch
     assert (report.documents, report.failed_documents, len(report.errors)) == (3, 1, 1)
     outcome = sorted(state[:2] for state in states(served).values())
@@ -253,11 +269,11 @@ def test_a_broken_service_is_not_asked_body_by_body_for_long(
         write(corpus, f"more{n}.md", f"# More {n}\n\nAnother short note, number {n}.\n")
     served.update()
     assert served.models.embedder.dimensions == 64
-    model_server.set_mode("embeddings", "nan")
+    model_server.set_mode("embeddings", "nan", after=CANARY_CALLS)
     asked = len(model_server.requests_to("embeddings"))
     report = served.embed()
     # The batch, then three bodies alone; the other seven share the batch's failure.
-    assert len(model_server.requests_to("embeddings")) - asked == 4
+    assert len(model_server.requests_to("embeddings")) - asked == CANARY_CALLS + 4
     assert report.failed_documents == 10 and len(report.errors) == 1
     assert {state[:2] for state in states(served).values()} == {("failed", 1)}
 
@@ -266,7 +282,7 @@ def test_three_failing_batches_in_a_row_stop_the_run(
     served: Vault, model_server: ModelServer
 ) -> None:
     assert served.models.embedder.dimensions == 64  # learnt while the server is up
-    model_server.set_mode("embeddings", "malformed_json")
+    model_server.set_mode("embeddings", "malformed_json", after=CANARY_CALLS)
     with pytest.raises(ModelResponseError, match="malformed JSON"):
         embed_pending(served._connection, served.models.embedder, batch_fragments=1)
     outcome = sorted(state for state, _, _ in states(served).values())
@@ -280,8 +296,8 @@ def test_a_document_failing_three_times_is_no_longer_retried(
     served.embed()
     write(corpus, "broken.md", "# Broken\n\nThe server cannot embed this one.\n")
     served.update()
-    model_server.set_mode("embeddings", "nan")
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        model_server.set_mode("embeddings", "nan", after=CANARY_CALLS)
         report = served.embed()
         assert report.failed_documents == 1 and report.errors
         assert states(served)["broken.md"][:2] == ("failed", attempt)
@@ -459,12 +475,12 @@ def test_rate_limited_batches_are_retried(
     sleeps = Sleeps()
     models = Models(ModelSettings(embed_url=model_server.url))
     models._embedder = HttpEmbedder(model_server.url, dimensions=64, sleep=sleeps)
-    model_server.set_mode("embeddings", "429", count=2)
+    model_server.set_mode("embeddings", "429", count=2, after=CANARY_CALLS)
     with _open(tmp_path, models) as vault:
         report = vault.embed()
         assert report.documents == 4 and not report.errors
         assert sleeps == [1.0, 1.0]  # the server's Retry-After
-        assert len(model_server.requests_to("embeddings")) == 3
+        assert len(fragment_requests(model_server)) == 3
 
 
 def test_rate_limiting_that_never_ends_is_an_unavailable_service(

@@ -46,11 +46,12 @@ def sql(vault: Vault, statement: str, *parameters: object) -> None:
 
 def test_a_sound_vault_passes_every_check(demo: Vault) -> None:
     report = demo.doctor()
-    assert report.ok and report.summary == "all 16 checks passed"
+    assert report.ok and report.summary == "all 19 checks passed"
     assert [check.name for check in report.checks] == [
         "vault", "schema", "engine", "collection demo", "fragments", "vectors", "embeddings", "second space",
         "enrichment",
         "consolidation", "capture", "secrets", "embedding space", "embedder", "llm", "reranker",
+        "geometry taint", "geometry canary", "stored vectors",
     ]  # fmt: skip
     checks = by_name(report)
     engine = checks["engine"].detail

@@ -189,6 +189,7 @@ def test_log_context_usage_writes_every_table(tracked: Vault) -> None:
         "summary": None,
         "files_changed": [],
         "ended_at": None,
+        "machine": None,  # recorded by session-start, not by a prompt's usage row
     }
 
 

@@ -142,3 +142,21 @@ def test_unencodable_text_is_replaced_not_lost(tmp_path: Path) -> None:
     [kept] = queue.peek("s\ud800")
     assert kept["input"] == {"command": "echo \ufffd hi"}
     assert kept["output"] == "x\ufffd DB_PASSWORD=[REDACTED:password]"
+
+
+def test_compaction_holds_the_nudge_back_uncounted(tmp_path: Path) -> None:
+    queue = ExtractionQueue(tmp_path / "queue")
+    session = "../../etc/passwd\u0000 s1"  # any id: files stay inside the folder
+    queue.append(session, [{"tool_name": "Bash", "tool_response": "deployed to ams"}])
+    queue.begin_compaction(session)
+    assert queue.compacting(session) and not queue.compacting("other")
+    assert queue.nudge(session, "How do we deploy?") == ""
+    assert queue.missed(session) == 0 and len(queue.peek(session)) == 1
+    assert all(path.parent == tmp_path / "queue" for path in (tmp_path / "queue").iterdir())
+    assert queue.end_compaction(session) and not queue.end_compaction(session)
+    assert "When you reach a pause" in queue.nudge(session, "How do we deploy?")
+    assert queue.nudge(session, "  /COMPACT focus on the deploy") == ""
+    assert queue.missed(session) == 1
+    assert queue.nudge("", "x") == "" and not queue.compacting("") and not queue.end_compaction("")
+    queue.begin_compaction("")  # nothing to mark
+    assert not any(p.suffix == ".compacting" for p in (tmp_path / "queue").iterdir())

@@ -98,8 +98,7 @@ def test_half_life_table() -> None:
     assert HALF_LIFE_DAYS["note"] == HALF_LIFE_DAYS["problem"] == HALF_LIFE_DAYS["milestone"] == 60
     assert HALF_LIFE_DAYS["research"] == 90
     assert HALF_LIFE_DAYS["project"] == 120
-    assert HALF_LIFE_DAYS["decision"] == 180
-    for durable in ("preference", "hub", "deductive", "antipattern"):
+    for durable in ("decision", "preference", "hub", "deductive", "antipattern"):
         assert HALF_LIFE_DAYS[durable] is None
     assert set(HALF_LIFE_DAYS) == set(CONTENT_TYPES)
 
@@ -113,7 +112,7 @@ def test_half_life_table() -> None:
         ("note", 60, 0.5),
         ("research", 180, 0.25),
         ("project", 120, 0.5),
-        ("decision", 180, 0.5),
+        ("decision", 3650, 1.0),
         ("preference", 3650, 1.0),
         ("antipattern", 3650, 1.0),
         ("unknown-type", 60, 0.5),

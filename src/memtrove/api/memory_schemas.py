@@ -7,6 +7,7 @@ from pydantic import Field
 from memtrove.api.schemas import MAX_LIMIT, StrictModel
 
 __all__ = [
+    "ArchiveRequest",
     "CodifyRequest",
     "DedupRequest",
     "ForgetEntryRequest",
@@ -39,6 +40,12 @@ class RecallRequest(StrictModel):
 class ForgetEntryRequest(StrictModel):
     label: str
     store: str | None = None
+
+
+class ArchiveRequest(StrictModel):
+    label: str
+    store: str | None = None
+    archived: bool = Field(default=True, description="false brings an archived entry back.")
 
 
 class DedupRequest(StrictModel):

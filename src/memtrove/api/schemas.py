@@ -134,12 +134,20 @@ class SearchResponse(BaseModel):
     results: list[dict[str, Any]] = Field(
         description=(
             "{docid, collection, path, title, score, snippet, content_type, modified_at}, "
-            "plus content when compact is false."
+            "plus content when compact is false; contentType, modifiedAt (and body) repeat "
+            "them under the names ClawMem's host plugins read."
         )
     )
     stages: list[str]
     skipped: dict[str, str]
     warnings: list[str]
+    scoreBasis: str | None = Field(
+        default=None,
+        description=(
+            "What the scores are: composite, fused (BM25 and cosine, best = 1.0), "
+            "fts-bm25: BM25 alone, squashed into [0, 1), vector-cosine or recency."
+        ),
+    )
     degraded: bool = Field(
         default=False, description="true when a leg failed or results were dropped."
     )

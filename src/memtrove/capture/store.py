@@ -234,15 +234,15 @@ def _recent_session_path(
     return str(row[0]) if row else session_path(folder, day, session_id)
 
 
-def _duplicate(connection: Connection, observation: Observation, since: str) -> bool:
-    """dedup_check: an active observation of the same type and hash since ``since``."""
+def _duplicate(connection: Connection, observation: Observation, since: str) -> int | None:
+    """dedup_check: an active observation of the same type and hash since ``since`` (its id)."""
     pattern = f"{OBSERVATIONS_FOLDER}/%-{observation.type}-{observation_hash(observation)}.md"
     row = connection.execute(
-        "SELECT 1 FROM documents WHERE collection = ? AND path LIKE ? AND active = 1 "
-        "AND modified_at >= ? LIMIT 1",
+        "SELECT id FROM documents WHERE collection = ? AND path LIKE ? AND active = 1 "
+        "AND modified_at >= ? ORDER BY modified_at DESC LIMIT 1",
         (MEMORY_COLLECTION, pattern, since),
     ).fetchone()
-    return row is not None
+    return None if row is None else int(row[0])
 
 
 def _existing_preference(connection: Connection, title: str) -> str | None:
@@ -265,7 +265,7 @@ def write_capture(
     redact: Callable[[str], str] = lambda text: text,
 ) -> Written:
     """Write ``observations`` by the merge policies above; call inside a write transaction."""
-    from memtrove.index.internal import write_internal
+    from memtrove.index.internal import count_duplicate, save_memory
 
     stamp = to_iso(now)
     day = stamp[:10]
@@ -278,20 +278,24 @@ def write_capture(
         policy = MERGE_POLICY.get(observation.type, "dedup_check")
         if policy == "update_existing":
             path = _existing_preference(connection, redact(observation.title)) or path
-        elif policy == "dedup_check" and _duplicate(connection, observation, since):
+        elif policy == "dedup_check" and (twin := _duplicate(connection, observation, since)):
             exists = connection.execute(
                 "SELECT 1 FROM documents WHERE collection = ? AND path = ?",
                 (MEMORY_COLLECTION, path),
             ).fetchone()
-            if exists is None:  # the same observation from another session or day
+            if exists is None:  # the same observation from another session or day: counted
+                count_duplicate(connection, twin, stamp)
                 skipped += 1
                 continue
         text = render_observation(observation, session_id, authored, redact)
         # a decision's or rule's text is searched in its session document: this is its record
         merged = observation.type == "decision" or is_avoidance(observation)
         content_type = RECORD_TYPE if merged else OBSERVATION_CONTENT_TYPE
-        doc_id = write_internal(connection, MEMORY_COLLECTION, path, text, content_type, stamp)
-        written.append((doc_id, observation))
+        saved = save_memory(connection, MEMORY_COLLECTION, path, text, content_type, stamp)
+        if saved.action == "deduplicated":  # saved in the last 30 minutes: counted on it
+            skipped += 1
+            continue
+        written.append((saved.doc_id, observation))
     kept = [observation for _, observation in written]
     decisions = [o for o in kept if o.type == "decision"]
     avoid = [o for o in kept if is_avoidance(o)]

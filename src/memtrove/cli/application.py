@@ -16,14 +16,17 @@ import typer
 from memtrove import __version__
 from memtrove.cli import (
     agents,
+    beads_cli,
     collection,
     consolidate_cli,
     curate,
+    diary_cli,
     enrich_cli,
     evaluate,
     graph_build_cli,
     health,
     hooks_cli,
+    hosts_cli,
     indexing,
     intent_cli,
     knowledge_cli,
@@ -31,6 +34,7 @@ from memtrove.cli import (
     memory_cli,
     mine_cli,
     portable_cli,
+    profile_cli,
     reading,
     retrieval,
     rules_cli,
@@ -88,6 +92,7 @@ intent_cli.register(app)
 health.register(app)
 agents.register(app)
 hooks_cli.register(app)
+hosts_cli.register(app)
 curate.register(app)
 serve.register(app)
 memory_cli.register(app)
@@ -97,11 +102,14 @@ enrich_cli.register(app)
 consolidate_cli.register(app)
 rules_cli.register(app)
 portable_cli.register(app)
+profile_cli.register(app)
 mine_cli.register(app)
 app.add_typer(evaluate.app, name="eval")
 app.add_typer(lifecycle_cli.app, name="lifecycle")
 watch_cli.register(app)
 service_cli.register(app)
+diary_cli.register(app)
+beads_cli.register(app)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""``memtrove eval locomo|beir|gold``: retrieval quality on judged sets."""
+"""``memtrove eval locomo|beir|gold|run``: retrieval quality on judged sets (``run``, the
+trust-gated replay, is :mod:`memtrove.cli.eval_run`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import typer
 
+from memtrove.cli import eval_run
 from memtrove.cli.common import fail, open_vault, print_json, state, user_errors
 from memtrove.eval import (
     LOCOMO_METRICS,
@@ -22,19 +24,21 @@ from memtrove.eval import (
     run_gold,
     run_locomo,
 )
+from memtrove.eval.run_files import prepare_out, table_markdown, write_run
 from memtrove.locations import is_server_url
 
 __all__ = ["app"]
 
 app = typer.Typer(
     name="eval",
-    help="Measure retrieval quality on judged sets (LoCoMo, BEIR, gold JSONL).",
+    help="Measure retrieval quality on judged sets (LoCoMo, BEIR, gold JSONL; run: trust-gated).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app.command("run")(eval_run.run)
 
 
 class Method(StrEnum):
@@ -76,6 +80,7 @@ _SESSION = typer.Option(False, "--session", help=SESSION_HELP)
 _HOOK_VECTORS = typer.Option(HookVectors.auto, "--hook-vectors", help=HOOK_VECTORS_HELP)
 _PROGRESS = typer.Option(False, "--progress", help="Report progress on stderr.")
 _JSON = typer.Option(False, "--json", help="Print one JSON object.")
+_OUT = typer.Option(None, "--out", help="Also write run.json and report.md to this folder.")
 
 
 @app.command("locomo")
@@ -95,12 +100,14 @@ def locomo(
         help="claude-code or chatgpt: write the sessions in that format and mine them "
         "(one document per exchange) instead of one document per turn.",
     ),
+    out: Path | None = _OUT,
     as_json: bool = _JSON,
 ) -> None:
     """Dialogue-turn recall on LoCoMo: R@5, R@10, SessR@5, SessR@10, MRR, latency."""
     if mined is not None and mined not in ("claude-code", "chatgpt"):
         raise fail("--mined must be claude-code or chatgpt", code=2)
     with user_errors():
+        folder = prepare_out(out) if out is not None else None
         report = run_locomo(
             path,
             method.value,
@@ -111,7 +118,7 @@ def locomo(
             mined=mined,
             server=_server(ctx),
         )
-    _show(report, as_json, lambda: format_locomo(report, path))
+    _show(report, as_json, lambda: format_locomo(report, path), folder, f"eval locomo {path}")
 
 
 @app.command("beir")
@@ -126,10 +133,12 @@ def beir(
     session: bool = _SESSION,
     hook_vectors: HookVectors = _HOOK_VECTORS,
     progress: bool = _PROGRESS,
+    out: Path | None = _OUT,
     as_json: bool = _JSON,
 ) -> None:
     """nDCG@10, R@10, R@100 and MRR on a BEIR-format folder."""
     with user_errors():
+        run_folder = prepare_out(out) if out is not None else None
         report = run_beir(
             folder,
             method.value,
@@ -140,7 +149,13 @@ def beir(
             progress=_progress(progress),
             server=_server(ctx),
         )
-    _show(report, as_json, lambda: format_ranking(report, f"BEIR {folder}"))
+    _show(
+        report,
+        as_json,
+        lambda: format_ranking(report, f"BEIR {folder}"),
+        run_folder,
+        f"eval beir {folder}",
+    )
 
 
 def _server(ctx: typer.Context) -> str | None:
@@ -160,6 +175,7 @@ def gold(
     session: bool = _SESSION,
     hook_vectors: HookVectors = _HOOK_VECTORS,
     progress: bool = _PROGRESS,
+    out: Path | None = _OUT,
     as_json: bool = _JSON,
 ) -> None:
     """Hand-judged queries against the vault (global --vault): nDCG@10, R@10, R@100, MRR.
@@ -169,6 +185,7 @@ def gold(
     """
     with user_errors():
         examples = load_gold(file)
+        folder = prepare_out(out) if out is not None else None
     with open_vault(ctx, create=False) as vault:
         report = run_gold(
             vault,
@@ -178,11 +195,23 @@ def gold(
             hook_vectors=hook_vectors.value,
             progress=_progress(progress),
         )
-    _show(report, as_json, lambda: format_ranking(report, f"gold {file}"))
+    _show(
+        report, as_json, lambda: format_ranking(report, f"gold {file}"), folder, f"eval gold {file}"
+    )
 
 
-def _show(report: LocomoReport | RankingReport, as_json: bool, text: Callable[[], str]) -> None:
-    """The report as one JSON object with ``--json``, else as its table (``text()``)."""
+def _show(
+    report: LocomoReport | RankingReport,
+    as_json: bool,
+    text: Callable[[], str],
+    folder: Path | None = None,
+    title: str = "",
+) -> None:
+    """The report as one JSON object with ``--json``, else as its table (``text()``); with
+    ``folder`` (``--out``), also its run.json and report.md there."""
+    if folder is not None:
+        with user_errors():
+            write_run(folder, report.to_dict(), table_markdown(title, text()))
     if as_json:
         print_json(report.to_dict())
     else:

@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
 def doctor(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 ) -> None:
-    """Check the vault, collections, fragments, vectors and each model service; exit 1 on a
-    failure, printing the fix for each."""
+    """Check the vault, collections, fragments, vectors, each model service, and Claude
+    Code's registration of the hooks and MCP server; exit 1 on a failure, printing the fix
+    for each."""
     report = _diagnose(state(ctx).settings)
     if as_json:
         print_json(report.to_dict())
@@ -82,7 +83,21 @@ def _diagnose(settings: Settings) -> DoctorReport:
         detail,
         "fix the setting named" if problems else "",
     )
-    return DoctorReport([*report.checks, check, _warm_path(settings)], report.elapsed_seconds)
+    checks = [*report.checks, check, _warm_path(settings), *_claude_code(settings)]
+    return DoctorReport(checks, report.elapsed_seconds)
+
+
+def _claude_code(settings: Settings) -> list[Check]:
+    """Whether Claude Code's files register memtrove's hooks and MCP server for this vault
+    (see :mod:`memtrove.cli.claude_checks`)."""
+    from memtrove.cli.claude_checks import claude_code_checks
+    from memtrove.cli.claude_settings import PLACEMENT_VARIABLES, placement_env
+
+    others = {k: v for k, v in os.environ.items() if k not in PLACEMENT_VARIABLES}
+    defaults = Settings.from_env(others)
+    vault = placement_env(settings.vault_path, settings.config_dir)[PLACEMENT_VARIABLES[0]]
+    default = placement_env(defaults.vault_path, defaults.config_dir)[PLACEMENT_VARIABLES[0]]
+    return claude_code_checks(Path.home(), vault, default)
 
 
 def _warm_path(settings: Settings) -> Check:

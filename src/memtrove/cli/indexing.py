@@ -11,11 +11,22 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memtrove.cli import agents
-from memtrove.cli.common import console, fail, given_path, open_vault, print_json, state
+from memtrove.cli.common import (
+    console,
+    fail,
+    given_path,
+    open_vault,
+    print_json,
+    state,
+    user_errors,
+)
+from memtrove.cli.lean.output import error
 from memtrove.cli.lean.views import print_status, print_update
 from memtrove.cli.retrieval import print_embed_report, run_embed
+from memtrove.config import CollectionConfig, cache_dir
 from memtrove.errors import MemtroveError
 from memtrove.index.embedding import EmbedReport
+from memtrove.index.pull import DEFAULT_TIMEOUT, PullResult, run_update_command
 from memtrove.locations import shown_location
 from memtrove.results import UpdateReport
 from memtrove.vault import Vault
@@ -79,23 +90,65 @@ def update(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="List every skipped file under its reason."
     ),
+    pull: bool = typer.Option(
+        False, "--pull", help="First run each collection's `update:` command in its folder."
+    ),
+    pull_timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--pull-timeout", min=1, help="Seconds each `update:` command may take."
+    ),
 ) -> None:
     """Index what changed in every collection: +added ~updated =unchanged -removed, then one
-    line per skip reason with its count (`skipped 3: larger than 5 MB`)."""
+    line per skip reason with its count (`skipped 3: larger than 5 MB`). With --pull, each
+    collection's `update:` command (config.yaml) runs first; a failed one is one line on
+    stderr and exit status 1, and every collection is indexed all the same."""
     with open_vault(ctx) as vault:
+        pulled = _pull(vault, collection or None, pull_timeout, quiet=as_json) if pull else []
         report = _run_update(vault, collection or None, show_progress=not as_json)
         if not as_json:
             print_update(report, verbose=verbose)
+        from memtrove.cli.lean.output import warning
+        from memtrove.vault.profile import refresh_after_update
+
+        refresh_after_update(vault, warning)  # a stale user profile is rebuilt
         embedded = _embed_after_update(vault, report, as_json=as_json) if embed else None
     if as_json:
         data = report.to_dict()
+        if pull:
+            data["pull"] = [result.to_dict() for result in pulled]
         if embedded is not None:
             data["embed"] = embedded.to_dict()
         print_json(data)
     elif embedded is not None:
         print_embed_report(embedded)
-    if embedded is not None and embedded.errors:
+    if (embedded is not None and embedded.errors) or any(not result.ok for result in pulled):
         raise typer.Exit(1)
+
+
+def _pull(
+    vault: Vault, names: list[str] | None, timeout: float, *, quiet: bool
+) -> list[PullResult]:
+    """Run the ``update:`` command of each chosen collection that has one, in its folder;
+    a failure is one line on stderr (the command's output is in update.log)."""
+    with user_errors():
+        commands = CollectionConfig(vault.config_file).update_commands()
+        collections = vault.collections()
+    chosen = [c for c in collections if names is None or c.name in names]
+    log_file = cache_dir() / "update.log"
+    results: list[PullResult] = []
+    for item in chosen:
+        command = commands.get(item.name)
+        if command is None:
+            continue
+        result = run_update_command(
+            item.name, item.path, command, timeout=timeout, log_file=log_file
+        )
+        results.append(result)
+        if not result.ok:
+            error(f"collection {item.name}: update command failed: {result.error} (see {log_file})")
+        elif not quiet:
+            shown = f"pulled {item.name}" + (f": {result.output}" if result.output else "")
+            console.print(shown, markup=False)
+    return results
 
 
 def _embed_after_update(vault: Vault, report: UpdateReport, *, as_json: bool) -> EmbedReport:

@@ -1,6 +1,9 @@
-"""The agent memory store from the shell: remember, recall, forget, duplicates, dedup-mark,
-hygiene. ``--store`` defaults to the project store (the git repository of the working
-directory, else the directory); recall without it also looks in ``global``."""
+"""The agent memory store from the shell: remember, recall, forget, archive, duplicates,
+dedup-mark, hygiene. ``--store`` defaults to the project store (the git repository of the
+working directory, else the directory); recall without it also looks in ``global``.
+
+Registering this group also registers ``flush-tools`` and ``reminder``
+(:mod:`memtrove.cli.nudge_cli`) and ``setup skills`` (:mod:`memtrove.cli.skills_cli`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from memtrove.cli import nudge_cli, skills_cli
 from memtrove.cli.common import console, fail, open_vault, print_json, user_errors
 
 __all__ = ["register"]
@@ -20,9 +24,12 @@ def register(app: typer.Typer) -> None:
     app.command("remember")(remember)
     app.command("recall")(recall)
     app.command("forget")(forget)
+    app.command("archive")(archive)
     app.command("duplicates")(duplicates)
     app.command("dedup-mark")(dedup_mark)
     app.command("hygiene")(hygiene)
+    nudge_cli.register(app)
+    skills_cli.register(app)
 
 
 def remember(
@@ -91,6 +98,24 @@ def forget(
     with open_vault(ctx) as vault, user_errors():
         entry = vault.memory.forget_entry(label, store)
     console.print(f"forgot {entry.store} :: {entry.label}", markup=False)
+
+
+def archive(
+    ctx: typer.Context,
+    label: str = typer.Argument(..., help="The entry's label."),
+    store: str | None = StoreOption,
+    restore: bool = typer.Option(False, "--restore", help="Bring an archived entry back."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Archive an entry: it is kept (with its versions), but recall, duplicates, hygiene and
+    search leave it out. --restore brings it back; so does overwriting it."""
+    with open_vault(ctx, create=False) as vault, user_errors():
+        entry = vault.memory.archive_entry(label, store, archived=not restore)
+    if as_json:
+        print_json(entry.to_dict())
+        return
+    verb = "restored" if restore else "archived"
+    console.print(f"{verb} {entry.store} :: {entry.label}", markup=False)
 
 
 def duplicates(

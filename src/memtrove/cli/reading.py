@@ -52,7 +52,7 @@ def search(
         min_score=min_score,
     )
     if as_json:
-        print_json({"query": text, "results": [r.to_dict() for r in results]})
+        print_json({"query": text, **results.to_dict()})
         return
     print_results(results)
 

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from memtrove.cli.common import (
     console,
+    fail,
     open_vault,
     print_json,
     print_results,
@@ -41,11 +42,32 @@ def embed(
     force: bool = typer.Option(
         False, "-f", "--force", help="Clear every vector and re-embed all with this embedder."
     ),
+    force_geometry: bool = typer.Option(
+        False,
+        "--force-geometry",
+        help="Write vectors although the geometry canary fails (taints the vault).",
+    ),
+    recalibrate_canary: bool = typer.Option(
+        False,
+        "--recalibrate-canary",
+        help="With --force: store the canary's probes as the new baseline.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Give every fragment a vector (only what is new or changed, unless --force)."""
+    """Give every fragment a vector (only what is new or changed, unless --force).
+
+    First the geometry canary re-embeds fixed probe texts and compares them with their
+    stored baseline; when it fails nothing is written and the vault is marked tainted."""
+    if recalibrate_canary and not force:
+        raise fail("--recalibrate-canary needs --force (it re-embeds everything)")
     with open_vault(ctx) as vault:
-        report = run_embed(vault, force=force, show_progress=not as_json)
+        report = run_embed(
+            vault,
+            force=force,
+            show_progress=not as_json,
+            force_geometry=force_geometry,
+            recalibrate_canary=recalibrate_canary,
+        )
     if as_json:
         print_json({**report.to_dict(), "summary": embed_report_lines(report)[0]})
     else:
@@ -69,10 +91,22 @@ def _progress(enabled: bool) -> Iterator[EmbedProgress | None]:
         yield advance
 
 
-def run_embed(vault: Vault, *, force: bool = False, show_progress: bool = True) -> EmbedReport:
+def run_embed(
+    vault: Vault,
+    *,
+    force: bool = False,
+    show_progress: bool = True,
+    force_geometry: bool = False,
+    recalibrate_canary: bool = False,
+) -> EmbedReport:
     """``vault.embed`` with a progress bar on a terminal (stderr); raises what it raises."""
     with _progress(show_progress) as progress:
-        return vault.embed(force=force, progress=progress)
+        return vault.embed(
+            force=force,
+            progress=progress,
+            force_geometry=force_geometry,
+            recalibrate_canary=recalibrate_canary,
+        )
 
 
 def embed_report_lines(report: EmbedReport) -> list[str]:

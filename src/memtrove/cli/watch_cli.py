@@ -50,7 +50,8 @@ def watch(
     ),
 ) -> None:
     """Watch every collection folder: re-index the collection a change belongs to (2 s
-    debounce), embed what changed, checkpoint the WAL every 5 minutes, follow config.yaml.
+    debounce), sync Beads issues when a .beads/ folder changes, embed what changed,
+    checkpoint the WAL every 5 minutes, follow config.yaml.
     Stop with Ctrl-C or SIGTERM."""
     if not 50 <= debounce_ms <= 60_000:
         raise fail("--debounce-ms must be from 50 to 60000", 2)
@@ -80,6 +81,7 @@ def watch(
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # its "N changes detected"
     from memtrove.index.watcher import Watcher, WatchSettings
     from memtrove.vault import Vault
+    from memtrove.vault.beads import beads_area
 
     try:
         vault = Vault.open(settings.vault_path, config_dir=settings.config_dir)
@@ -100,6 +102,7 @@ def watch(
                 checkpoint_interval=checkpoint_interval,
             ),
             log=_say,
+            beads=beads_area(vault).sync,  # a change under a collection's .beads/
         )
         names = ", ".join(collection.name for collection in vault.collections()) or "none yet"
         _say(f"watching {vault.location} (collections: {names})")

@@ -30,4 +30,8 @@ NAMES: tuple[str, ...] = (
     "m022_injection_audit",
     "m023_second_vectors",
     "m024_vector_version_random",
+    "m025_embed_safety",
+    "m026_beads",
+    "m027_review_fields",
+    "m028_save_parity",
 )

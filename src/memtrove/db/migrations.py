@@ -36,9 +36,10 @@ def applied_migrations(connection: Connection) -> list[str]:
     """Names recorded in the vault, oldest first (empty for a new file)."""
     if not connection.catalog.has_table("schema_migrations"):
         return []
-    # Names sort in the order they apply (m001, m002...).
+    # Names sort in the order they apply (m001, m002...), an engine's baseline (PostgreSQL's
+    # p001_baseline) before the migrations written for both engines after it (m025...).
     rows = connection.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
-    return [str(row[0]) for row in rows]
+    return sorted((str(row[0]) for row in rows), key=lambda name: not name.startswith("p"))
 
 
 def migrate(

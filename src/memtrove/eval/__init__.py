@@ -1,4 +1,4 @@
-"""Retrieval-quality evaluation: ``memtrove eval locomo|beir|gold``.
+"""Retrieval-quality evaluation: ``memtrove eval locomo|beir|gold|run``.
 
 Each task drives the public :class:`~memtrove.Vault` API exactly as a user would (index
 files, then call one retrieval method per query) and reports mean metrics and per-query
@@ -7,7 +7,10 @@ latency. The package sits above the facade, next to the interfaces; the CLI in
 
 - :func:`run_locomo`: LoCoMo dialogue-turn recall (R@5, R@10, SessR@5, SessR@10, MRR);
 - :func:`run_beir`: any BEIR-format folder (nDCG@10, R@10, R@100, MRR);
-- :func:`run_gold`: hand-judged JSONL gold sets against an existing vault (:func:`load_gold`).
+- :func:`run_gold`: hand-judged JSONL gold sets against an existing vault (:func:`load_gold`);
+- ``eval run``: the same gold sets replayed through ``query`` with ClawMem's trust gate
+  (:mod:`memtrove.eval.replay`), its ``run.json`` and ``report.md`` written by
+  :mod:`memtrove.eval.run_files`.
 """
 
 from memtrove.eval.beir import RANKING_METRICS, run_beir

@@ -53,6 +53,7 @@ __all__ = [
     "GoldExample",
     "load_gold",
     "parse_gold_line",
+    "resolve_evidence",
     "run_gold",
 ]
 
@@ -241,8 +242,11 @@ def load_gold(path: Path) -> list[GoldExample]:
     return examples
 
 
-def _resolve(vault: Vault, example: GoldExample) -> tuple[dict[str, float], list[str], list[str]]:
-    """``({reference: gain}, unresolved references, warnings)`` for one example."""
+def resolve_evidence(
+    vault: Vault, example: GoldExample
+) -> tuple[dict[str, float], list[str], list[str]]:
+    """``({reference: gain}, unresolved references, warnings)`` for one example: each
+    reference that names no active document of ``vault`` is unresolved."""
     gains: dict[str, float] = {}
     unresolved: list[str] = []
     warnings: list[str] = []
@@ -308,7 +312,7 @@ def _run_gold(
         if progress and done % 50 == 0:
             progress(done, len(examples), "querying")
         try:
-            gains, missing, notes = _resolve(vault, example)
+            gains, missing, notes = resolve_evidence(vault, example)
         except MemtroveError as error:  # e.g. an ambiguous reference: a label to fix
             gains, missing, notes = {}, [f"{example.gold_evidence[0].reference}: {error}"], []
         warnings.extend(notes)

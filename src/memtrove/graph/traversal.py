@@ -26,10 +26,20 @@ merges them with search results. Query similarity is a callable (document ids ->
 so the walk needs no vectors: without them every candidate's similarity is neutral.
 
 :func:`causal_links` walks only ``causal`` edges, in the direction asked for.
+
+:func:`mpfp_traversal` is Meta-Path Forward Push (ClawMem's MPFP, after Hindsight): for each
+meta-path of :data:`MPFP_PATTERNS` (a sequence of edge steps such as ``entity`` then
+``semantic``: documents sharing an entity with a hit, then their topical neighbours) the
+anchors' relevance is pushed along edges of exactly those types, step by step: each node
+keeps ``alpha`` of the mass that reached it as its score and passes the rest to its
+``top_k`` heaviest neighbours of the step's type in proportion to the edge weights; mass
+under ``threshold`` stops. The patterns' rankings are fused by RRF (k = 60), so a document
+several meta-paths reach ranks first; anchors are left out (they are ranked already).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -44,10 +54,12 @@ __all__ = [
     "DECAY",
     "DEPTH",
     "INBOUND_TYPES",
+    "MPFP_PATTERNS",
     "CausalLink",
     "Discovery",
     "adaptive_traversal",
     "causal_links",
+    "mpfp_traversal",
 ]
 
 ANCHORS = 10
@@ -206,6 +218,152 @@ def _with_score(item: Discovery, score: float) -> Discovery:
     return Discovery(
         item.doc_id, score, item.hop, item.via, item.relation_type, item.direction, item.anchor
     )
+
+
+# Meta-paths, one edge step each: semantic and entity edges are walked both ways; causes
+# (cause -> effect), caused_by (effect -> cause), temporal and supporting as written.
+MPFP_PATTERNS: tuple[tuple[str, ...], ...] = (
+    ("semantic", "semantic"),  # topic expansion
+    ("entity", "semantic"),  # an entity's context
+    ("entity", "temporal"),  # an entity's timeline
+    ("semantic", "causes"),  # reasoning forward
+    ("semantic", "caused_by"),  # reasoning backward
+    ("caused_by", "caused_by"),  # a why chain
+)
+MPFP_ALPHA = 0.15
+MPFP_THRESHOLD = 1e-3
+MPFP_TOP_K = 20
+_RRF_K = 60
+_STEP_SQL = {
+    # step -> (column matching the frontier, column reached, relation types)
+    "semantic": (("source_id", "target_id"), ("target_id", "source_id")),
+    "entity": (("source_id", "target_id"), ("target_id", "source_id")),
+    "causes": (("source_id", "target_id"),),
+    "caused_by": (("target_id", "source_id"),),
+    "temporal": (("source_id", "target_id"),),
+    "supporting": (("source_id", "target_id"),),
+}
+_STEP_TYPE = {"causes": "causal", "caused_by": "causal"}
+
+
+def _step_edges(
+    connection: Connection, frontier: Sequence[int], step: str, top_k: int
+) -> dict[int, list[tuple[int, float, str]]]:
+    """frontier node -> its ``top_k`` heaviest (neighbour, weight, direction) over ``step``."""
+    kind = _STEP_TYPE.get(step, step)
+    marks = ",".join("?" * len(frontier))
+    found: dict[int, list[tuple[int, float, str]]] = defaultdict(list)
+    for near, far in _STEP_SQL[step]:
+        rows = connection.execute(
+            f"SELECT r.{near}, r.{far}, r.weight FROM memory_relations r "
+            f"JOIN documents d ON d.id = r.{far} AND {_VALID} "
+            f"WHERE r.relation_type = ? AND r.{near} IN ({marks})",
+            (kind, *frontier),
+        ).fetchall()
+        way = "out" if near == "source_id" else "in"
+        for node, neighbour, weight in rows:
+            if int(neighbour) != int(node) and float(weight) > 0:
+                found[int(node)].append((int(neighbour), float(weight), way))
+    for edges in found.values():
+        edges.sort(key=lambda edge: (-edge[1], edge[0]))
+        del edges[top_k:]
+    return found
+
+
+def _forward_push(
+    connection: Connection,
+    seeds: Mapping[int, float],
+    pattern: Sequence[str],
+    alpha: float,
+    threshold: float,
+    top_k: int,
+) -> tuple[dict[int, float], dict[int, tuple[int, str, str, int]]]:
+    """One meta-path's scores, and for each node the heaviest push into it (via, step,
+    direction, hop)."""
+    total = sum(seeds.values()) or 1.0
+    mass = {doc: value / total for doc, value in seeds.items()}
+    scores: dict[int, float] = defaultdict(float)
+    best: dict[int, tuple[float, int, str, str, int]] = {}
+    for hop, step in enumerate(pattern, start=1):
+        active = {doc: value for doc, value in mass.items() if value >= threshold}
+        if not active:
+            return scores, {}
+        for doc, value in active.items():
+            scores[doc] += alpha * value
+        edges = _step_edges(connection, list(active), step, top_k)
+        pushed: dict[int, float] = defaultdict(float)
+        for doc, value in active.items():
+            out = edges.get(doc)
+            if not out:
+                continue
+            weights = sum(weight for _, weight, _ in out)
+            for neighbour, weight, way in out:
+                share = (1.0 - alpha) * value * weight / weights
+                pushed[neighbour] += share
+                if share > best.get(neighbour, (0.0,))[0]:
+                    best[neighbour] = (share, doc, _STEP_TYPE.get(step, step), way, hop)
+        mass = pushed
+    for doc, value in mass.items():
+        scores[doc] += value
+    return scores, {doc: item[1:] for doc, item in best.items()}
+
+
+def mpfp_traversal(
+    connection: Connection,
+    anchors: Mapping[int, float],
+    patterns: Sequence[Sequence[str]] = MPFP_PATTERNS,
+    *,
+    alpha: float = MPFP_ALPHA,
+    threshold: float = MPFP_THRESHOLD,
+    top_k: int = MPFP_TOP_K,
+    budget: int = BUDGET,
+    similarity: Similarity | None = None,
+) -> list[Discovery]:
+    """Documents the meta-paths reach from ``anchors`` (doc -> relevance), best first, RRF
+    of the patterns' rankings normalised to [0, 1]; anchors left out (module docstring).
+    With ``similarity`` each score is also multiplied, as in :func:`adaptive_traversal`, by
+    the query similarity (mapped onto [``SIMILARITY_FLOOR``, 1]) and ``DECAY`` per hop."""
+    seeds = {doc: max(0.0, float(score)) for doc, score in list(anchors.items())[:ANCHORS]}
+    if not seeds or budget <= 0:
+        return []
+    if not any(seeds.values()):
+        seeds = dict.fromkeys(seeds, 1.0)
+    fused: dict[int, float] = defaultdict(float)
+    ways: dict[int, tuple[int, str, str, int]] = {}
+    for pattern in patterns:
+        scores, best = _forward_push(connection, seeds, pattern, alpha, threshold, top_k)
+        ranked = sorted(
+            (doc for doc in scores if doc not in seeds and doc in best),
+            key=lambda doc: (-scores[doc], doc),
+        )
+        for rank, doc in enumerate(ranked, start=1):
+            fused[doc] += 1.0 / (_RRF_K + rank)
+            ways.setdefault(doc, best[doc])
+    if not fused:
+        return []
+    top = max(fused.values())
+    scores = {doc: value / top for doc, value in fused.items()}
+    if similarity is not None:
+        cosines = similarity(list(scores))
+        for doc in scores:
+            scores[doc] *= _similarity(cosines, doc) * DECAY ** ways[doc][3]
+    ordered = sorted(scores, key=lambda doc: (-scores[doc], doc))[:budget]
+    found: list[Discovery] = []
+    for doc in ordered:
+        via, kind, way, hop = ways[doc]
+        found.append(Discovery(doc, scores[doc], hop, via, kind, way, _root(via, ways, seeds)))
+    return found
+
+
+def _root(
+    doc: int, ways: Mapping[int, tuple[int, str, str, int]], seeds: Mapping[int, float]
+) -> int:
+    """The anchor a push into ``doc`` started from (following the heaviest pushes back)."""
+    for _ in range(len(ways) + 1):
+        if doc in seeds or doc not in ways:
+            return doc
+        doc = ways[doc][0]
+    return doc
 
 
 def check_direction(direction: str) -> str:

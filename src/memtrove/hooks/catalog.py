@@ -133,5 +133,21 @@ HOOKS: dict[str, HookSpec] = {
             "memtrove.hooks.session_bootstrap",
             "inject the last handoff, recent decisions and stale notes (opt-in)",
         ),
+        HookSpec(
+            "staleness-check",
+            "SessionStart",
+            True,
+            5,
+            "memtrove.hooks.staleness_check",
+            "list the notes due for review (opt-in)",
+        ),
+        HookSpec(
+            "pretool-inject",
+            "PreToolUse",
+            True,
+            5,
+            "memtrove.hooks.pretool_inject",
+            "inject notes about the file a tool uses (opt-in; MEMTROVE_PRETOOL_INJECT)",
+        ),
     )
 }

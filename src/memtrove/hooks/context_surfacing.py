@@ -27,10 +27,14 @@ A prompt asking where the work stands ("where were we?", "what did we do last ti
 "pick up where we left off") is answered first by the project's last handoff (another
 session's, in ``<vault-session>``), then by what retrieval finds.
 
-After the threshold, spreading activation lifts results that were injected together with
-the top HOT results before (see :func:`spread_activation`). Not here: the focus-topic
-boost (no focus topics are recorded yet). Every ``MEMTROVE_NUDGE_INTERVAL`` (15) prompts
-without a pin, snooze or forget, a ``<vault-nudge>`` follows the context.
+Between composite scoring and the threshold, the session's focus topic (``memtrove focus
+set``, else ``MEMTROVE_SESSION_FOCUS``) steers the ranking: x1.4 for documents matching it,
+x0.75 for the rest, nothing when none matches (see :mod:`~memtrove.hooks.focus`). A prompt
+about the user lifts canonical memories x1.14 in composite scoring (see
+``retrieval.scoring``). After the threshold, spreading activation lifts results that were
+injected together with the top HOT results before (see :func:`spread_activation`). Every
+``MEMTROVE_NUDGE_INTERVAL`` (15) prompts without a pin, snooze or forget, a
+``<vault-nudge>`` follows the context.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from memtrove.hooks.admission import FILTERED_PATHS, SURFACED_INTERNAL, admit, i
 from memtrove.hooks.audit import Trail
 from memtrove.hooks.discovery import Candidate, discover
 from memtrove.hooks.events import HookEvent, HookResult
+from memtrove.hooks.focus import apply_topic_boost, session_topic
 from memtrove.hooks.gates import gate_prompt
 from memtrove.hooks.hooklog import HookLog
 from memtrove.hooks.lookback import LOOKBACK, LOOKBACK_SECONDS, lookback_queries
@@ -65,7 +70,12 @@ from memtrove.results import Document
 from memtrove.results.lifecycle import Considered
 from memtrove.retrieval.fts import parse_query
 from memtrove.retrieval.recency import RecencyPlan, recency_plan
-from memtrove.retrieval.scoring import DEFAULT_WEIGHTS, composite_score, time_reference
+from memtrove.retrieval.scoring import (
+    DEFAULT_WEIGHTS,
+    composite_score,
+    has_profile_intent,
+    time_reference,
+)
 from memtrove.retrieval.snippets import Highlighter
 from memtrove.security.guard import sanitize
 from memtrove.vault import Vault
@@ -216,13 +226,16 @@ def _rank(
     inputs = {item.key: item for item in vault.retrieval.scoring_inputs(fresh)} if fresh else {}
     weights = plan.weights if plan else DEFAULT_WEIGHTS
     now = time_reference(inputs.values(), weights, now)
+    about_user = has_profile_intent(prompt)
     scored: list[tuple[Document, float]] = []
     for document, candidate in admitted:
         item = inputs.get(document.doc_id)
         if candidate.prescored or item is None:
             scored.append((document, candidate.relevance))
         else:
-            scored.append((document, composite_score(item, weights, now)))
+            scored.append(
+                (document, composite_score(item, weights, now, profile_intent=about_user))
+            )
     group = type_order(plan)
     scored.sort(key=lambda item: (group(item[0]), -item[1]))
     return scored
@@ -313,27 +326,24 @@ def run(
 ) -> HookResult:
     """Answer one UserPromptSubmit payload (see the module docstring), led by the
     extraction nudge when the session has tool calls waiting to be read for memories."""
-    nudge = _quietly(lambda: extraction_nudge(settings, event.session_id), "", log)
+    nudge = _quietly(lambda: extraction_nudge(settings, event.session_id, event.prompt), "", log)
     result = _surface_prompt(event, settings, open_vault, log, len(nudge) + 1 if nudge else 0)
     if nudge:
         result.context = "\n".join(part for part in (nudge, result.context) if part)
     return result
 
 
-def extraction_nudge(settings: HookSettings, session: str) -> str:
-    """The nudge for a session whose extraction queue is not empty (counted as shown)."""
+def extraction_nudge(settings: HookSettings, session: str, prompt: str = "") -> str:
+    """The nudge for a session whose extraction queue is not empty (counted as shown);
+    none while the session compacts (see :mod:`memtrove.memory.queue`)."""
     if not session:
         return ""
     folder = settings.queue_dir
     if not folder.is_dir():  # nothing was ever queued: skip the queue's imports
         return ""
-    from memtrove.memory.queue import ExtractionQueue, nudge_text
+    from memtrove.memory.queue import ExtractionQueue
 
-    queue = ExtractionQueue(folder)
-    waiting = len(queue.peek(session))
-    if not waiting:
-        return ""
-    return nudge_text(session, waiting, queue.note_nudge(session))
+    return ExtractionQueue(folder).nudge(session, prompt)
 
 
 def _surface_prompt(
@@ -415,9 +425,12 @@ def _surface_prompt(
             vault_nudge = NUDGE
     reserved_chars += len(vault_nudge) + 1 if vault_nudge else 0
     budget = max(0, (settings.profile.token_budget * 4 - reserved_chars) // 4)
+    topic = _quietly(
+        lambda: session_topic(settings.focus_dir, session, settings.session_focus), None, log
+    )
     try:
         rendered, ranked, trail = _surface(
-            vault, query, thread, prompt, settings, started, log, budget, previous
+            vault, query, thread, prompt, settings, started, log, budget, previous, topic
         )
     except Exception as error:
         # The turn still counts (and keeps its text): only this answer is lost.
@@ -480,10 +493,12 @@ def _surface(
     log: HookLog,
     budget_tokens: int,
     previous: Sequence[int] = (),
+    topic: str | None = None,
 ) -> tuple[Rendered, list[tuple[Document, float]], Trail]:
     """Steps 5-8: discover with ``query`` (and the lookback ``thread``), filter, score
-    (lifting what the previous turn injected first: ``previous``) and render with the raw
-    ``prompt``; the :class:`Trail` says what each candidate became."""
+    (lifting what the previous turn injected first: ``previous``; steered by the session's
+    focus ``topic``) and render with the raw ``prompt``; the :class:`Trail` says what each
+    candidate became."""
     found = discover(vault, query, prompt, settings, started, thread=thread)
     trail, refused = Trail(found.candidates), dict[str, str]()
     for note in found.notes:
@@ -494,6 +509,12 @@ def _surface(
         _rank(vault, found.candidates, prompt, datetime.now(UTC), refused),
         previous,
         type_order(plan),
+    )
+    ranked = apply_topic_boost(
+        ranked,
+        topic,
+        lambda d: (d.title, f"{d.collection}/{d.path}", d.body),
+        order=type_order(plan),
     )
     trail.admitted(ranked, refused)
     ranked = apply_adaptive_threshold(ranked, profile)

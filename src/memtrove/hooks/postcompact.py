@@ -17,6 +17,7 @@ prompt-injection filter: a transcript can quote anything.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -124,6 +125,11 @@ def run(
     """Answer one SessionStart payload; empty unless it follows a compaction."""
     if event.source and event.source != "compact":
         return HookResult()
+    if event.source == "compact" and settings.queue_dir.is_dir():  # the nudge may come back
+        from memtrove.memory.queue import ExtractionQueue
+
+        with contextlib.suppress(OSError):
+            ExtractionQueue(settings.queue_dir).end_compaction(event.session_id)
     sections: list[str] = []
     state = read_state(event, settings)
     if state:

@@ -199,7 +199,13 @@ def _reindex(vault: Vault, folder: Path, log: HookLog) -> None:
 def run(
     event: HookEvent, settings: HookSettings, open_vault: Callable[[], Vault], log: HookLog
 ) -> HookResult:
-    """Write the state file for one PreCompact payload; nothing is injected."""
+    """Write the state file for one PreCompact payload; nothing is injected. The session's
+    extraction nudge is held back until the compaction ends (``postcompact-inject``)."""
+    if event.session_id:
+        from memtrove.memory.queue import ExtractionQueue
+
+        with contextlib.suppress(OSError):
+            ExtractionQueue(settings.queue_dir).begin_compaction(event.session_id)
     messages = read_transcript(event.transcript_path, 200)
     state = build_state(messages, datetime.now(UTC)) if messages else ""
     if not state:

@@ -3,12 +3,13 @@
 Registers the session in ``session_log``, then injects ``<vault-session>`` with, within the
 inventory's budgets (estimated tokens, ``ceil(characters / 4)``; 2000 in all):
 
+- the user profile (800): ``_memtrove/profile.md``, rebuilt first when it is stale
+  (missing, or 5 sessions old; see :mod:`memtrove.capture.profile`);
 - the latest handoff of another session (600): its document, frontmatter left out;
 - decisions of the last 7 days (400): titles and dates;
 - stale notes to review (200): titles and paths, oldest first.
 
-The inventory's first part, the user profile (800), is not written by memtrove yet and is
-left out. Every line passes the prompt-injection filter (a line that fails is dropped, and
+Every line passes the prompt-injection filter (a line that fails is dropped, and
 a handoff whose lines still carry one read together is left out whole) and is escaped;
 secrets are redacted. Not installed by ``setup hooks``: add it to the
 SessionStart hooks by hand (``memtrove hook session-bootstrap``, timeout 5). Unlike the
@@ -31,6 +32,7 @@ __all__ = ["HOOK_NAME", "TOTAL_BUDGET", "build_context", "run"]
 
 HOOK_NAME = "session-bootstrap"
 TOTAL_BUDGET, HANDOFF_BUDGET, DECISIONS_BUDGET, STALE_BUDGET = 2000, 600, 400, 200
+PROFILE_BUDGET = 800
 RECENT_DAYS = 7
 
 
@@ -60,7 +62,12 @@ def _handoff(vault: Vault, session_id: str) -> str | None:
 
 def build_context(vault: Vault, session_id: str) -> str:
     """The ``<vault-session>`` block, or "" when there is nothing to say."""
+    from memtrove.hooks.user_profile import profile_lines
+
     sections = []
+    profile = profile_lines(vault, "## User profile", PROFILE_BUDGET, refresh=True)
+    if profile:
+        sections.append("\n".join(profile))
     handoff = _handoff(vault, session_id)
     if handoff:
         sections.append(handoff)
@@ -95,7 +102,9 @@ def run(
     vault = open_vault()
     if event.session_id:
         try:
-            vault.capture.register_session(event.session_id)
+            import socket
+
+            vault.capture.register_session(event.session_id, machine=socket.gethostname())
         except Exception as error:  # best-effort: the context still goes out
             log.warning(f"session not registered: {type(error).__name__}: {error}")
     context = build_context(vault, event.session_id)

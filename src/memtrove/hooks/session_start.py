@@ -7,6 +7,9 @@ reminder of the memory store, and its hygiene.
   :data:`HANDOFF_BUDGET` tokens, inside ``<vault-session>``. Every line passes the
   prompt-injection guard (a handoff whose lines read as an override together is left out
   whole). A project with no handoff yet adds nothing.
+- **The user profile** (``_memtrove/profile.md``, as ``memtrove profile rebuild`` or
+  ``update`` last wrote it) within 300 tokens, inside ``<vault-profile>`` (see
+  :mod:`~memtrove.hooks.user_profile`); a vault without one adds nothing.
 - **The reminder** names the project store and the tools to use.
 - **The hygiene report** of the project and global stores follows only when something needs
   tending; a healthy store adds nothing.
@@ -112,6 +115,13 @@ def run(
     lines: list[str] = []
     try:
         vault = open_vault()
+        if event.session_id:
+            try:  # session_log, with the host the session runs on
+                import socket
+
+                vault.capture.register_session(event.session_id, machine=socket.gethostname())
+            except Exception as error:  # best-effort: the context still goes out
+                log.warning(f"session not registered: {type(error).__name__}: {error}")
         try:
             handoff = last_handoff(vault, event.session_id, project)
         except Exception as error:  # the rest still goes out
@@ -119,6 +129,15 @@ def run(
             handoff = ""
         if handoff:
             parts.append(handoff)
+        try:
+            from memtrove.hooks.user_profile import session_start_block
+
+            profile = session_start_block(vault)
+        except Exception as error:  # the rest still goes out
+            log.warning(f"user profile skipped: {type(error).__name__}: {error}")
+            profile = ""
+        if profile:
+            parts.append(profile)
         for store in dict.fromkeys((project, GLOBAL_STORE)):
             lines.extend(vault.memory.hygiene(store=store, worktree=folder).lines())
     except Exception as error:  # the reminder still goes out

@@ -12,6 +12,11 @@ Environment (all optional):
                                               context-surfacing adds <vault-nudge> (15; 0 = off)
     MEMTROVE_HOOK_TIMEOUT                     seconds before a hook gives up (default: a
                                               margin under Claude Code's timeout)
+    MEMTROVE_FOCUS_ROOT                       the session focus files' folder (default
+                                              ``$XDG_CACHE_HOME/memtrove/sessions``)
+    MEMTROVE_SESSION_FOCUS                    focus topic of sessions without a focus file
+    MEMTROVE_PRETOOL_INJECT                   true = pretool-inject answers (default: off,
+                                              it injects nothing)
     MEMTROVE_CONTRADICTION_INVALIDATE         true = decision-extractor also invalidates a
                                               decision a newer one contradicts (default:
                                               only lowers its confidence, logs "would
@@ -56,6 +61,9 @@ class HookSettings(NamedTuple):
     nudge_interval: int = 15
     gates: bool = True  # False only for evaluations: every prompt goes on to retrieval
     contradiction_invalidate: bool = False
+    pretool_inject: bool = False  # MEMTROVE_PRETOOL_INJECT
+    focus_root: Path | None = None  # MEMTROVE_FOCUS_ROOT; None: <cache>/sessions
+    session_focus: str = ""  # MEMTROVE_SESSION_FOCUS: the topic of sessions without a file
     warnings: tuple[str, ...] = ()  # the last field: see _compared
 
     def _compared(self) -> tuple[object, ...]:
@@ -73,6 +81,11 @@ class HookSettings(NamedTuple):
 
     def __hash__(self) -> int:
         return hash(self._compared())
+
+    @property
+    def focus_dir(self) -> Path:
+        """Where session focus files live (see :mod:`memtrove.hooks.focus`)."""
+        return self.focus_root or self.cache_dir / "sessions"
 
     @property
     def queue_dir(self) -> Path:
@@ -120,8 +133,15 @@ class HookSettings(NamedTuple):
             .strip()
             .lower()
             in _TRUE,
+            pretool_inject=env.get("MEMTROVE_PRETOOL_INJECT", "").strip().lower() in _TRUE,
+            focus_root=_absolute(env.get("MEMTROVE_FOCUS_ROOT", "")),
+            session_focus=env.get("MEMTROVE_SESSION_FOCUS", "").strip(),
             warnings=tuple(warnings),
         )
+
+
+def _absolute(value: str) -> Path | None:
+    return Path(os.path.abspath(os.path.expanduser(value.strip()))) if value.strip() else None
 
 
 def _claude_dir(env: Mapping[str, str]) -> Path:

@@ -41,7 +41,7 @@ SHOWN_CANDIDATES = 5  # in an ambiguity message
 _DOCUMENT_COLUMNS = (
     "d.id, d.docid, d.collection, d.path, d.title, d.hash, d.content_type, d.quality_score, "
     "d.confidence, d.pinned, d.snoozed_until, d.created_at, d.modified_at, d.authored_at, "
-    "d.active, c.doc"
+    "d.active, c.doc, d.review_by, d.domain, d.workstream"
 )
 
 
@@ -234,6 +234,9 @@ def _document(row: Sequence[Any]) -> Document:
         authored_at=row[13],
         active=bool(row[14]),
         body=str(row[15]),
+        review_by=row[16],
+        domain=row[17],
+        workstream=row[18],
     )
 
 

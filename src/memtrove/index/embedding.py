@@ -9,7 +9,9 @@ embedded once per content hash, however many documents share them. A lease (``em
 keeps two processes from embedding the same vault at once.
 
 A model other than the one that made the stored vectors is refused; ``force`` first proves
-the new model answers, then clears every vector and re-embeds everything with it.
+the new model answers, then clears every vector and re-embeds everything with it. Before
+either, the geometry canary (:mod:`memtrove.index.geometry`) checks that the embedder still
+places texts where its baseline says: a failed check writes nothing and taints the vault.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memtrove.db.connection import Connection, write_transaction
-from memtrove.errors import ModelResponseError, ModelUnavailableError
+from memtrove.errors import ConfigError, ModelResponseError, ModelUnavailableError
 from memtrove.lifecycle.leases import Lease
 from memtrove.models.protocols import Embedder, Vectors
 from memtrove.retrieval.vectors import (
@@ -34,15 +36,12 @@ from memtrove.retrieval.vectors import (
     vector_count,
 )
 
-if TYPE_CHECKING:
-    pass
-
-
 __all__ = [
     "MAX_ATTEMPTS",
     "EmbedProgress",
     "EmbedReport",
     "embed_documents",
+    "embed_fragment_rows",
     "embed_pending",
     "pending_counts",
 ]
@@ -69,6 +68,8 @@ class EmbedReport:
     skipped_documents: int = 0
     forced: bool = False
     errors: list[str] = field(default_factory=list)
+    canary: dict[str, object] | None = None  # the geometry canary's run (CanaryResult)
+    taint: str | None = None  # why this run left the vault's geometry tainted
     elapsed_seconds: float = 0.0
     second: dict[str, object] | None = None  # the second space's run, when it is on
 
@@ -83,6 +84,8 @@ class EmbedReport:
             "skipped_documents": self.skipped_documents,
             "forced": self.forced,
             "errors": list(self.errors),
+            "canary": self.canary,
+            "geometry_taint": self.taint,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
         }
 
@@ -109,10 +112,23 @@ def embed_pending(
     embedder: Embedder,
     *,
     force: bool = False,
+    force_geometry: bool = False,
+    recalibrate_canary: bool = False,
     progress: EmbedProgress | None = None,
     batch_fragments: int = BATCH_FRAGMENTS,
 ) -> EmbedReport:
-    """Embed what is pending (everything with ``force``); return what was done."""
+    """Embed what is pending (everything with ``force``); return what was done.
+
+    The geometry canary runs first; ``force_geometry`` writes vectors although it fails
+    (and taints the vault), ``recalibrate_canary`` (only with ``force``) stores a new
+    baseline instead of comparing with the old one.
+    """
+    from memtrove.index.geometry import finish, preflight
+
+    if recalibrate_canary and not force:
+        raise ConfigError(
+            "recalibrating the canary re-embeds everything: use --recalibrate-canary with --force"
+        )
     started = time.monotonic()
     report = EmbedReport(forced=force)
     dimensions = embedder.dimensions
@@ -125,6 +141,17 @@ def embed_pending(
     if batch_fragments == BATCH_FRAGMENTS and not hasattr(embedder, "embed_spans"):
         batch_fragments = SERVICE_BATCH_FRAGMENTS
     with Lease.acquire(connection, "embedding") as lease:
+        # Under the lease: a second run while one is going is refused at once, before any
+        # request to the embedder.
+        canary = preflight(
+            connection,
+            embedder,
+            dimensions,
+            force_geometry=force_geometry,
+            recalibrate=recalibrate_canary,
+        )
+        report.canary = canary.to_dict()
+        lease.renew()
         with write_transaction(connection):
             # A recorded space without a single vector binds nothing: start afresh.
             if force or vector_count(connection) == 0:
@@ -158,6 +185,16 @@ def embed_pending(
             if progress:
                 progress(min(done, total), total)
         report.fragments = done
+        report.taint = finish(
+            connection,
+            embedder,
+            canary,
+            written=done,
+            force=force,
+            recalibrate=recalibrate_canary,
+        )
+        if report.taint:
+            report.errors.append(f"geometry taint: {report.taint}")
         report.skipped_documents = int(
             connection.execute(
                 "SELECT COUNT(*) FROM documents WHERE active = 1 AND embed_state = 'failed' "
@@ -271,7 +308,7 @@ def _embed_hashes(
                 f"SELECT hash, doc FROM content WHERE hash IN ({marks})", wanted
             )
         }
-    vectors = _embed_rows(embedder, rows, bodies)
+    vectors = embed_fragment_rows(embedder, rows, bodies)
     fragment_rows = [
         (
             str(r[0]),
@@ -298,7 +335,7 @@ def _embed_hashes(
     return len(rows)
 
 
-def _embed_rows(embedder: Embedder, rows: Sequence[Any], bodies: dict[str, str]) -> Vectors:
+def embed_fragment_rows(embedder: Embedder, rows: Sequence[Any], bodies: dict[str, str]) -> Vectors:
     """Vectors for fragment rows (hash, seq, type, label, start, end, title), in order.
 
     Static embedders that pool tokens (``embed_spans``) tokenize each body once for all of its

@@ -7,6 +7,13 @@ never touched by ``update``: no folder backs them. The caller holds the write tr
 :func:`write_bulk` writes many documents of a collection memtrove owns (a mined collection's
 exchanges) at once: the rows the indexer would write one by one, with one statement per
 table (``executemany``) for the new ones and one lookup per batch for the rows already there.
+
+:func:`save_memory` is ClawMem's ``saveMemory``: :func:`write_internal` behind the dedupe
+window. A memory whose body (lowercased, whitespace collapsed: :func:`normalized_hash`)
+was already saved in the same collection with the same content type within the last
+:data:`DEDUPE_WINDOW_MINUTES` minutes is not written again under a new path: the first
+one's ``duplicate_count`` goes up (and ``last_seen_at``), which the frequency boost of
+composite scoring reads.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import functools
 import hashlib
 import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from memtrove.db.connection import Connection
@@ -33,20 +41,81 @@ from memtrove.index.writing import (
     stored_hashes,
 )
 from memtrove.security.redaction import redact_text
-from memtrove.text import iso_from_timestamp
+from memtrove.text import iso_from_timestamp, to_iso
 
 __all__ = [
+    "DEDUPE_WINDOW_MINUTES",
     "MEMORY_COLLECTION",
     "BulkDocument",
     "BulkWrite",
     "ExistingRow",
+    "Saved",
+    "count_duplicate",
     "deactivate_internal",
     "existing_rows",
+    "normalized_hash",
+    "save_memory",
     "write_bulk",
     "write_internal",
 ]
 
 MEMORY_COLLECTION = "_memtrove"
+DEDUPE_WINDOW_MINUTES = 30
+
+
+class Saved(NamedTuple):
+    """What :func:`save_memory` did: the document id and ``inserted``, ``updated``,
+    ``unchanged`` or ``deduplicated`` (an earlier copy counted instead)."""
+
+    doc_id: int
+    action: str
+
+
+def normalized_hash(body: str) -> str:
+    """SHA-256 of ``body`` lowercased with its whitespace collapsed: two saves of one memory
+    that differ only in case or spacing share it."""
+    text = " ".join(body.lower().split())
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def count_duplicate(connection: Connection, doc_id: int, now: str) -> None:
+    """Count one more save of the memory ``doc_id`` (``duplicate_count`` + 1)."""
+    connection.execute(
+        "UPDATE documents SET duplicate_count = duplicate_count + 1, last_seen_at = ? WHERE id = ?",
+        (now, doc_id),
+    )
+
+
+def save_memory(
+    connection: Connection, collection: str, path: str, text: str, content_type: str, now: str
+) -> Saved:
+    """Save an agent memory as ClawMem's ``saveMemory`` does (module docstring): a body
+    already saved as another active, valid document of ``collection`` and ``content_type``
+    in the last 30 minutes is counted on that one (``deduplicated``); otherwise
+    :func:`write_internal`. The caller holds the write transaction."""
+    row = connection.execute(
+        "SELECT id, hash FROM documents WHERE collection = ? AND path = ?", (collection, path)
+    ).fetchone()
+    if row is None:
+        digest = normalized_hash(parse_markdown(redact_text(text)).body)
+        since = to_iso(
+            datetime.fromisoformat(now.replace("Z", "+00:00"))
+            - timedelta(minutes=DEDUPE_WINDOW_MINUTES)
+        )
+        twin = connection.execute(
+            "SELECT id FROM documents WHERE collection = ? AND content_type = ? "
+            "AND normalized_hash = ? AND created_at >= ? AND active = 1 "
+            "AND invalidated_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1",
+            (collection, content_type, digest, since),
+        ).fetchone()
+        if twin is not None:
+            count_duplicate(connection, int(twin[0]), now)
+            return Saved(int(twin[0]), "deduplicated")
+    doc_id = write_internal(connection, collection, path, text, content_type, now)
+    if row is None:
+        return Saved(doc_id, "inserted")
+    changed = connection.execute("SELECT hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return Saved(doc_id, "unchanged" if str(changed[0]) == str(row[1]) else "updated")
 
 
 def write_internal(
@@ -80,12 +149,17 @@ def write_internal(
         found = connection.execute(
             "SELECT id FROM documents WHERE collection = ? AND path = ?", (collection, path)
         ).fetchone()
-        return int(found[0])
-    doc_id = int(row[0])
-    if str(row[1]) != item.hash or not row[2]:
-        _write_document(
-            connection, doc_id, item, collection, now, revision=str(row[1]) != item.hash
-        )
+        doc_id = int(found[0])
+    else:
+        doc_id = int(row[0])
+        if str(row[1]) != item.hash or not row[2]:
+            _write_document(
+                connection, doc_id, item, collection, now, revision=str(row[1]) != item.hash
+            )
+    connection.execute(
+        "UPDATE documents SET normalized_hash = ? WHERE id = ?",
+        (normalized_hash(parsed.body), doc_id),
+    )
     return doc_id
 
 

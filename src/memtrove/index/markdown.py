@@ -416,6 +416,10 @@ def split_fragments(parsed: ParsedMarkdown, title: str) -> list[Fragment]:
             if end - start >= FRAGMENT_MIN:
                 pieces.append(("frontmatter", title, start, min(end, start + FRAGMENT_MAX)))
         pieces.extend(_structural_pieces(text, body_start, title))
+    if parsed.frontmatter.get("observation_type"):
+        from memtrove.index.observation_fragments import with_observation_pieces
+
+        pieces = with_observation_pieces(pieces, text, body_start, title)
     fragments: list[Fragment] = []
     for kind, label, start, end in pieces[:MAX_FRAGMENTS]:
         fragments.append(Fragment(len(fragments), kind, label[:200], start, end))

@@ -2,7 +2,14 @@
 its fragments. The file is opened from the collection's folder through
 :func:`memtrove.files.open_beneath`: a link (the file, or a folder above it, swapped for
 one since the scan), a FIFO or a device, or a file grown past 5 MB is skipped with its
-reason, never followed or read. A pure step (no database, no shared state), so it can run in another process
+reason, never followed or read.
+
+Frontmatter the document keeps as fields: ``authored_at`` (``authored_at``, ``authored``,
+``date``, ``created``, ``created_at``), ``tags``, and the review fields ``review_by`` (a
+date, stored ``YYYY-MM-DD``; a datetime keeps its date as written), ``domain`` and
+``workstream`` (text, whitespace collapsed, at most :data:`LABEL_LIMIT` characters). A
+review field of the wrong shape (``review_by: next week``, ``domain: [a, b]``) is left
+out with a notice in the update's report; it never fails the file. A pure step (no database, no shared state), so it can run in another process
 (:mod:`memtrove.index.workers`); the indexer applies what it returns, in order.
 """
 
@@ -11,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from datetime import date, datetime
 from typing import Any, NamedTuple
 
 from memtrove.files import LEAVES, NOT_REGULAR, SYMLINK, Refused, open_beneath, read_capped
@@ -23,9 +31,10 @@ from memtrove.index.markdown import (
 )
 from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry
 from memtrove.results import Collection, FileIssue, SkipReason
-from memtrove.text import parse_iso_datetime
+from memtrove.text import parse_iso_datetime, scrub
 
 __all__ = [
+    "LABEL_LIMIT",
     "FragmentRow",
     "Outcome",
     "Prepared",
@@ -33,7 +42,10 @@ __all__ = [
     "decode_file",
     "fragment_rows",
     "prepare_file",
+    "review_fields",
 ]
+
+LABEL_LIMIT = 100  # characters of a domain or workstream
 
 FragmentRow = tuple[int, str, str, int, int]  # seq, type, label, start, end
 _PREPARED_FIELDS = (
@@ -48,6 +60,9 @@ _PREPARED_FIELDS = (
     "tags",
     "notices",
     "fragments",
+    "review_by",
+    "domain",
+    "workstream",
 )
 # the opener's refusals by the reason update reports; the one left is the size cap
 _REFUSALS = {
@@ -76,6 +91,9 @@ class Prepared:
         tags: str | None,
         notices: list[str] | None = None,
         fragments: list[FragmentRow] | None = None,
+        review_by: str | None = None,
+        domain: str | None = None,
+        workstream: str | None = None,
     ) -> None:
         self.file = file
         self.text = text
@@ -89,6 +107,9 @@ class Prepared:
         self.notices: list[str] = [] if notices is None else notices
         # computed with the rest, off the write path
         self.fragments: list[FragmentRow] | None = fragments
+        self.review_by = review_by  # YYYY-MM-DD
+        self.domain = domain
+        self.workstream = workstream
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -156,6 +177,7 @@ def prepare_file(
     title = document_title(parsed, file.path)
     body = parsed.body
     content_type = classify_content_type(file.path, title, body, frontmatter)
+    review_by, domain, workstream = review_fields(frontmatter, notices)
     item = Prepared(
         file=file,
         text=text,
@@ -168,6 +190,9 @@ def prepare_file(
         tags=_tags(frontmatter),
         notices=notices,
         fragments=fragment_rows(parsed, title),
+        review_by=review_by,
+        domain=domain,
+        workstream=workstream,
     )
     issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
     return Outcome(item, notices=issues)
@@ -193,6 +218,57 @@ def _tags(frontmatter: dict[str, Any]) -> str | None:
     tags = [str(item).strip()[:100] for item in items if isinstance(item, (str, int, float))]
     tags = [tag for tag in tags if tag][:50]
     return json.dumps(tags, ensure_ascii=False) if tags else None
+
+
+def review_fields(
+    frontmatter: dict[str, Any], notices: list[str]
+) -> tuple[str | None, str | None, str | None]:
+    """``review_by`` (``YYYY-MM-DD``), ``domain`` and ``workstream`` from the frontmatter,
+    each None when absent or unusable; what was unusable is added to ``notices``."""
+    return (
+        _review_date(frontmatter.get("review_by"), notices),
+        _label(frontmatter, "domain", notices),
+        _label(frontmatter, "workstream", notices),
+    )
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (str, int, float)):
+        return repr(value)[:60]  # repr: control characters shown escaped
+    return f"(a {type(value).__name__})"
+
+
+def _review_date(value: object, notices: list[str]) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, datetime):  # before date: a datetime is one
+        return value.date().isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str) and len(value.strip()) <= 64:
+        text = value.strip()
+        try:
+            return (
+                datetime.fromisoformat(text.removesuffix("Z").removesuffix("z")).date().isoformat()
+            )
+        except ValueError:
+            pass
+    notices.append(
+        f"frontmatter review_by {_shown(value)} is not a date (YYYY-MM-DD); review_by ignored"
+    )
+    return None
+
+
+def _label(frontmatter: dict[str, Any], key: str, notices: list[str]) -> str | None:
+    value = frontmatter.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        notices.append(f"frontmatter {key} {_shown(value)} is not text; {key} ignored")
+        return None
+    text = " ".join(scrub(str(value)).split())  # control characters and newlines too
+    text = "".join(c for c in text if c.isprintable())[:LABEL_LIMIT].strip()
+    return text or None
 
 
 def fragment_rows(parsed: ParsedMarkdown, title: str) -> list[FragmentRow]:

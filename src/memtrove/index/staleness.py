@@ -15,6 +15,12 @@ Which collections are checked (``stale_after_days`` in ``config.yaml``):
   anything unclassified, is deliberately not one of them: most folders are reference
   material, and a folder of notes that should age can say ``stale_after_days: 90``.
 
+A document whose frontmatter sets ``review_by`` (a date; see
+:mod:`memtrove.index.preparing`) is also stale from that day on, whatever its collection's
+setting (``none`` included): its author asked for the review. Pinning or snoozing it takes
+it off the list as for any other; so does moving ``review_by`` on in the file. Documents due
+by ``review_by`` are listed first, the earliest date first, then the others oldest first.
+
 Which date: ``authored_at`` (frontmatter ``date``/``created``/...) when the document has
 one, else the file's mtime, unless the folder's mtimes are checkout times. A clone, a sync or
 an unpacked archive gives every file the same mtime, which says when the files arrived, not
@@ -43,6 +49,7 @@ __all__ = [
     "DEFAULT_STALE_AFTER_DAYS",
     "StalenessRule",
     "count_stale",
+    "review_condition",
     "stale_documents",
     "staleness_rules",
 ]
@@ -108,30 +115,55 @@ def staleness_rules(
     return rules
 
 
+def review_condition(now: datetime) -> tuple[str, list[Any]]:
+    """A SQL condition on ``documents`` for the documents due for review by their own
+    ``review_by`` (on or before ``now``'s UTC date), and its values."""
+    sql = (
+        "active = 1 AND pinned = 0 AND invalidated_at IS NULL "
+        "AND (snoozed_until IS NULL OR snoozed_until <= ?) "
+        "AND review_by IS NOT NULL AND review_by <= ?"
+    )
+    return sql, [to_iso(now), _review_day(now)]
+
+
+def _review_day(now: datetime) -> str:
+    return to_iso(now)[:10]  # UTC, as every stored time
+
+
+def _stale_where(
+    connection: Connection, collections: Iterable[Collection], now: datetime
+) -> tuple[str, list[Any]]:
+    """The condition of every stale document: each collection's rule, or due for review."""
+    parts = [rule.condition(now) for rule in staleness_rules(connection, collections)]
+    parts.append(review_condition(now))
+    where = " OR ".join(f"({sql})" for sql, _ in parts)
+    return where, [value for _, rule_values in parts for value in rule_values]
+
+
 def count_stale(connection: Connection, collections: Iterable[Collection], now: datetime) -> int:
-    """How many active documents are stale."""
-    total = 0
-    for rule in staleness_rules(connection, collections):
-        sql, values = rule.condition(now)
-        row = connection.execute(f"SELECT COUNT(*) FROM documents WHERE {sql}", values).fetchone()
-        total += int(row[0])
-    return total
+    """How many active documents are stale (by their collection's rule or their own
+    ``review_by``; a document both ways counts once)."""
+    where, values = _stale_where(connection, collections, now)
+    row = connection.execute(f"SELECT COUNT(*) FROM documents WHERE {where}", values).fetchone()
+    return int(row[0])
 
 
 def stale_documents(
     connection: Connection, collections: Iterable[Collection], now: datetime, limit: int
 ) -> list[DocumentSummary]:
-    """Up to ``limit`` stale documents, oldest first: what a reviewer looks at one by one."""
-    rules = staleness_rules(connection, collections)
-    if not rules or limit <= 0:
+    """Up to ``limit`` stale documents, to look at one by one: those due by ``review_by``
+    first (earliest date first), then the others oldest first."""
+    if limit <= 0:
         return []
-    parts = [rule.condition(now) for rule in rules]
-    where = " OR ".join(f"({sql})" for sql, _ in parts)
-    values = [value for _, rule_values in parts for value in rule_values]
+    where, values = _stale_where(connection, collections, now)
+    due = "review_by IS NOT NULL AND review_by <= ?"
+    day = _review_day(now)
+    # '' rather than NULL for the documents not due: engines sort NULLs differently
     rows = connection.execute(
         f"SELECT {SUMMARY_COLUMNS} FROM documents WHERE {where} "
-        "ORDER BY COALESCE(authored_at, modified_at), collection, path LIMIT ?",
-        [*values, limit],
+        f"ORDER BY CASE WHEN {due} THEN 0 ELSE 1 END, CASE WHEN {due} THEN review_by ELSE '' "
+        "END, COALESCE(authored_at, modified_at), collection, path LIMIT ?",
+        [*values, day, day, limit],
     )
     return [summary_of(row) for row in rows]
 

@@ -32,17 +32,20 @@ def vault_status(
     collections: Sequence[Collection],
     second: str | None = None,
 ) -> VaultStatus:
-    """File, schema, document, fragment and vector counts, each configured collection, and
-    the state of the second vector space (``second``: its setting). A vault on a server
+    """File, schema, document, fragment and vector counts (with the active documents not yet
+    fully embedded), logged sessions, each configured collection, and the state of the
+    second vector space (``second``: its setting). A vault on a server
     (``location`` a URL) is shown without its password, its size as 0 (the server's)."""
     from memtrove.retrieval.second_space import second_state
 
     counts = collection_counts(connection)
     types = content_type_counts(connection)
-    active, inactive, last = connection.execute(
-        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), MAX(modified_at) "
+    active, inactive, last, unembedded = connection.execute(
+        "SELECT COALESCE(SUM(active), 0), COALESCE(SUM(1 - active), 0), MAX(modified_at), "
+        "COALESCE(SUM(CASE WHEN active <> 0 AND embed_state <> 'synced' THEN 1 ELSE 0 END), 0) "
         "FROM documents"
     ).fetchone()
+    sessions = connection.execute("SELECT COUNT(*) FROM session_log").fetchone()[0]
     # IN (a primary-key search per distinct body) reads 10k notes' fragments in 60 % of the
     # time the join over DISTINCT hashes took
     fragments = connection.execute(
@@ -51,7 +54,11 @@ def vault_status(
     files = () if is_server_url(location) else (Path(location), Path(f"{location}-wal"))
     size = sum(candidate.stat().st_size for candidate in files if candidate.exists())
     space = stored_space(connection)
+    from memtrove.index.vault_flags import read_taint
+
+    taint = read_taint(connection)
     return VaultStatus(
+        geometry_taint=taint.describe() if taint is not None else None,
         vectors=vector_count(connection),
         embedding_space=str(space) if space is not None else None,
         second_channel=second_state(connection, second),
@@ -73,6 +80,8 @@ def vault_status(
         ],
         content_types=types,
         last_modified_at=last,
+        unembedded=int(unembedded),
+        sessions=int(sessions),
     )
 
 

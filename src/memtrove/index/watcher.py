@@ -18,6 +18,10 @@ One loop, on the caller's thread::
   and writers are never blocked by it, and the WAL stops growing while the watcher runs.
 - ``config.yaml`` is looked at (one ``stat``) at every wake: a collection added is
   indexed at once and watched; one removed is no longer watched.
+- A change under a ``.beads/`` folder inside a collection (the Beads issue tracker's) runs
+  ``beads`` (a Beads sync of the folder holding it) with the batch, debounced alike; the
+  files bd's own reads touch (SQLite's ``-wal``/``-shm``/``-journal``, locks, sockets, logs)
+  do not count, so a sync never sets off the next one.
 
 Every index run, embed run, checkpoint and problem is reported through ``log`` as one line;
 ``index_runs`` and friends count them. Errors memtrove can explain are logged and the loop
@@ -27,6 +31,7 @@ goes on; the next batch or tick retries.
 from __future__ import annotations
 
 import fnmatch
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -93,8 +98,11 @@ class Watcher:
         settings: WatchSettings = WatchSettings(),
         *,
         log: Callable[[str], None] = lambda line: None,
+        beads: Callable[[Path], Any] | None = None,
     ) -> None:
         self.target = target
+        self.beads = beads
+        self.beads_runs = 0
         self.config_file = config_file
         self.settings = settings
         self.log = log
@@ -151,6 +159,39 @@ class Watcher:
                 ):
                     found.add(name)
         return found
+
+    def beads_projects(self, paths: Iterable[tuple[str, str]]) -> set[Path]:
+        """The project folders whose ``.beads/`` holds a changed file ((change, path) pairs
+        as :meth:`owners` takes them), inside a watched collection."""
+        if self.beads is None:
+            return set()
+        found: set[Path] = set()
+        for _change, raw in paths:
+            path = Path(raw)
+            if _BEADS not in path.parts or _BEADS_NOISE.search(path.name):
+                continue
+            for collection in self._folders.values():
+                try:
+                    parts = path.relative_to(collection.path).parts
+                except ValueError:
+                    continue
+                if _BEADS in parts:
+                    found.add(collection.path.joinpath(*parts[: parts.index(_BEADS)]))
+        return found
+
+    def sync_beads(self, projects: set[Path]) -> None:
+        """Run the Beads sync of each folder in ``projects`` once."""
+        if self.beads is None:
+            return
+        for project in sorted(projects):
+            try:
+                report = self.beads(project)
+            except MemtroveError as error:
+                self.log(f"cannot sync Beads issues of {project}: {error}")
+                continue
+            self.beads_runs += 1
+            summary = getattr(report, "summary", None)
+            self.log(f"beads {project}: {summary() if callable(summary) else report}")
 
     def index(self, names: set[str]) -> None:
         """Re-index ``names`` once, then embed if it is time."""
@@ -243,24 +284,31 @@ class Watcher:
                     if not batch.caught_up:  # the watch is live: catch up once, now
                         batch.caught_up = True
                         self.index(set(self._folders))
-                    batch.add(self.owners((change.name, path) for change, path in changes))
+                    pairs = [(change.name, path) for change, path in changes]
+                    batch.add(self.owners(pairs), self.beads_projects(pairs))
                     if batch.due():
-                        self.index(batch.take())
+                        self._flush(batch)
                     restart = self._follow_config()
                     self.periodic()
                     if restart or stop.is_set():
                         break
             except OSError as error:  # a folder it may not enter, too many watches, ...
-                self.index(batch.take())
+                self._flush(batch)
                 self.log(
                     f"cannot watch the folders ({error_line(str(error), 200)}); indexing them every "
                     f"{RESCAN_SECONDS:g} s instead"
                 )
                 self._rescan(stop)
                 return
-            self.index(batch.take())  # the batch in hand, before a restart or a stop
+            self._flush(batch)  # the batch in hand, before a restart or a stop
             if not restart and not stop.is_set():  # a watched folder went away
                 self.load_collections()
+
+    def _flush(self, batch: _Batch) -> None:
+        """Index the batch's collections, then sync its Beads folders."""
+        projects = batch.take_projects()
+        self.index(batch.take())
+        self.sync_beads(projects)
 
     def _rescan(self, stop: threading.Event) -> None:
         """Without a watch: every collection indexed now and every :data:`RESCAN_SECONDS`
@@ -288,6 +336,9 @@ class Watcher:
 
 RESCAN_SECONDS = 60.0  # how often every collection is indexed when folders cannot be watched
 _STEP_MS = 100  # how long watchfiles waits for more after a change before handing it over
+_BEADS = ".beads"
+# Files bd touches by reading (SQLite side files, locks, its daemon's socket and log).
+_BEADS_NOISE = re.compile(r"(-wal|-shm|-journal|\.lock|\.sock|\.log|\.pid)$|^daemon", re.I)
 
 
 class _Batch:
@@ -297,21 +348,23 @@ class _Batch:
     def __init__(self, settings: WatchSettings) -> None:
         self.settings = settings
         self.names: set[str] = set()
+        self.projects: set[Path] = set()
         self.first = self.last = 0.0
         self.caught_up = False
 
-    def add(self, names: set[str]) -> None:
-        if not names:
+    def add(self, names: set[str], projects: set[Path] | None = None) -> None:
+        if not names and not projects:
             return
         now = time.monotonic()
-        if not self.names:
+        if not self.names and not self.projects:
             self.first = now
         self.names |= names
+        self.projects |= projects or set()
         self.last = now
 
     def due(self) -> bool:
         now = time.monotonic()
-        return bool(self.names) and (
+        return bool(self.names or self.projects) and (
             (now - self.last) * 1000 >= self.settings.debounce_ms
             or (now - self.first) * 1000 >= self.settings.max_batch_ms
         )
@@ -319,6 +372,10 @@ class _Batch:
     def take(self) -> set[str]:
         names, self.names = self.names, set()
         return names
+
+    def take_projects(self) -> set[Path]:
+        projects, self.projects = self.projects, set()
+        return projects
 
 
 def _matches(relative: PurePosixPath, pattern: str) -> bool:

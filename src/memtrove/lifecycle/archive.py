@@ -165,7 +165,13 @@ def _match(connection: Connection, query: str, limit: int | None) -> list[tuple[
         )
     except (InvalidQueryError, OperationalError) as error:
         raise InvalidQueryError(f"cannot search for {query!r}: {error}") from None
-    return [(int(doc), normalize_bm25(float(rank))) for doc, rank in rows]
+    from memtrove.lifecycle.archive_scores import vault_scores
+
+    # The archive's own IDF is clamped to ~0 for any term most archived documents share
+    # (every score read 0.00): score with the vault's IDF instead (see archive_scores).
+    scores = vault_scores(connection, parsed, (int(doc) for doc, _ in rows))
+    ranked = sorted(rows, key=lambda row: -scores[int(row[0])])  # stable: ties keep order
+    return [(int(doc), normalize_bm25(scores[int(doc)])) for doc, _ in ranked]
 
 
 def search_archived(connection: Connection, query: str, limit: int) -> list[ArchivedDocument]:

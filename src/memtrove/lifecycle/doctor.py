@@ -23,6 +23,7 @@ from memtrove.errors import ConfigError, MemtroveError, SchemaTooNewError, Vault
 from memtrove.graph.amem_status import enrichment_check
 from memtrove.index.documents import collection_counts
 from memtrove.index.embedding import MAX_ATTEMPTS, pending_counts
+from memtrove.lifecycle.geometry_checks import geometry_checks
 from memtrove.lifecycle.maintenance import consolidation_check
 from memtrove.lifecycle.probes import (
     PROBE_TIMEOUT,
@@ -89,6 +90,7 @@ def run_doctor(
     embedder, identity, dimensions = embedder_check(models, timeout)
     checks.append(_space_check(space, identity, dimensions))
     checks += [embedder, llm_check(models, timeout), reranker_check(models, timeout)]
+    checks += geometry_checks(connection, models if embedder.status == "ok" else None, lock=lock)
     return DoctorReport(checks, time.monotonic() - started)
 
 

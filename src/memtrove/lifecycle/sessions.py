@@ -380,7 +380,8 @@ def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
     inserted = connection.catalog.insertion_order("session_log")
     rows = connection.execute(
         "SELECT session_id, started_at, last_seen_at, turns, injected_documents, "
-        "estimated_tokens, handoff_path, summary, files_changed, ended_at FROM session_log "
+        "estimated_tokens, handoff_path, summary, files_changed, ended_at, machine "
+        "FROM session_log "
         f"ORDER BY last_seen_at DESC, {inserted} DESC LIMIT ?",
         (limit,),
     ).fetchall()
@@ -396,6 +397,7 @@ def session_records(connection: Connection, limit: int) -> list[SessionRecord]:
             summary=None if r[7] is None else str(r[7]),
             files_changed=_file_list(r[8]),
             ended_at=None if r[9] is None else str(r[9]),
+            machine=None if r[10] is None else str(r[10]),
         )
         for r in rows
     ]
@@ -436,14 +438,19 @@ def set_capture_cursor(connection: Connection, session_id: str, cursor: str, sta
     )
 
 
-def register_session(connection: Connection, session_id: str, now: datetime) -> None:
-    """The session's ``session_log`` row, created when it is new (SessionStart)."""
+def register_session(
+    connection: Connection, session_id: str, now: datetime, machine: str | None = None
+) -> None:
+    """The session's ``session_log`` row, created when it is new (SessionStart), with the
+    host it runs on (``machine``; a machine already recorded is kept)."""
     stamp = to_iso(now)
     with write_transaction(connection, retry_seconds=0):
         connection.execute(
-            "INSERT INTO session_log (session_id, started_at, last_seen_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (session_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
-            (session_id, stamp, stamp),
+            "INSERT INTO session_log (session_id, started_at, last_seen_at, machine) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+            "last_seen_at = excluded.last_seen_at, "
+            "machine = COALESCE(session_log.machine, excluded.machine)",
+            (session_id, stamp, stamp, machine),
         )
 
 

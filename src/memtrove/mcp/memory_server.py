@@ -78,6 +78,18 @@ def register_memory_tools(
         forgotten with memory_forget."""
         return call(memory_tools.memory_forget_entry, label, store)
 
+    @server.tool(annotations=writes)
+    def memory_archive(
+        label: Label,
+        store: StoreName = None,
+        restore: Annotated[
+            StrictBool, Field(description="Bring an archived entry back instead.")
+        ] = False,
+    ) -> CallToolResult:
+        """Archive a memory entry that is still true but no longer worth recalling: it is
+        kept, but recall, find_duplicates and hygiene leave it out. restore brings it back."""
+        return call(memory_tools.memory_archive, label, store, restore)
+
     @server.tool(annotations=read_only)
     def find_duplicates(
         store: StoreName = None,

@@ -22,6 +22,7 @@ __all__ = [
     "find_duplicates",
     "get_extraction_payload",
     "hygiene_report",
+    "memory_archive",
     "memory_forget_entry",
     "memory_recall",
     "memory_remember",
@@ -80,6 +81,12 @@ def memory_forget_entry(vault: Vault, label: str, store: str | None) -> ToolResu
         f"[forgotten] {entry.store} :: {entry.label} (kept as an earlier version)",
         {"forgotten": entry.to_dict()},
     )
+
+
+def memory_archive(vault: Vault, label: str, store: str | None, restore: bool) -> ToolResult:
+    entry = vault.memory.archive_entry(label, store, archived=not restore)
+    verb = "restored" if restore else "archived"
+    return f"[{verb}] {entry.store} :: {entry.label}", {verb: entry.to_dict()}
 
 
 def find_duplicates(vault: Vault, store: str | None, threshold: float) -> ToolResult:

@@ -30,6 +30,8 @@ from pydantic import Field, StrictBool, ValidationError
 from memtrove import __version__
 from memtrove.errors import DocumentNotFoundError, MemtroveError
 from memtrove.mcp import DEFAULT_HTTP_PORT, tools
+from memtrove.mcp.beads_server import register_beads_tools
+from memtrove.mcp.diary_server import register_diary_tools
 from memtrove.mcp.enrichment_server import register_enrichment_tools
 from memtrove.mcp.graph_build_server import register_graph_build_tools
 from memtrove.mcp.intent_server import register_intent_tools
@@ -37,6 +39,7 @@ from memtrove.mcp.kg_server import register_kg_tools
 from memtrove.mcp.lifecycle_server import register_lifecycle_tools
 from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.mcp.mine_server import register_mine_tools
+from memtrove.mcp.profile_server import register_profile_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
 from memtrove.results.marking import frame, mark
@@ -416,6 +419,9 @@ def build_server(
     register_enrichment_tools(server, call, READ_ONLY)
     register_lifecycle_tools(server, call, WRITES)
     register_mine_tools(server, call, READ_ONLY, WRITES)
+    register_profile_tools(server, call, WRITES)
+    register_diary_tools(server, call)
+    register_beads_tools(server, call, WRITES)
     return server
 
 

@@ -9,6 +9,13 @@ are never queued: they would echo the store into itself or loop. A ``memory_reme
 
 Beside each queue, ``<session>.count`` counts the nudges the agent has let pass; the nudge
 grows more insistent with it (polite, insistent, shouting) until the queue is drained.
+
+While a session compacts, the nudge is held back: the compaction's summary is written with
+tools blocked, so a nudge asking for tool calls would fail there. ``<session>.compacting``
+is written when the compaction starts (PreCompact) and removed when it ends (SessionStart
+after a compaction); one left behind by a compaction that never ended stops counting after
+:data:`COMPACTION_SECONDS`. A ``/compact`` prompt is itself a compaction. Held back, the
+nudge is neither shown nor counted; the queue keeps everything for the next prompt.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import re
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,9 +35,11 @@ from memtrove.security.redaction import redact
 from memtrove.text import scrub, scrub_json, to_iso
 
 __all__ = [
+    "COMPACTION_SECONDS",
     "MAX_FIELD_CHARS",
     "QUEUE_LIMIT",
     "ExtractionQueue",
+    "is_compaction_prompt",
     "is_draining_tool",
     "is_filtered_tool",
     "nudge_text",
@@ -41,6 +51,13 @@ _META_TOOLS = frozenset({"skill", "task", "agent"})
 _OWN_PREFIXES = ("mcp__memtrove__", "memtrove")
 _DRAINING = ("memory_remember", "extraction_done")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+COMPACTION_SECONDS = 300  # compactions take seconds to a minute or two
+
+
+def is_compaction_prompt(prompt: str) -> bool:
+    """``/compact`` (with or without instructions): the prompt that starts a compaction."""
+    words = prompt.lstrip().split(maxsplit=1)
+    return bool(words) and words[0].lower() == "/compact"
 
 
 def is_filtered_tool(name: str) -> bool:
@@ -134,6 +151,52 @@ class ExtractionQueue:
             before = self.missed(session)
             write_atomic(self._count_path(session), str(before + 1), prefix=".queue-")
         return before
+
+    def _compacting_path(self, session: str) -> Path:
+        return self.folder / f"{self._name(session)}.compacting"
+
+    def begin_compaction(self, session: str) -> None:
+        """Hold the session's nudge back: a compaction has started."""
+        if session.strip():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(
+                self._compacting_path(session), to_iso(datetime.now(UTC)), prefix=".queue-"
+            )
+
+    def end_compaction(self, session: str) -> bool:
+        """The compaction is over; whether one was under way."""
+        if not session.strip():
+            return False
+        try:
+            self._compacting_path(session).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def compacting(self, session: str) -> bool:
+        """Whether the session is compacting (a marker younger than COMPACTION_SECONDS)."""
+        if not session.strip():
+            return False
+        path = self._compacting_path(session)
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            return False
+        if age <= COMPACTION_SECONDS:
+            return True
+        with contextlib.suppress(OSError):  # a compaction that never ended: forget it
+            path.unlink()
+        return False
+
+    def nudge(self, session: str, prompt: str = "") -> str:
+        """The extraction nudge for the session's next prompt, counted as shown; "" when
+        nothing is queued, and while the session compacts (then nothing is counted)."""
+        if not session.strip() or is_compaction_prompt(prompt) or self.compacting(session):
+            return ""
+        waiting = len(self.peek(session))
+        if not waiting:
+            return ""
+        return nudge_text(session, waiting, self.note_nudge(session))
 
     def payload(self, session: str, project_store: str, global_store: str) -> dict[str, Any] | None:
         """What an extractor reads (None when nothing is queued)."""

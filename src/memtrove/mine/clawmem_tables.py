@@ -32,8 +32,8 @@ NOT_MAPPED = {
     "intent_classifications": "a cache",
     "consolidated_observations": "no consolidation store here",
     "maintenance_runs": "ClawMem's job journal",
-    "beads_issues": "no Beads integration here",
-    "beads_dependencies": "no Beads integration here",
+    "beads_issues": "Beads issues come from `beads sync` on the project (bd is the source)",
+    "beads_dependencies": "Beads issues come from `beads sync` on the project (bd is the source)",
     "worker_leases": "leases of ClawMem's processes",
     "entity_enrichment_state": "memtrove enriches on its own terms (`reindex --enrich`)",
 }

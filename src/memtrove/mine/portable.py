@@ -74,6 +74,8 @@ LEFT_OUT = frozenset(
         "fragments",  # written inside their body's ``content`` record
         "vault_state",
         "import_runs",  # this vault's own history of moving in
+        "embed_canary",  # this machine's embedder, as it answered here (calibrated anew)
+        "vault_flags",  # the health of this vault's vectors, which do not travel
     }
 )
 # The full-text index's entity names travel as records of their own (the other indexes are

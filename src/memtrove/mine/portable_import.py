@@ -71,7 +71,7 @@ _DATA = (
 )
 # Free text from outside, redacted before it is stored (bodies are handled on their own).
 _FREE_TEXT: dict[str, tuple[str, ...]] = {
-    "documents": ("title",),
+    "documents": ("title", "domain", "workstream"),
     "memory_entry_versions": ("content", "label"),
     "memory_entries": ("label",),
     "session_log": ("summary",),

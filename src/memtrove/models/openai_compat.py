@@ -38,6 +38,7 @@ from memtrove.models.http import (
     TimeoutSetting,
     make_timeout,
 )
+from memtrove.models.pacing import TokenPacer
 from memtrove.models.protocols import Vectors
 
 __all__ = [
@@ -101,7 +102,9 @@ class HttpEmbedder:
     it); leave it ``None`` for servers that reject the field.
 
     Inputs longer than ``max_chars`` are cut (``None``: no cut, for cloud services that
-    truncate themselves) and sent in batches of ``batch_size``. ``embed_documents`` of more
+    truncate themselves) and sent in batches of ``batch_size``, each batch of
+    :meth:`embed_documents` first waiting for ``pacer`` (a tokens-per-minute budget,
+    :class:`~memtrove.models.pacing.TokenPacer`) when one is given. ``embed_documents`` of more
     than one text uses ``batch_retry`` for HTTP 429, everything else ``retry``.
 
     Provider parameters go in ``extra_body`` (every request) and ``query_body`` (laid over it
@@ -136,11 +139,13 @@ class HttpEmbedder:
         cooldown: Cooldown | None = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
+        pacer: TokenPacer | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model = model
         self.input_style = input_style
+        self.pacer = pacer
         self._configured_dimensions = dimensions
         self._dimensions = dimensions
         self._max_chars = max_chars
@@ -190,6 +195,8 @@ class HttpEmbedder:
             batch = [
                 _truncate(text, self._max_chars) for text in texts[start : start + self._batch_size]
             ]
+            if self.pacer is not None:
+                self.pacer.wait(batch)
             rows.append(self._embed_batch(batch, self._extra_body, retry))
         return np.concatenate(rows, axis=0)
 

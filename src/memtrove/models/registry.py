@@ -13,7 +13,7 @@ from typing import NamedTuple
 from memtrove.errors import ConfigError, ModelUnavailableError
 from memtrove.models.protocols import LLM, Embedder, Reranker
 
-__all__ = ["SECOND_EMBEDDERS", "ModelSettings", "Models"]
+__all__ = ["REASONING_EFFORTS", "SECOND_EMBEDDERS", "ModelSettings", "Models"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -44,6 +44,35 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 
 SECOND_EMBEDDERS = ("minilm",)
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+LOCAL_MAX_CHARS = 6000
+
+
+def _provider(env: Mapping[str, str]) -> str | None:
+    """``MEMTROVE_EMBED_PROVIDER``: the cloud provider whose parameters the embedding
+    requests carry (None: recognised from the URL)."""
+    from memtrove.models.providers import NO_PROVIDER, PROVIDERS
+
+    value = env.get("MEMTROVE_EMBED_PROVIDER", "").strip().lower()
+    if not value:
+        return None
+    if value not in (*PROVIDERS, NO_PROVIDER):
+        names = ", ".join((*PROVIDERS, NO_PROVIDER))
+        raise ConfigError(f"MEMTROVE_EMBED_PROVIDER must be one of {names}, not {value!r}")
+    return value
+
+
+def _effort(env: Mapping[str, str]) -> str | None:
+    """``MEMTROVE_LLM_REASONING_EFFORT``: sent as ``reasoning_effort``, or None when unset."""
+    value = env.get("MEMTROVE_LLM_REASONING_EFFORT", "").strip().lower()
+    if not value:
+        return None
+    if value not in REASONING_EFFORTS:
+        raise ConfigError(
+            f"MEMTROVE_LLM_REASONING_EFFORT must be one of {', '.join(REASONING_EFFORTS)}, "
+            f"not {value!r}"
+        )
+    return value
 
 
 def _second(env: Mapping[str, str]) -> str | None:
@@ -65,11 +94,15 @@ class ModelSettings(NamedTuple):
     embed_model: str = "embedding"
     embed_api_key: str | None = None
     embed_dimensions: int | None = None
-    embed_max_chars: int = 6000
+    # None: 6000 for a local server, no cut in cloud mode (an API key: the service cuts)
+    embed_max_chars: int | None = None
+    embed_tpm_limit: int = 100_000  # cloud mode paces batches to 85 % of it
+    embed_provider: str | None = None  # None: recognised from the URL
     llm_url: str | None = None
     llm_model: str = "qwen3"
     llm_api_key: str | None = None
     llm_no_think: bool = True
+    llm_reasoning_effort: str | None = None
     rerank_url: str | None = None
     rerank_model: str = "reranker"
     rerank_api_key: str | None = None
@@ -91,11 +124,14 @@ class ModelSettings(NamedTuple):
             embed_model=text("MEMTROVE_EMBED_MODEL") or "embedding",
             embed_api_key=text("MEMTROVE_EMBED_API_KEY"),
             embed_dimensions=_int(env, "MEMTROVE_EMBED_DIMENSIONS", None),
-            embed_max_chars=_int(env, "MEMTROVE_EMBED_MAX_CHARS", 6000) or 6000,
+            embed_max_chars=_int(env, "MEMTROVE_EMBED_MAX_CHARS", None),
+            embed_tpm_limit=_int(env, "MEMTROVE_EMBED_TPM_LIMIT", 100_000) or 100_000,
+            embed_provider=_provider(env),
             llm_url=text("MEMTROVE_LLM_URL"),
             llm_model=text("MEMTROVE_LLM_MODEL") or "qwen3",
             llm_api_key=text("MEMTROVE_LLM_API_KEY"),
             llm_no_think=_flag(env, "MEMTROVE_LLM_NO_THINK", True),
+            llm_reasoning_effort=_effort(env),
             rerank_url=text("MEMTROVE_RERANK_URL"),
             rerank_model=text("MEMTROVE_RERANK_MODEL") or "reranker",
             rerank_api_key=text("MEMTROVE_RERANK_API_KEY"),
@@ -143,13 +179,22 @@ class Models:
         s = self.settings
         if s.embed_url:
             from memtrove.models.openai_compat import HttpEmbedder
+            from memtrove.models.pacing import TokenPacer
+            from memtrove.models.providers import provider_bodies
 
+            # Cloud mode (an API key): the service truncates, batches are paced to its TPM.
+            cloud = bool(s.embed_api_key)
+            local_cut = None if cloud else LOCAL_MAX_CHARS
+            extra_body, query_body = provider_bodies(s.embed_url, s.embed_provider)
             return HttpEmbedder(
                 s.embed_url,
                 model=s.embed_model,
                 api_key=s.embed_api_key,
                 dimensions=s.embed_dimensions,
-                max_chars=s.embed_max_chars,
+                max_chars=s.embed_max_chars or local_cut,
+                extra_body=extra_body,
+                query_body=query_body,
+                pacer=TokenPacer(s.embed_tpm_limit) if cloud else None,
             )
         if s.fastembed_model:
             from memtrove.models.fastembed_backend import FastEmbedEmbedder
@@ -215,6 +260,10 @@ class Models:
                 from memtrove.models.openai_compat import HttpLLM
 
                 self._llm = HttpLLM(
-                    s.llm_url, model=s.llm_model, api_key=s.llm_api_key, no_think=s.llm_no_think
+                    s.llm_url,
+                    model=s.llm_model,
+                    api_key=s.llm_api_key,
+                    no_think=s.llm_no_think,
+                    reasoning_effort=s.llm_reasoning_effort,
                 )
             return self._llm

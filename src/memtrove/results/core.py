@@ -112,6 +112,25 @@ class SearchResult(NamedTuple):
         )
 
 
+_FUSED_STAGES = frozenset({"fusion", "rrf", "merge"})
+
+
+def score_basis(stages: Sequence[str]) -> str | None:
+    """What the scores of an answer whose stages were ``stages`` are (``scoreBasis``)."""
+    ran = set(stages)
+    if "composite" in ran:
+        return "composite"
+    if ran & _FUSED_STAGES or {"bm25", "vector"} <= ran:
+        return "fused"
+    if "bm25" in ran:
+        return "fts-bm25"
+    if "vector" in ran:
+        return "vector-cosine"
+    if ran & {"recent", "timeline"}:
+        return "recency"
+    return None
+
+
 class SearchResults(list[SearchResult]):
     """Ranked results (a list) plus how they were found.
 
@@ -129,6 +148,11 @@ class SearchResults(list[SearchResult]):
     ``cap-truncation`` (copies of one body collapsed left it short at the fetch cap);
     several reasons are joined by ``,``. ``to_dict`` gives them as ``degraded``,
     ``degradedReason`` and ``degradedLegs``.
+
+    ``score_basis`` (``scoreBasis``) says what the scores are, read from the stages:
+    ``composite`` (composite scoring ranked them), ``fused`` (BM25 and cosine fused, best =
+    1.0), ``fts-bm25`` (``|bm25| / (1 + |bm25|)`` alone), ``vector-cosine`` (the best
+    fragment's cosine alone), ``recency`` (newest first), None when nothing ran.
     """
 
     def __init__(
@@ -154,12 +178,17 @@ class SearchResults(list[SearchResult]):
     def degraded(self) -> bool:
         return self.degraded_reason is not None
 
+    @property
+    def score_basis(self) -> str | None:
+        return score_basis(self.stages)
+
     def how(self) -> dict[str, Any]:
         """How the results were found (every key of :meth:`to_dict` but ``results``)."""
         return {
             "stages": self.stages,
             "skipped": self.skipped,
             "warnings": self.warnings,
+            "scoreBasis": self.score_basis,
             "degraded": self.degraded,
             "degradedReason": self.degraded_reason,
             "degradedLegs": self.degraded_legs,
@@ -214,6 +243,9 @@ class Document(NamedTuple):
     authored_at: str | None
     active: bool
     body: str
+    review_by: str | None = None  # frontmatter: YYYY-MM-DD, due for review from that day
+    domain: str | None = None  # frontmatter: the area of knowledge
+    workstream: str | None = None  # frontmatter: the line of work
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -261,6 +293,7 @@ class SessionRecord(NamedTuple):
     summary: str | None = None
     files_changed: tuple[str, ...] = ()
     ended_at: str | None = None
+    machine: str | None = None  # the host the session ran on (session-start records it)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self._asdict(), "files_changed": list(self.files_changed)}

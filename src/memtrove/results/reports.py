@@ -219,10 +219,18 @@ class VaultStatus(NamedTuple):
     vectors: int = 0
     embedding_space: str | None = None
     second_channel: str = "off"  # the second vector space's state (MEMTROVE_EMBED_SECOND)
+    unembedded: int = 0  # active documents whose fragments are not all embedded yet
+    sessions: int = 0  # agent sessions the hooks logged (session_log)
+    geometry_taint: str | None = None  # why the vectors are not trusted (vault_flags)
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.vectors > 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self._asdict(),
+            "has_vectors": self.has_vectors,
             "schema": list(self.schema),
             "collections": [collection._asdict() for collection in self.collections],
             "content_types": dict(self.content_types),

@@ -69,6 +69,11 @@ __all__ = [
 CHANNEL_DEPTH = 50  # the spec's 30 measured .007 lower R@10 on LoCoMo dev
 RERANK_CHARS = 200
 GRAPH_SHARE = 0.9
+# Meta-path forward push (graph.traversal.mpfp_traversal) beside the adaptive walk: off,
+# as measured (README, "Graph memory and intent search": no gain on the judged why/entity
+# set at this share, one why question's top 5 lost at full share; LoCoMo has no edges).
+MPFP = False
+MPFP_SHARE = 0.5  # of a meta-path find's score (on top of GRAPH_SHARE)
 # In-window hits join at this share of their in-window score: a hard filter cost LoCoMo dev
 # .006 R@10 on temporal questions (evidence is often told in a later session)
 TEMPORAL_SHARE = 0.8
@@ -113,7 +118,7 @@ def run_intent_search(
     """The ranking of ``intent_search`` and the classification it used."""
     from memtrove.retrieval.candidates import scoring_inputs
     from memtrove.retrieval.pipeline import Ranking
-    from memtrove.retrieval.scoring import QUERY_WEIGHTS, apply_composite
+    from memtrove.retrieval.scoring import QUERY_WEIGHTS, apply_composite, has_profile_intent
 
     now = now or datetime.now(UTC)
     ranking = Ranking()
@@ -151,7 +156,11 @@ def run_intent_search(
     fused = fused[: max(depth, limit)]
     fused = _rerank(connection, models, query, fused, texts, ranking)
     ranking.hits = apply_composite(
-        scoring_inputs(connection, fused), QUERY_WEIGHTS, now, co_activation=co_activation
+        scoring_inputs(connection, fused),
+        QUERY_WEIGHTS,
+        now,
+        co_activation=co_activation,
+        profile_intent=has_profile_intent(query),
     )
     ranking.stages.append("composite")
     return ranking, found
@@ -301,7 +310,12 @@ def _traverse(
     ranking: Ranking,
     intent: str,
 ) -> list[tuple[int, float]]:
-    from memtrove.graph.traversal import ANCHORS, INBOUND_TYPES, adaptive_traversal
+    from memtrove.graph.traversal import (
+        ANCHORS,
+        INBOUND_TYPES,
+        adaptive_traversal,
+        mpfp_traversal,
+    )
     from memtrove.retrieval.vectors import document_similarities
 
     def similarity(ids: Sequence[int]) -> dict[int, float]:
@@ -312,6 +326,17 @@ def _traverse(
     found = adaptive_traversal(
         connection, anchors, similarity if vector is not None else None, inbound_types=inbound
     )
+    if MPFP:  # what the adaptive walk missed, weighted as it weights its own finds
+        from dataclasses import replace
+
+        known = {item.doc_id for item in found}
+        found += [
+            replace(item, score=item.score * MPFP_SHARE)
+            for item in mpfp_traversal(
+                connection, anchors, similarity=similarity if vector is not None else None
+            )
+            if item.doc_id not in known
+        ]
     if not found:
         ranking.skipped["graph"] = "no edges from the top results"
         return fused

@@ -42,6 +42,7 @@ from memtrove.retrieval.scoring import (
     QUERY_WEIGHTS,
     RECENCY_FIRST_TYPES,
     apply_composite,
+    has_profile_intent,
 )
 
 # The vector, fusion, expansion, reranking and MMR stages load on first use (each method
@@ -361,6 +362,7 @@ class Retriever:
             co_activation=co_activation,
             recency_first_types=plan.first_types if plan else (),
             lead_types=plan.lead_types if plan else (),
+            profile_intent=has_profile_intent(query),
         )
         ranking.stages.append("composite")
         if diverse and len(scored) > 1:

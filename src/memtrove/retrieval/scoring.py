@@ -33,6 +33,11 @@ The rule (see the README's "Composite scoring" for the evidence):
 4. Pins add ``0.3 × scale`` (not past ``scale``, never lowering a score); a superseded
    document is multiplied by SUPERSEDED_FACTOR and a snoozed one (searches still find
    it; context-surfacing drops it) by SNOOZED_FACTOR.
+5. Canonical memory: for a question about the user (:func:`has_profile_intent`: "what do
+   I prefer", "my setup", "who am I"), a canonical memory (a type of
+   :data:`CANONICAL_TYPES`: stated preferences, the user profile, memory-store entries)
+   is multiplied by CANONICAL_BOOST (x1.14, the spec's), not past ``scale``; outside the
+   bounded modifier, which would otherwise absorb it.
 
 Datetimes may be naive (read as UTC) or aware.
 """
@@ -48,6 +53,8 @@ from memtrove.patterns import LazyPattern
 
 __all__ = [
     "ATTENTION_DECAY_TYPES",
+    "CANONICAL_BOOST",
+    "CANONICAL_TYPES",
     "CONTINUATION_TYPES",
     "DEFAULT_WEIGHTS",
     "HALF_LIFE_DAYS",
@@ -66,6 +73,7 @@ __all__ = [
     "frequency_boost",
     "half_life_stretch",
     "has_continuation_intent",
+    "has_profile_intent",
     "has_recency_intent",
     "length_factor",
     "length_penalty",
@@ -136,12 +144,32 @@ _CONTINUATION = LazyPattern(
 )
 CONTINUATION_TYPES: tuple[str, ...] = ("handoff",)
 
+# A question about the user rather than the work: who they are, what they prefer or use.
+_PROFILE_INTENT = LazyPattern(
+    r"\b(?:who\s+am\s+i|(?:know|remember)\s+about\s+me|about\s+myself"
+    r"|my\s+(?:own\s+)?(?:profile|preferences?|preferred|settings|setup|stack|tooling|tools"
+    r"|conventions?|style|habits?|workflow|background|role|defaults?|favou?rites?|likes"
+    r"|dislikes)"
+    r"|(?:do|did|would)\s+i\s+(?:usually\s+|normally\s+|typically\s+)?(?:prefer|like|use|want)"
+    r"|i\s+(?:usually|normally|typically|always)\s+(?:prefer|use|like|want)"
+    r"|how\s+do\s+i\s+(?:usually|normally|typically|like\s+to)"
+    r"|(?:the\s+)?user(?:'s)?\s+(?:profile|preferences?)"
+    r"|the\s+user\s+(?:prefers?|likes?|wants?|uses?))\b",
+    re.IGNORECASE,
+)
+# Canonical memories: what the user stated about themselves (preferences; the user profile,
+# written as one), and the memory store's labelled entries.
+CANONICAL_TYPES: frozenset[str] = frozenset({"preference", "memory"})
+CANONICAL_BOOST = 1.14
+
 # Types listed first under recency intent ("what did we do last session?").
 RECENCY_FIRST_TYPES: tuple[str, ...] = ("handoff", "decision", "progress")
 
-# Days for the recency score to halve; None never decays. The concepts page calls decision
-# "infinite", but the reference implementation (the inventory) decays it over 180 days: we
-# follow the code, so an old decision still yields to a newer one that replaced it.
+# Days for the recency score to halve; None never decays. Decisions never decay, as the
+# scoring spec says (the reference code decays them over 180 days): on the composite judged
+# set, whose evolving decisions come in three dated versions, both rank every question the
+# same (README, "Composite scoring"); a replaced decision yields to its successor through
+# superseded_by and the recency-intent age, which counts for every type.
 HALF_LIFE_DAYS: Mapping[str, float | None] = {
     "handoff": 30.0,
     "progress": 45.0,
@@ -151,7 +179,7 @@ HALF_LIFE_DAYS: Mapping[str, float | None] = {
     "milestone": 60.0,
     "research": 90.0,
     "project": 120.0,
-    "decision": 180.0,
+    "decision": None,
     "preference": None,
     "hub": None,
     "deductive": None,
@@ -200,6 +228,11 @@ def has_recency_intent(query: str) -> bool:
 def has_continuation_intent(query: str) -> bool:
     """Whether the query asks to pick up the last session (where were we, continue, ...)."""
     return _CONTINUATION.search(query) is not None
+
+
+def has_profile_intent(query: str) -> bool:
+    """Whether the query asks about the user (who am I, what do I prefer, my setup, ...)."""
+    return _PROFILE_INTENT.search(query) is not None
 
 
 def choose_weights(query: str, default: Weights = DEFAULT_WEIGHTS) -> Weights:
@@ -383,11 +416,13 @@ def composite_score(
     now: datetime,
     co_activation: int = 0,
     scale: float = 1.0,
+    profile_intent: bool = False,
 ) -> float:
-    """One candidate's composite score (rules 2-4 of the module docstring).
+    """One candidate's composite score (rules 2-5 of the module docstring).
 
     ``item.search_score`` is relevance already normalised against the best candidate,
     clamped to [0, 1] (NaN counts as 0); ``scale`` is the best candidate's absolute score.
+    ``profile_intent``: the query asks about the user (:func:`has_profile_intent`).
     """
     relevance = _unit(item.search_score, 0.0)
     scale = _unit(scale, 1.0)
@@ -407,6 +442,8 @@ def composite_score(
         score *= SUPERSEDED_FACTOR
     if item.snoozed:
         score *= SNOOZED_FACTOR
+    if profile_intent and item.content_type in CANONICAL_TYPES:
+        score = max(score, min(scale, score * CANONICAL_BOOST))
     if item.pinned:
         score = max(score, min(scale, score + PIN_BOOST * scale))
     return score
@@ -436,6 +473,7 @@ def apply_composite(
     recency_first_types: Sequence[str] = (),
     scale: float | None = None,
     lead_types: Sequence[str] = (),
+    profile_intent: bool = False,
 ) -> list[tuple[K, float]]:
     """Composite-score ``items`` and sort them best first (ties keep input order).
 
@@ -445,7 +483,8 @@ def apply_composite(
     co-activation count (omitted: no boost). Items whose content type is in
     ``recency_first_types`` (pass RECENCY_FIRST_TYPES under recency intent) come before all
     others, each group still ordered by score; ``lead_types`` (CONTINUATION_TYPES for "where
-    were we") come before those.
+    were we") come before those. ``profile_intent`` (:func:`has_profile_intent` of the
+    query) lifts canonical memories (rule 5).
     """
     pool = list(items)
     top = max((_unit(item.search_score, 0.0) for item in pool), default=None)
@@ -465,6 +504,7 @@ def apply_composite(
                 now,
                 co_activation(item.key) if co_activation else 0,
                 scale,
+                profile_intent,
             ),
         )
         for item in pool

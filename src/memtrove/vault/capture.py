@@ -121,12 +121,13 @@ class CaptureArea:
                 self._connection, session_id, turns, self._clock(), retry_seconds=retry_seconds
             )
 
-    def register_session(self, session_id: str) -> None:
-        """Create the session's session_log row if it is new (best-effort callers)."""
+    def register_session(self, session_id: str, *, machine: str | None = None) -> None:
+        """Create the session's session_log row if it is new (best-effort callers), with
+        the host name it runs on (``machine``)."""
         from memtrove.lifecycle.sessions import register_session
 
         with self._lock:
-            register_session(self._connection, session_id, self._clock())
+            register_session(self._connection, session_id, self._clock(), machine)
 
     def latest_handoffs(
         self, limit: int = 1, *, exclude_session: str = "", project: str | None = None

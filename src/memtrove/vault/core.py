@@ -593,8 +593,8 @@ class Vault:
         """The vault and its collections: see :meth:`.documents.DocumentsArea.status`."""
         return self.documents.status()
 
-    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
-        """Vectors for what is pending: see :meth:`.documents.DocumentsArea.embed`."""
-        return self.documents.embed(force=force, progress=progress)
+    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None, **canary: bool) -> EmbedReport:
+        """Vectors for what is pending (``canary``: ``force_geometry``, ``recalibrate_canary``): see :meth:`.documents.DocumentsArea.embed`."""
+        return self.documents.embed(force=force, progress=progress, **canary)
 
     # fmt: on

@@ -139,17 +139,32 @@ class DocumentsArea:
         with self._lock:
             return index_stats(self._connection, self._clock(), collections)
 
-    def embed(self, *, force: bool = False, progress: EmbedProgress | None = None) -> EmbedReport:
+    def embed(
+        self,
+        *,
+        force: bool = False,
+        progress: EmbedProgress | None = None,
+        force_geometry: bool = False,
+        recalibrate_canary: bool = False,
+    ) -> EmbedReport:
         """Give every fragment of every active document a vector (only what is pending).
 
         Refuses, with the fix in the message, when the stored vectors come from another model
-        or dimension; ``force`` re-embeds everything with the configured embedder.
+        or dimension, or when the embedder fails the geometry canary; ``force`` re-embeds
+        everything with the configured embedder, ``force_geometry`` writes despite a failed
+        canary (tainting the vault), ``recalibrate_canary`` (with ``force``) stores a new
+        canary baseline (see :mod:`memtrove.index.geometry`).
         """
         from memtrove.index.embedding import embed_pending
 
         with self._lock:
             report = embed_pending(
-                self._connection, self.models.embedder, force=force, progress=progress
+                self._connection,
+                self.models.embedder,
+                force=force,
+                force_geometry=force_geometry,
+                recalibrate_canary=recalibrate_canary,
+                progress=progress,
             )
         if self.models.settings.embed_second:
             self._embed_second(report, force, progress)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from memtrove.api.routes import (
+    beads,
     documents,
     enrichment,
     graph_build,
@@ -14,6 +15,7 @@ from memtrove.api.routes import (
     maintenance,
     memory,
     mine,
+    profile,
     search,
     status,
     warm,
@@ -33,5 +35,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     graph_build.router,
     enrichment.router,
     mine.router,
+    profile.router,
+    beads.router,
     warm.router,
 )

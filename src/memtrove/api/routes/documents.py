@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from memtrove.api import plugin_fields
 from memtrove.api.routes.common import (
     ERRORS,
     DocidPath,
@@ -30,7 +31,7 @@ def get_document(docid: DocidPath, vault: VaultDependency) -> dict[str, Any]:
     """One document: its metadata, stored text (``body``) and ``body_length`` in characters."""
     ref = reference(docid)
     document = vault.get(ref)
-    return {**document.to_dict(), "body_length": len(document.body)}
+    return plugin_fields.document({**document.to_dict(), "body_length": len(document.body)})
 
 
 @router.get("/documents")
@@ -76,7 +77,7 @@ def timeline(
     found = vault.documents.timeline(
         ref, before=before, after=after, same_collection=same_collection
     )
-    return found.to_dict()
+    return plugin_fields.timeline(found.to_dict())
 
 
 @router.get("/graph/similar/{docid:path}")
@@ -91,7 +92,7 @@ def similar(
     return {
         "docid": docid.lower(),
         "count": len(found),
-        "similar": [result.to_dict() for result in found],
+        "similar": [plugin_fields.result(result.to_dict()) for result in found],
     }
 
 

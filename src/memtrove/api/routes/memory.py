@@ -8,6 +8,7 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Query, Request
 
 from memtrove.api.memory_schemas import (
+    ArchiveRequest,
     CodifyRequest,
     DedupRequest,
     ForgetEntryRequest,
@@ -56,11 +57,23 @@ def forget(body: ForgetEntryRequest, vault: VaultDependency) -> dict[str, Any]:
     return {"forgotten": vault.memory.forget_entry(body.label, body.store).to_dict()}
 
 
+@router.post("/memory/archive")
+def archive(body: ArchiveRequest, vault: VaultDependency) -> dict[str, Any]:
+    """Archive an entry (kept, but out of recall, duplicates, hygiene and search), or bring
+    it back with ``archived: false``."""
+    return {"entry": vault.memory.archive_entry(body.label, body.store, body.archived).to_dict()}
+
+
 @router.get("/memory/entries")
 def entries(
-    vault: VaultDependency, store: StoreQuery = None, branch: str | None = None
+    vault: VaultDependency,
+    store: StoreQuery = None,
+    branch: str | None = None,
+    include_archived: bool = False,
 ) -> dict[str, Any]:
-    return {"entries": [entry.to_dict() for entry in vault.memory.entries(store, branch)]}
+    """The store's entries, newest first; archived ones only with ``include_archived``."""
+    found = vault.memory.entries(store, branch, include_archived=include_archived)
+    return {"entries": [entry.to_dict() for entry in found]}
 
 
 @router.get("/memory/versions")

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from memtrove.api import plugin_fields
 from memtrove.api.routes.common import ERRORS, VaultDependency
 from memtrove.api.schemas import SearchRequest, SearchResponse, names
 from memtrove.errors import InvalidQueryError
@@ -63,7 +64,7 @@ def _answer(vault: Vault, body: SearchRequest, mode: str) -> dict[str, Any]:
         "query": body.query,
         "mode": mode,
         "count": len(found),
-        "results": found,
+        "results": [plugin_fields.result(item) for item in found],
         **results.how(),
     }
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from memtrove import __version__
+from memtrove.api import plugin_fields
 from memtrove.api.routes.common import ERRORS, VaultDependency
 from memtrove.api.schemas import MAX_LIMIT
 
@@ -19,15 +20,17 @@ router = APIRouter(tags=["status"], responses=ERRORS)
 def health(vault: VaultDependency) -> dict[str, Any]:
     """Liveness plus the counts an agent checks first: documents and pending embeddings."""
     stats = vault.documents.index_stats()
-    return {
-        "status": "ok",
-        "service": "memtrove",
-        "version": __version__,
-        "vault": vault.location,
-        "documents": stats.documents,
-        "needs_embedding": stats.pending_embeds,
-        "has_vectors": stats.vectors > 0,
-    }
+    return plugin_fields.health(
+        {
+            "status": "ok",
+            "service": "memtrove",
+            "version": __version__,
+            "vault": vault.location,
+            "documents": stats.documents,
+            "needs_embedding": stats.pending_embeds,
+            "has_vectors": stats.vectors > 0,
+        }
+    )
 
 
 @router.get("/stats")
@@ -51,7 +54,10 @@ def sessions(
 ) -> dict[str, Any]:
     """The most recent agent sessions: turns, documents injected, tokens estimated."""
     found = vault.sessions.session_log(limit)
-    return {"count": len(found), "sessions": [session.to_dict() for session in found]}
+    return {
+        "count": len(found),
+        "sessions": [plugin_fields.session(session.to_dict()) for session in found],
+    }
 
 
 @router.get("/lifecycle/status")

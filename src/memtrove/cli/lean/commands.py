@@ -111,10 +111,7 @@ def _search(
             warning(message)
     if options["as_json"]:
         shown = [_shown(result) for result in answer["results"]]
-        if method == "search":
-            print_json({"query": text, "results": shown})
-        else:
-            print_json({"query": text, "results": shown, **_how(answer)})
+        print_json({"query": text, "results": shown, **_how(answer)})
         return
     print_results(answer["results"])
     if method == "query":
@@ -129,10 +126,9 @@ def split_collections(values: list[str] | None) -> list[str] | None:
 
 def _how(answer: Mapping[str, Any]) -> dict[str, Any]:
     how = {key: answer[key] for key in ("stages", "skipped", "warnings")}
-    # an older server's answer has no degraded fields: none are made up for it
-    how.update(
-        {k: answer[k] for k in ("degraded", "degradedReason", "degradedLegs") if k in answer}
-    )
+    # an older server's answer has no basis or degraded fields: none are made up for it
+    optional = ("scoreBasis", "degraded", "degradedReason", "degradedLegs")
+    how.update({k: answer[k] for k in optional if k in answer})
     return how
 
 
@@ -244,8 +240,11 @@ def _status(vault_path: str, config_dir: str, *, as_json: bool) -> None:
 
 def _update(vault_path: str, config_dir: str, options: dict[str, Any]) -> None:
     """``memtrove update`` (without ``--embed``): index what changed, print the report."""
+    from memtrove.vault.profile import refresh_after_update
+
     with _opened(vault_path, config_dir, create=True) as vault, _progress() as progress:
         report = vault.update(options["collection"] or None, progress=progress)
+        refresh_after_update(vault, warning)  # a stale user profile is rebuilt
     if options["as_json"]:
         print_json(report.to_dict())
     else:

@@ -70,11 +70,15 @@ def print_status(info: VaultStatus) -> None:
         f"{info.fragments} fragments",
     ]
     space = f" of {info.embedding_space}" if info.embedding_space else ": run `memtrove embed`"
-    lines.append(f"vectors     {info.vectors}{space}")
+    pending = f", {info.unembedded} documents unembedded" if info.unembedded else ""
+    lines.append(f"vectors     {info.vectors}{space}{pending}")
+    if info.geometry_taint:
+        lines.append(f"geometry    TAINTED {info.geometry_taint}: see `memtrove doctor`")
     if info.second_channel != "off":
         lines.append(f"second      {info.second_channel}")
     if info.last_modified_at:
         lines.append(f"newest      {info.last_modified_at}")
+    lines.append(f"sessions    {info.sessions} logged")
     if info.content_types:
         types = ", ".join(f"{name} {count}" for name, count in info.content_types.items())
         lines.append(f"types       {types}")

@@ -40,6 +40,10 @@ from memtrove.db.schema import (
     m022_injection_audit,
     m023_second_vectors,
     m024_vector_version_random,
+    m025_embed_safety,
+    m026_beads,
+    m027_review_fields,
+    m028_save_parity,
 )
 
 __all__ = ["MIGRATIONS", "Step", "migrations_for"]
@@ -73,12 +77,17 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m022_injection_audit.NAME, m022_injection_audit.STATEMENTS),
     (m023_second_vectors.NAME, m023_second_vectors.STATEMENTS),
     (m024_vector_version_random.NAME, m024_vector_version_random.STATEMENTS),
+    (m025_embed_safety.NAME, m025_embed_safety.STATEMENTS),
+    (m026_beads.NAME, m026_beads.STATEMENTS),
+    (m027_review_fields.NAME, m027_review_fields.STATEMENTS),
+    (m028_save_parity.NAME, m028_save_parity.STATEMENTS),
 )
 
 
 def migrations_for(dialect: str) -> tuple[tuple[str, tuple[Step, ...]], ...]:
-    """The migrations of the engine whose dialect is ``dialect``, in order: SQLite's 24, or
-    PostgreSQL's baseline (equal to the schema they build, :mod:`.postgres`)."""
+    """The migrations of the engine whose dialect is ``dialect``, in order: SQLite's, or
+    PostgreSQL's baseline (equal to the schema m001-m024 build, :mod:`.postgres`) and the
+    later ones written for it."""
     if dialect == "sqlite":
         return MIGRATIONS
     if dialect == "postgresql":
