@@ -33,6 +33,7 @@ import typer
 from memtrove.cli import surface_cli
 from memtrove.cli.claude_settings import memtrove_executable, placement_env
 from memtrove.cli.common import console, fail, state
+from memtrove.cli.skills_cli import free_name
 from memtrove.config import Settings
 from memtrove.files import write_atomic
 
@@ -63,15 +64,6 @@ def register(app: typer.Typer) -> None:
     setup_app.command("openclaw")(setup_openclaw)
 
 
-def _free(path: Path) -> Path:
-    """``path``, or ``path.1``, ``path.2``... the first name not taken."""
-    candidate, number = path, 0
-    while candidate.exists() or candidate.is_symlink():
-        number += 1
-        candidate = path.with_name(f"{path.name}.{number}")
-    return candidate
-
-
 def _shipped(*parts: str) -> str:
     return resources.files("memtrove").joinpath("agents", *parts).read_text("utf-8")
 
@@ -88,7 +80,7 @@ def install_curator(home: Path) -> str:
     note = ""
     if target.is_symlink() or target.exists():
         if MARKER.encode() not in target.read_bytes():
-            backup = _free(target.with_name(CURATOR_FILE + BACKUP_SUFFIX))
+            backup = free_name(target.with_name(CURATOR_FILE + BACKUP_SUFFIX))
             target.rename(backup)
             note = f"; your own file of that name was moved to {backup}"
         elif target.read_bytes() == text.encode("utf-8"):
@@ -190,7 +182,7 @@ def _write_config(path: Path, data: dict[str, Any]) -> str:
         old = path.read_text(encoding="utf-8")
         if json.loads(old or "{}") == data:
             return f"unchanged {path}"
-        backup = _free(path.with_name(path.name + CONFIG_BACKUP_SUFFIX))
+        backup = free_name(path.with_name(path.name + CONFIG_BACKUP_SUFFIX))
         shutil.copy2(path, backup)
         mode = path.stat().st_mode & 0o777
         write_atomic(path, text, prefix=".openclaw-", mode=mode)

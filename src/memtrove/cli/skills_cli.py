@@ -73,7 +73,7 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def _free(path: Path) -> Path:
+def free_name(path: Path) -> Path:
     """``path``, or ``path.1``, ``path.2``... the first name not taken."""
     candidate, number = path, 0
     while candidate.exists() or candidate.is_symlink():
@@ -93,7 +93,7 @@ def install_skills(home: Path) -> list[SkillChange]:
             if target.is_dir() and not target.is_symlink():
                 raise OSError(f"{target} is a folder, not a file")
             if not _ours(target):
-                backup = _free(target.with_name(SKILL_FILE + BACKUP_SUFFIX))
+                backup = free_name(target.with_name(SKILL_FILE + BACKUP_SUFFIX))
                 target.rename(backup)
                 action = "replaced"
             elif target.read_bytes() == text.encode("utf-8"):
