@@ -112,6 +112,24 @@ diary_cli.register(app)
 beads_cli.register(app)
 
 
+@app.command("help")
+def help_command(
+    ctx: typer.Context,
+    command: list[str] = typer.Argument(None, help="A command, e.g. `eval run`."),
+) -> None:
+    """Print memtrove's help, or a command's (the same as `--help`)."""
+    parent = ctx.find_root()
+    target = parent.command
+    for name in command or []:
+        found = target.get_command(parent, name) if hasattr(target, "get_command") else None
+        if found is None or found.hidden:
+            shown = " ".join(command or [])
+            raise typer.BadParameter(f"no command {shown!r}: see memtrove --help")
+        parent = type(ctx)(found, info_name=name, parent=parent)
+        target = found
+    typer.echo(target.get_help(parent))
+
+
 def main() -> None:
     """Console-script entry point: never a traceback for an unexpected failure."""
     try:
