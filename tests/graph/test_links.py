@@ -11,7 +11,12 @@ from memtrove.graph.links import Link, Resolver, extract_links
 from memtrove.vault import Vault
 from tests.conftest import write
 
-GO_PROPOSALS = Path(os.environ.get("MEMTROVE_GO_PROPOSALS", "../shared/bench/prose/go-proposals"))
+GO_PROPOSALS = Path(
+    os.environ.get(
+        "MEMTROVE_GO_PROPOSALS",
+        Path(__file__).resolve().parents[3] / "shared" / "bench" / "prose" / "go-proposals",
+    )
+)
 
 
 def targets(body: str, source: str = "notes/a.md") -> list[tuple[str, str]]:

@@ -101,7 +101,7 @@ def test_a_folder_of_every_format_mines_the_rest_and_counts_the_hostile(
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "socket"])
 def test_a_source_that_is_not_a_regular_file_is_refused_and_mine_returns(
-    vault: Vault, tmp_path: Path, kind: str
+    vault: Vault, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = tmp_path / "source.jsonl"
     if kind == "fifo":
@@ -112,7 +112,7 @@ def test_a_source_that_is_not_a_regular_file_is_refused_and_mine_returns(
         import socket
 
         listener = socket.socket(socket.AF_UNIX)
-        os.chdir(tmp_path)
+        monkeypatch.chdir(tmp_path)  # a socket's path is short: bind it by its name
         listener.bind(source.name)
     with pytest.raises(CollectionError, match="neither a folder nor a regular file"):
         vault.mining.mine(source)

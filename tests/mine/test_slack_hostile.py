@@ -145,11 +145,12 @@ def test_each_kind_of_hostile_entry_is_skipped_by_its_reason(
         import socket
 
         with socket.socket(socket.AF_UNIX) as listener:
+            here = os.getcwd()
             os.chdir(channel)  # a socket's path is short: bind it by its name
             try:
                 listener.bind(day.name)
             finally:
-                os.chdir(tmp_path)
+                os.chdir(here)
     skips = Skips()
     conversations = list(slack.read(root, skips))
     assert conversations

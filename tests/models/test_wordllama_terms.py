@@ -16,7 +16,12 @@ from memtrove.models.wordllama import WordLlamaEmbedder, _lower
 from memtrove.models.wordllama_terms import TableRows, TermTokenizer, bpe
 from memtrove.text import words
 
-GO_PROPOSALS = Path(os.environ.get("MEMTROVE_GO_PROPOSALS", "../shared/bench/prose/go-proposals"))
+GO_PROPOSALS = Path(
+    os.environ.get(
+        "MEMTROVE_GO_PROPOSALS",
+        Path(__file__).resolve().parents[3] / "shared" / "bench" / "prose" / "go-proposals",
+    )
+)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
