@@ -26,7 +26,7 @@ lint: venv
 	$(BIN)/mypy src
 
 test: lint
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 bench: venv
 	$(BIN)/python benchmarks/bench_index.py
