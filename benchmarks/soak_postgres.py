@@ -44,6 +44,7 @@ from typing import Any
 
 import httpx
 
+from bench_postgres import drop
 from corpus import BENCH_DIR, generate_corpus
 
 SERVER = "postgresql://root@127.0.0.1:5432/test"
@@ -349,16 +350,9 @@ def main() -> int:
         for host in hosts:
             host.stop()
         if not args.keep:
-            drop(args.url, run.schema)
+            drop(run.vault)
             shutil.rmtree(run.root, ignore_errors=True)
     return report(run, checks, args)
-
-
-def drop(url: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as raw:
-        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def verify(vault: Any, run: Run) -> dict[str, bool]:

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from memtrove.db.postgres.copying import quoted
 from memtrove.db.sqlite.connection import DatabaseError, IntegrityError, OperationalError
 from memtrove.errors import VaultBusyError, VaultNotFoundError, VaultOpenError
 from memtrove.locations import shown_location, url_schema
@@ -237,9 +238,9 @@ class PostgresConnection:
             ).fetchall()
             columns: dict[str, list[str]] = {}
             for table, column in rows:
-                columns.setdefault(str(table), []).append(_quoted(str(column)))
+                columns.setdefault(str(table), []).append(quoted(str(column)))
             targets = [
-                f"{_quoted(self.schema)}.{_quoted(table)} ({', '.join(names)})"
+                f"{quoted(self.schema)}.{quoted(table)} ({', '.join(names)})"
                 for table, names in columns.items()
             ]
             statement = f"ANALYZE {', '.join(targets)}" if targets else "SELECT 1"
@@ -277,10 +278,10 @@ class PostgresConnection:
         """New rows, sent with ``COPY`` (the driver formats them)."""
         if not rows:
             return
-        names = ", ".join(_quoted(column) for column in columns)
+        names = ", ".join(quoted(column) for column in columns)
         try:
             cursor = self.raw.cursor()
-            with cursor, cursor.copy(f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
+            with cursor, cursor.copy(f"COPY {quoted(table)} ({names}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
             self._written += len(rows)
@@ -491,7 +492,3 @@ def open_postgres(
         connection.close()
         raise
     return connection
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
