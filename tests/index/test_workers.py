@@ -7,12 +7,15 @@ import io
 import os
 import pickle
 import sys
+from array import array
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memtrove import Vault
+from memtrove.db.postgres.text_batch import Batch
+from memtrove.db.text_tokens import document_tokens
 from memtrove.index import workers
 from memtrove.index.indexer import update_collections
 from memtrove.index.preparing import prepare_file
@@ -20,6 +23,8 @@ from memtrove.index.scanner import scan_collection
 from memtrove.results import Collection
 from memtrove.security.redaction import Redactor
 from tests.conftest import write
+from tests.postgres_server import OFF as POSTGRES_OFF
+from tests.postgres_server import fresh_schema
 
 KEY = "AKIA" + "QWERTYUIOPASDFGH"
 
@@ -127,8 +132,8 @@ def test_the_helper_loop_redacts_with_extra_patterns(tmp_path: Path) -> None:
     files = scan_collection(tmp_path, "**/*.md").files
     extra = (("ticket", r"ZZ-\d+"),)
     requests = io.BytesIO()
-    pickle.dump((collection, files, extra), requests)
-    pickle.dump((collection, files, None), requests)
+    pickle.dump((collection, files, extra, False), requests)
+    pickle.dump((collection, files, None, True), requests)
     requests.seek(0)
     answers = io.BytesIO()
     workers.serve(requests, answers)
@@ -136,7 +141,17 @@ def test_the_helper_loop_redacts_with_extra_patterns(tmp_path: Path) -> None:
     redacted, verbatim = pickle.load(answers), pickle.load(answers)
     assert redacted == [prepare_file(collection, files[0], Redactor(extra).redact)]
     assert "[REDACTED:ticket]" in redacted[0].item.text and KEY not in redacted[0].item.text
-    assert KEY in verbatim[0].item.text
+    assert redacted[0].item.tokens is None
+    item = verbatim[0].item
+    assert KEY in item.text
+    # asked to tokenize: the text-index row of path, title and body, as the index would
+    assert item.tokens is not None
+    columns = [f"notes/{item.file.path}", item.title, item.parsed.body]
+    numbers = array("i", item.tokens.numbers)
+    assert item.tokens.sizes == tuple(len(document_tokens(text)) for text in columns)
+    assert [item.tokens.terms[n] for n in numbers] == [
+        token for text in columns for token in document_tokens(text)
+    ]
 
 
 def test_off_and_one_processor_mean_no_helper(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,3 +160,55 @@ def test_off_and_one_processor_mean_no_helper(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("MEMTROVE_INDEX_WORKERS")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert not workers.helper_wanted()
+
+
+def _text_index_rows(vault: Vault) -> list[list[tuple[Any, ...]]]:
+    connection = vault._connection
+    return [
+        [tuple(row) for row in connection.execute(sql).fetchall()]
+        for sql in (
+            "SELECT idx, term, docs, c0, c1, c2, lengths FROM text_postings "
+            "ORDER BY idx, term, seg",
+            "SELECT idx, doc_id, sizes FROM text_rows ORDER BY idx, doc_id",
+            "SELECT idx, doc_id, terms, counts, starts, positions FROM text_places "
+            "ORDER BY idx, doc_id",
+            "SELECT idx, rows, tokens FROM text_totals ORDER BY idx",
+        )
+    ]
+
+
+@pytest.mark.skipif(POSTGRES_OFF, reason="no PostgreSQL server")
+def test_on_postgresql_the_helper_tokenizes_what_this_process_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper_for_any_size: None
+) -> None:
+    corpus(tmp_path / "notes")
+    (tmp_path / "notes" / "cjk.md").write_text("# 東京の会議\n\nnaïve café, tab\u2082ed terms\n")
+    tokenized: list[bool] = []
+    prepare = workers.prepare_file
+
+    def seen(*args: Any) -> Any:
+        tokenized.append(bool(args[3:] and args[3]))
+        return prepare(*args)
+
+    monkeypatch.setattr(workers, "prepare_file", seen)  # this process's reads
+    taken: list[bool] = []
+    add_tokenized = Batch.add_tokenized
+
+    def counted(batch: Batch, doc_id: int, row: Any) -> bool:
+        taken.append(add_tokenized(batch, doc_id, row))
+        return taken[-1]
+
+    monkeypatch.setattr(Batch, "add_tokenized", counted)
+    results = []
+    for helper in ("1", "0"):
+        monkeypatch.setenv("MEMTROVE_INDEX_WORKERS", helper)
+        with (
+            fresh_schema() as location,
+            Vault.open(location, config_dir=tmp_path / helper) as vault,
+        ):
+            summary = indexed(vault, tmp_path / "notes")
+            results.append((summary, _text_index_rows(vault)))
+    assert results[0] == results[1]
+    assert len(results[0][1][0]) > 50  # postings of many terms
+    assert not any(tokenized)  # this process never tokenizes ahead: its index does
+    assert len(taken) == 53 and all(taken)  # the batches after the first: the helper's rows

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 from memtrove.db.text_query import ParsedQuery
+from memtrove.db.text_tokens import Tokenized
 
 __all__ = ["MAX_PASSAGES", "DocumentIndex", "SearchIndex", "TextIndex"]
 
@@ -91,11 +92,21 @@ class TextIndex(Protocol):
 
     # -- rows --------------------------------------------------------------------------------
 
+    takes_tokens: bool
+    """Whether :meth:`add_documents` makes use of rows tokenized beforehand (an index that
+    tokenizes in Python: an indexer's helper process can do it while this one writes)."""
+
     def add_documents(
-        self, rows: Iterable[tuple[int, str, str, str]], *, index: SearchIndex = "documents"
+        self,
+        rows: Iterable[tuple[int, str, str, str]],
+        *,
+        index: SearchIndex = "documents",
+        tokens: Sequence[Tokenized | None] = (),
     ) -> None:
         """Index rows of (doc id, ``collection/path``, title, body); an id must have no
-        row there yet."""
+        row there yet. ``tokens``, when the index :attr:`takes_tokens`: for each row in
+        order, :func:`~memtrove.db.text_tokens.tokenized` of its path, title and body
+        (after :func:`~memtrove.text.segment_cjk`), or None."""
         ...
 
     def add_passages(self, doc_id: int, texts: Sequence[str]) -> None:

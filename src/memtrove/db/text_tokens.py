@@ -28,9 +28,11 @@ of a longer token, and so does this module (again cutting a character if it fall
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-__all__ = ["document_tokens", "name_tokens"]
+__all__ = ["TermNumbers", "Tokenized", "document_tokens", "name_tokens", "tokenized"]
 
 # Hexadecimal code points and ranges of them. _SEPARATORS: characters that end a token.
 # _DIACRITICS: characters that continue a token but never start one (folded to nothing).
@@ -401,8 +403,12 @@ class _Tokens(dict[str, str]):
         return token
 
     def of(self, text: str) -> list[str]:
-        pattern = _BMP_TOKEN if not text or max(text) <= "\uffff" else _TOKEN
-        return list(map(self.__getitem__, pattern.findall(text)))
+        return list(map(self.__getitem__, _words(text)))
+
+
+def _words(text: str) -> list[str]:
+    pattern = _BMP_TOKEN if not text or max(text) <= "\uffff" else _TOKEN
+    return pattern.findall(text)
 
 
 _DOCUMENT = _Tokens(_SIMPLE_FOLD, stem=True)
@@ -412,6 +418,68 @@ _NAME = _Tokens(_COMPLEX_FOLD, stem=False)
 def document_tokens(text: str) -> list[str]:
     """The tokens FTS5's ``porter unicode61`` tokenizer stores for ``text``, in order."""
     return _DOCUMENT.of(text)
+
+
+class TermNumbers(dict[str, int]):
+    """The tokens of :func:`document_tokens` as numbers, for a caller indexing many texts at
+    once: ``terms[number]`` is the token (as ``spell`` writes it), numbered in the order
+    first seen. Each distinct word is looked up once; the rest of a text's words cost a
+    dictionary lookup each."""
+
+    def __init__(self, spell: Callable[[str], str] = str) -> None:
+        super().__init__()
+        self.terms: list[str] = []
+        self.tokens = _Numbered(self, spell)  # token -> number
+
+    def __missing__(self, word: str) -> int:
+        number = self[word] = self.tokens[_DOCUMENT[word]]
+        return number
+
+    def of(self, text: str) -> list[int]:
+        """The numbers of ``text``'s tokens, in order."""
+        return list(map(self.__getitem__, _words(text)))
+
+
+class _Numbered(dict[str, int]):
+    """A token's number in a :class:`TermNumbers` (two tokens ``spell`` writes alike
+    share one)."""
+
+    def __init__(self, owner: TermNumbers, spell: Callable[[str], str] = str) -> None:
+        super().__init__()
+        self._owner = owner
+        self._spell = spell
+        self._by_term: dict[str, int] = {}
+
+    def __missing__(self, token: str) -> int:
+        term = self._spell(token)
+        number = self._by_term.get(term)
+        if number is None:
+            number = self._by_term[term] = len(self._owner.terms)
+            self._owner.terms.append(term)
+        self[token] = number
+        return number
+
+
+class Tokenized(NamedTuple):
+    """The tokens of a row's columns (:func:`tokenized`): its distinct tokens, first seen
+    first, and each token as its index there (``array("i")`` bytes, column after column,
+    ``sizes`` of them in each column)."""
+
+    terms: list[str]
+    numbers: bytes
+    sizes: tuple[int, ...]
+
+
+def tokenized(texts: Sequence[str]) -> Tokenized:
+    """The tokens of :func:`document_tokens` of each of ``texts``, in a form that crosses a
+    process boundary cheaply: a row tokenized by a helper process while another writes."""
+    columns = [_DOCUMENT.of(text) for text in texts]
+    terms = list(dict.fromkeys(token for tokens in columns for token in tokens))
+    index = {token: number for number, token in enumerate(terms)}
+    stream = array("i")
+    for tokens in columns:
+        stream.extend(map(index.__getitem__, tokens))
+    return Tokenized(terms, stream.tobytes(), tuple(len(tokens) for tokens in columns))
 
 
 def name_tokens(text: str) -> list[str]:

@@ -50,6 +50,7 @@ __all__ = [
 
 DEFAULT_BATCH_SIZE = 200
 BULK_FILES = 1000  # files to read from which an update writes as a bulk load
+SERVER_BATCHES = 5  # batches a bulk load on a database server writes in one transaction
 ProgressCallback = Callable[[int, int, str], None]  # (files done, files total, current path)
 
 
@@ -172,8 +173,13 @@ def _update_one(
     engine = redactor() if redactor is not None and to_read else None
     # A first index writes many batches in a row: checkpoint the WAL less often meanwhile.
     bulk = fewer_checkpoints(connection) if total >= BULK_FILES else contextlib.nullcontext()
+    if total >= BULK_FILES and connection.dialect == "postgresql":
+        # each transaction on a server is a round trip and a text-index segment (one row
+        # per term): a bulk load writes fewer, larger ones
+        batch_size *= SERVER_BATCHES
     with bulk:
-        for batch, outcomes in prepared_batches(collection, to_read, batch_size, engine):
+        tokenize = connection.text.takes_tokens
+        for batch, outcomes in prepared_batches(collection, to_read, batch_size, engine, tokenize):
             prepared: list[Prepared] = []
             for file, outcome in zip(batch, outcomes, strict=True):
                 report.skipped.extend(outcome.skipped)

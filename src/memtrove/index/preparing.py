@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from typing import Any, NamedTuple
 
+from memtrove.db.text_tokens import Tokenized, tokenized
 from memtrove.files import LEAVES, NOT_REGULAR, SYMLINK, Refused, open_beneath, read_capped
 from memtrove.index.classify import classify_content_type, quality_score
 from memtrove.index.markdown import (
@@ -31,7 +32,7 @@ from memtrove.index.markdown import (
 )
 from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry
 from memtrove.results import Collection, FileIssue, SkipReason
-from memtrove.text import parse_iso_datetime, scrub
+from memtrove.text import parse_iso_datetime, scrub, segment_cjk
 
 __all__ = [
     "LABEL_LIMIT",
@@ -76,7 +77,7 @@ class Prepared:
     """One file, read and parsed, ready to be written. A slotted class rather than a
     dataclass: :mod:`dataclasses` costs an update a few milliseconds to import."""
 
-    __slots__ = _PREPARED_FIELDS
+    __slots__ = (*_PREPARED_FIELDS, "tokens")
 
     def __init__(
         self,
@@ -110,6 +111,9 @@ class Prepared:
         self.review_by = review_by  # YYYY-MM-DD
         self.domain = domain
         self.workstream = workstream
+        # its text-index row tokenized beforehand (a helper process, for an index that
+        # takes tokens): derived from the rest, so equality leaves it out
+        self.tokens: Tokenized | None = None
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -148,8 +152,14 @@ def body_hash(text: str) -> str:
 
 
 def prepare_file(
-    collection: Collection, file: FileEntry, redact: Callable[[str], str] | None
+    collection: Collection,
+    file: FileEntry,
+    redact: Callable[[str], str] | None,
+    tokenize: bool = False,
 ) -> Outcome:
+    """Read, redact (``redact`` None: verbatim), parse and classify ``file``; with
+    ``tokenize``, its text-index row is tokenized too (:attr:`Prepared.tokens`)."""
+
     def skip(reason: SkipReason, detail: str = "") -> Outcome:
         return Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
 
@@ -194,6 +204,10 @@ def prepare_file(
         domain=domain,
         workstream=workstream,
     )
+    if tokenize:
+        item.tokens = tokenized(
+            (f"{collection.name}/{file.path}", segment_cjk(title), segment_cjk(body))
+        )
     issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
     return Outcome(item, notices=issues)
 

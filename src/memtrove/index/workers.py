@@ -36,7 +36,7 @@ PARALLEL_FILES = 1000  # below this, starting a process costs more than it saves
 _STOP_SECONDS = 5.0
 _OFF = ("0", "off", "false", "no")
 
-Request = tuple[Collection, Sequence[FileEntry], tuple[tuple[str, str], ...] | None]
+Request = tuple[Collection, Sequence[FileEntry], tuple[tuple[str, str], ...] | None, bool]
 
 
 def prepared_batches(
@@ -44,9 +44,12 @@ def prepared_batches(
     files: list[FileEntry],
     batch_size: int,
     redactor: Redactor | None,
+    tokenize: bool = False,
 ) -> Iterator[tuple[list[FileEntry], list[Outcome]]]:
     """Each batch of ``files`` (in order) with what reading it gave; ``redactor`` None
-    stores the files verbatim. The helper reads one batch ahead when it is worth it."""
+    stores the files verbatim. The helper reads one batch ahead when it is worth it, and
+    with ``tokenize`` tokenizes what it read for the text index too (an index that
+    tokenizes in Python: that work then leaves the writing process)."""
     batches = [files[start : start + batch_size] for start in range(0, len(files), batch_size)]
     redact = redactor.redact if redactor is not None else None
 
@@ -62,7 +65,7 @@ def prepared_batches(
     try:
         # This process reads the first batch while the helper starts, then writes it while
         # the helper reads the second; and so on, one batch ahead.
-        helper_ok = len(batches) > 1 and helper.send((collection, batches[1], extra))
+        helper_ok = len(batches) > 1 and helper.send((collection, batches[1], extra, tokenize))
         yield batches[0], here(batches[0])
         for index in range(1, len(batches)):
             outcomes = helper.receive(_outcomes(len(batches[index]))) if helper_ok else None
@@ -70,7 +73,7 @@ def prepared_batches(
                 helper_ok = False
                 outcomes = here(batches[index])
             elif index + 1 < len(batches):
-                helper_ok = helper.send((collection, batches[index + 1], extra))
+                helper_ok = helper.send((collection, batches[index + 1], extra, tokenize))
             yield batches[index], outcomes
     finally:
         helper.stop()
@@ -172,7 +175,7 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
     engines: dict[tuple[tuple[str, str], ...], Redactor] = {(): DEFAULT}
     while True:
         try:
-            collection, files, extra = pickle.load(source)
+            collection, files, extra, tokenize = pickle.load(source)
         except EOFError:
             return
         redact = None
@@ -181,6 +184,6 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
             if engine is None:
                 engine = engines[extra] = Redactor(extra)
             redact = engine.redact
-        outcomes = [prepare_file(collection, file, redact) for file in files]
+        outcomes = [prepare_file(collection, file, redact, bool(tokenize)) for file in files]
         pickle.dump(outcomes, sink, protocol=pickle.HIGHEST_PROTOCOL)
         sink.flush()

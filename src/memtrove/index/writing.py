@@ -21,6 +21,7 @@ from memtrove.index.documents import DOCID_LENGTH, free_docid
 from memtrove.text import iso_from_timestamp, now_iso
 
 if TYPE_CHECKING:
+    from memtrove.db.text_tokens import Tokenized
     from memtrove.graph.links import WrittenDocument
     from memtrove.index.markdown import ParsedMarkdown
     from memtrove.index.preparing import FragmentRow, Prepared
@@ -422,6 +423,7 @@ def _index_text(connection: Connection, doc_id: int, collection: str, item: Prep
         item.parsed.body,
         item.hash,
         item.text,
+        tokens=item.tokens,
     )
 
 
@@ -433,8 +435,11 @@ def write_text_rows(
     body: str,
     body_hash: str,
     text: str,
+    *,
+    tokens: Tokenized | None = None,
 ) -> None:
     """Document ``doc_id``'s full-text row and passages (``body`` without its frontmatter,
-    ``text`` the stored body whose hash is ``body_hash``); inside the caller's transaction."""
-    connection.text.add_documents(((doc_id, filepath, title, body),))
+    ``text`` the stored body whose hash is ``body_hash``; ``tokens`` its row tokenized
+    beforehand, if it was); inside the caller's transaction."""
+    connection.text.add_documents(((doc_id, filepath, title, body),), tokens=(tokens,))
     write_passages(connection, doc_id, body_hash, text)

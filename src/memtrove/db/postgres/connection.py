@@ -272,6 +272,20 @@ class PostgresConnection:
                 raise mapped_error(error) from None
             raise
 
+    def copy_binary(self, target: str, chunks: Iterable[bytes], rows: int) -> None:
+        """A stream in ``COPY``'s binary format (signature to trailer, ``rows`` rows) into
+        ``target``, sent piece by piece (the server reads while the caller builds)."""
+        try:
+            cursor = self.raw.cursor()
+            with cursor, cursor.copy(f"COPY {target} FROM STDIN (FORMAT BINARY)") as copy:
+                for chunk in chunks:
+                    copy.write(chunk)
+            self._written += rows
+        except Exception as error:
+            if is_driver_error(error):
+                raise mapped_error(error) from None
+            raise
+
     def insert_rows(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> None:

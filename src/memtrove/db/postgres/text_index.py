@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from memtrove.db.postgres.text_entities import EntityIndex
     from memtrove.db.postgres.text_sql import ServerConnection
     from memtrove.db.text_index import DocumentIndex, SearchIndex
+    from memtrove.db.text_tokens import Tokenized
 
 __all__ = ["PostgresTextIndex"]
 
@@ -234,8 +235,14 @@ class PostgresTextIndex:
 
     # -- rows --------------------------------------------------------------------------------
 
+    takes_tokens = True
+
     def add_documents(
-        self, rows: Iterable[tuple[int, str, str, str]], *, index: SearchIndex = "documents"
+        self,
+        rows: Iterable[tuple[int, str, str, str]],
+        *,
+        index: SearchIndex = "documents",
+        tokens: Sequence[Tokenized | None] = (),
     ) -> None:
         self.store.add(
             INDEXES[index],
@@ -243,6 +250,7 @@ class PostgresTextIndex:
                 (doc_id, (filepath, segment_cjk(title), segment_cjk(body)))
                 for doc_id, filepath, title, body in rows
             ),
+            tokens,
         )
 
     def add_passages(self, doc_id: int, texts: Sequence[str]) -> None:

@@ -31,6 +31,8 @@ class ServerConnection(Connection, Protocol):
 
     def copy_in(self, target: str, data: str) -> None: ...
 
+    def copy_binary(self, target: str, chunks: Iterable[bytes], rows: int) -> None: ...
+
 
 K1 = 1.2  # FTS5 bm25()'s constants
 B = 0.75

@@ -24,8 +24,9 @@ Tables (``idx`` tells the indexes apart: ``documents`` 0, ``archived`` 1, ``pass
   table, taking rows out does not lower them (:mod:`memtrove.db.sqlite.fts_totals`);
   :meth:`TextStore.recount` recounts.
 
-Writes are buffered: :meth:`TextStore.add` keeps a transaction's rows in memory and
-:meth:`TextStore.flush` writes them as one segment with ``COPY`` before anything reads or
+Writes are buffered: :meth:`TextStore.add` keeps a transaction's rows in memory (their
+tokens as numbers) and :meth:`TextStore.flush` writes them as one segment with binary
+``COPY`` (:mod:`memtrove.db.postgres.text_batch`) before anything reads or
 removes rows, before a savepoint and before the commit (the connection calls it), so
 every statement still sees what its transaction wrote; a rolled-back transaction or
 savepoint drops what it buffered (:meth:`TextStore.discard`).
@@ -36,24 +37,16 @@ of operations (IEEE doubles, the phrases summed in order), so the scores are FTS
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from memtrove.db.text_tokens import document_tokens
+from memtrove.db.postgres.text_batch import Batch, copies
 
 if TYPE_CHECKING:
     from memtrove.db.postgres.text_sql import ServerConnection
+    from memtrove.db.text_tokens import Tokenized
 
-from memtrove.db.postgres.text_sql import (
-    Slot,
-    copy_text,
-    int_array,
-    live_entries,
-    storable,
-    term_slot,
-    text_array,
-)
+from memtrove.db.postgres.text_sql import Slot, live_entries, term_slot
 
 __all__ = ["COLUMNS", "INDEXES", "SCHEMA", "TextStore"]
 
@@ -90,19 +83,6 @@ def _level(rows: int) -> int:
     return sum(rows >= bound for bound in _LEVELS)
 
 
-class _Pending:
-    """The rows of one index buffered for the next segment."""
-
-    __slots__ = ("places", "postings", "rows", "totals")
-
-    def __init__(self, columns: int) -> None:
-        self.rows: list[tuple[int, list[int]]] = []
-        # term -> (doc, c0, c1, c2, length) of each row holding it
-        self.postings: dict[str, list[tuple[int, ...]]] = {}
-        self.places: list[tuple[int, list[str], list[int], list[int], list[int]]] = []
-        self.totals = [0] * (columns + 1)
-
-
 class TextStore:
     """The tables of :data:`SCHEMA` (made by the vault's baseline migration)."""
 
@@ -110,7 +90,7 @@ class TextStore:
 
     def __init__(self, connection: ServerConnection) -> None:
         self._connection = connection
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Batch] = {}
 
     def ready(self) -> None:
         """Write what is buffered: call it before reading any of the tables."""
@@ -119,56 +99,22 @@ class TextStore:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def add(self, idx: int, rows: Iterable[tuple[int, Sequence[str]]]) -> None:
-        """Buffer rows of (row id, text of each column, prepared for the tokenizer)."""
-        columns = COLUMNS[idx]
-        pending = self._pending.get(idx)
-        if pending is None:
-            pending = self._pending[idx] = _Pending(columns)
-        totals = pending.totals
-        postings = pending.postings
-        empty: tuple[int, ...] = ()
-        for doc_id, texts in rows:
-            doc_id = int(doc_id)
-            by_column: list[defaultdict[str, list[int]]] = []
-            sizes = []
-            for text in texts:
-                tokens = document_tokens(text)
-                places: defaultdict[str, list[int]] = defaultdict(list)
-                for position, token in enumerate(tokens):
-                    places[token].append(position)
-                by_column.append(places)
-                sizes.append(len(tokens))
-            for col, size in enumerate(sizes):
-                totals[col + 1] += size
-            totals[0] += 1
-            length = sum(sizes)
-            if columns == 1:
-                ordered = list(by_column[0])
-            else:
-                ordered = list(dict.fromkeys(term for places in by_column for term in places))
-            counts: list[int] = []
-            starts: list[int] = [0]
-            positions: list[int] = []
-            terms = []
-            for token in ordered:
-                hits = [places.get(token, empty) for places in by_column]
-                numbers = [len(found) for found in hits]
-                for found in hits:
-                    positions.extend(found)
-                counts.extend(numbers)
-                starts.append(len(positions))
-                term = storable(token)
-                terms.append(term)
-                numbers += [0] * (3 - columns)
-                entry = postings.get(term)
-                if entry is None:
-                    postings[term] = [(doc_id, *numbers, length)]
-                else:
-                    entry.append((doc_id, *numbers, length))
-            pending.rows.append((doc_id, sizes))
-            pending.places.append((doc_id, terms, counts, starts, positions))
-        queued = sum(len(pending.rows) for pending in self._pending.values())
+    def add(
+        self,
+        idx: int,
+        rows: Iterable[tuple[int, Sequence[str]]],
+        tokens: Sequence[Tokenized | None] = (),
+    ) -> None:
+        """Buffer rows of (row id, text of each column, prepared for the tokenizer); a row
+        whose ``tokens`` (in the order of ``rows``) are given is not tokenized again."""
+        batch = self._pending.get(idx)
+        if batch is None:
+            batch = self._pending[idx] = Batch(COLUMNS[idx])
+        for number, (doc_id, texts) in enumerate(rows):
+            given = tokens[number] if number < len(tokens) else None
+            if given is None or not batch.add_tokenized(doc_id, given):
+                batch.add(doc_id, texts)
+        queued = sum(len(batch) for batch in self._pending.values())
         if queued >= _FLUSH_ROWS or not self._connection.in_transaction:
             self.ready()
 
@@ -178,38 +124,15 @@ class TextStore:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        for idx, rows in sorted(pending.items()):
+        for idx, batch in sorted(pending.items()):
             seg = int(self._connection.execute("SELECT nextval('text_segment_ids')").fetchone()[0])
-            head = f"{idx}\t"
-            middle = f"\t{seg}\t"
-            self._copy(
-                "text_postings (idx, term, seg, docs, c0, c1, c2, lengths)",
-                (
-                    head
-                    + copy_text(term)
-                    + middle
-                    + "\t".join(map(int_array, zip(*entries, strict=True)))
-                    + "\n"
-                    for term, entries in rows.postings.items()
-                ),
-            )
-            self._copy(
-                "text_rows (idx, doc_id, seg, sizes)",
-                (f"{idx}\t{doc_id}\t{seg}\t{int_array(sizes)}\n" for doc_id, sizes in rows.rows),
-            )
-            self._copy(
-                "text_places (idx, doc_id, terms, counts, starts, positions)",
-                (
-                    f"{idx}\t{doc_id}\t{text_array(terms)}\t{int_array(counts)}\t"
-                    f"{int_array(starts)}\t{int_array(positions)}\n"
-                    for doc_id, terms, counts, starts, positions in rows.places
-                ),
-            )
+            for target, rows, chunks in copies(batch, idx, seg):
+                self._connection.copy_binary(target, chunks, rows)
             self._connection.execute(
                 "INSERT INTO text_segments (idx, seg, level) VALUES (?, ?, ?)",
-                (idx, seg, _level(len(rows.rows))),
+                (idx, seg, _level(len(batch))),
             )
-            count, *tokens = rows.totals
+            count, *tokens = batch.totals
             self._connection.execute(
                 "INSERT INTO text_totals (idx, rows, tokens) VALUES (?, ?, ?::bigint[]) "
                 "ON CONFLICT (idx) DO UPDATE SET rows = text_totals.rows + excluded.rows, "
@@ -222,10 +145,6 @@ class TextStore:
     def discard(self) -> None:
         """Forget the buffered rows (their transaction or savepoint was rolled back)."""
         self._pending = {}
-
-    def _copy(self, target: str, lines: Iterable[str]) -> None:
-        """Lines of ``COPY``'s text format into ``target``: many times faster than inserts."""
-        self._connection.copy_in(target, "".join(lines))
 
     def _merge(self, idx: int) -> None:
         """Merge the segments of a level that has :data:`_FANOUT` of them into one of the

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # sqlean.py mirrors the standard library's sqlite3 module exa
 
     from memtrove.db.engine import Connection
     from memtrove.db.text_index import DocumentIndex, SearchIndex
+    from memtrove.db.text_tokens import Tokenized
 else:
     from sqlean import OperationalError
 
@@ -200,8 +201,14 @@ class SqliteTextIndex:
 
     # -- rows --------------------------------------------------------------------------------
 
+    takes_tokens = False  # FTS5 tokenizes
+
     def add_documents(
-        self, rows: Iterable[tuple[int, str, str, str]], *, index: SearchIndex = "documents"
+        self,
+        rows: Iterable[tuple[int, str, str, str]],
+        *,
+        index: SearchIndex = "documents",
+        tokens: Sequence[Tokenized | None] = (),
     ) -> None:
         table = TABLES[index]
         self._connection.executemany(
