@@ -260,18 +260,6 @@ class PostgresConnection:
             raise
         return cursor
 
-    def copy_in(self, target: str, data: str) -> None:
-        """``data``, lines of ``COPY``'s text format, into ``target`` (``table (columns)``)."""
-        try:
-            cursor = self.raw.cursor()
-            with cursor, cursor.copy(f"COPY {target} FROM STDIN") as copy:
-                copy.write(data)
-            self._written += data.count("\n")
-        except Exception as error:
-            if is_driver_error(error):
-                raise mapped_error(error) from None
-            raise
-
     def copy_binary(self, target: str, chunks: Iterable[bytes], rows: int) -> None:
         """A stream in ``COPY``'s binary format (signature to trailer, ``rows`` rows) into
         ``target``, sent piece by piece (the server reads while the caller builds)."""

@@ -1,6 +1,6 @@
 """The SQL and text formats of the PostgreSQL text index
 (:mod:`memtrove.db.postgres.text_store`): the live entries of a query's terms, a query
-phrase's term range, terms as PostgreSQL text holds them, and ``COPY`` fields."""
+phrase's term range, and terms as PostgreSQL text holds them."""
 
 from __future__ import annotations
 
@@ -15,12 +15,9 @@ __all__ = [
     "ServerConnection",
     "Slot",
     "consecutive",
-    "copy_text",
-    "int_array",
     "live_entries",
     "storable",
     "term_slot",
-    "text_array",
 ]
 
 _HIGHEST = "\U0010ffff"
@@ -28,8 +25,6 @@ _HIGHEST = "\U0010ffff"
 
 class ServerConnection(Connection, Protocol):
     """The PostgreSQL connection as the text index uses it: the seam, and ``COPY``."""
-
-    def copy_in(self, target: str, data: str) -> None: ...
 
     def copy_binary(self, target: str, chunks: Iterable[bytes], rows: int) -> None: ...
 
@@ -89,30 +84,6 @@ def storable(term: str) -> str:
         return term
     raw = term.encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
-
-
-def copy_text(value: str) -> str:
-    """``value`` as a field of ``COPY``'s text format."""
-    if value.isalnum():
-        return value
-    return (
-        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    )
-
-
-def int_array(values: Iterable[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
-
-
-def _array_element(term: str) -> str:
-    if term.isalnum():
-        return '"' + term + '"'  # quoted: an element spelled null is not NULL
-    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def text_array(terms: Iterable[str]) -> str:
-    """A text array as a field of ``COPY``'s text format."""
-    return copy_text("{" + ",".join(map(_array_element, terms)) + "}")
 
 
 def term_slot(term: str, prefix: bool) -> Slot:
