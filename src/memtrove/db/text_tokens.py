@@ -407,7 +407,7 @@ class _Tokens(dict[str, str]):
 
 
 def _words(text: str) -> list[str]:
-    pattern = _BMP_TOKEN if not text or max(text) <= "\uffff" else _TOKEN
+    pattern = _BMP_TOKEN if text.isascii() or max(text) <= "\uffff" else _TOKEN
     return pattern.findall(text)
 
 
