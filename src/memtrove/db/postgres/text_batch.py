@@ -3,13 +3,13 @@ at once and sent in ``COPY``'s binary format.
 
 A buffered row keeps its tokens as numbers (:class:`~memtrove.db.text_tokens.TermNumbers`:
 each distinct word is tokenized once per flush), or comes tokenized from the indexer's
-helper process (:func:`~memtrove.db.text_tokens.tokenized`), renumbered here. At the flush numpy sorts every token of
-the batch into the segment's postings (one row per term: its rows in id order, their hits
-in each column, their lengths) and each row's places (its terms in order of first
-appearance, their hits per column, where each term's positions start, the positions), and
-lays the arrays' elements out in the binary format, so neither this process formats a
-number as text nor the server parses one. The rows are the ones the text format wrote
-before, value for value.
+helper process (:func:`~memtrove.db.text_tokens.tokenized`) and is renumbered here. At the
+flush numpy sorts every token of the batch into the segment's postings (one row per term:
+its rows in id order, their hits in each column, their lengths) and each row's places (its
+terms in order of first appearance, their hits per column, where each term's positions
+start, the positions), and lays the arrays' elements out in the binary format, so neither
+this process formats a number as text nor the server parses one. The rows hold what the
+text format held, value for value.
 """
 
 from __future__ import annotations
