@@ -37,7 +37,7 @@ TOOLS = {
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "kg_query", "build_graphs", "intent_search", "find_causal_links", "query_plan",
     "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore", "mine", "import_status",
-    "diary_write", "diary_read", "profile", "beads_sync",
+    "diary_write", "diary_read", "profile", "beads_sync", "list_vaults", "vault_sync",
 }  # fmt: skip
 
 # tool -> (good arguments, text the answer contains, bad arguments, text the error contains)

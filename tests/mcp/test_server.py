@@ -29,7 +29,7 @@ TOOLS = {
     "rule_add", "rule_link", "rule_signal", "rule_codify", "rule_list",
     "intent_search", "find_causal_links", "query_plan", "kg_query", "build_graphs",
     "memory_evolution_status", "lifecycle_sweep", "lifecycle_restore", "mine", "import_status",
-    "diary_write", "diary_read", "profile", "beads_sync",
+    "diary_write", "diary_read", "profile", "beads_sync", "list_vaults", "vault_sync",
 }  # fmt: skip
 
 

@@ -40,6 +40,7 @@ from memtrove.mcp.lifecycle_server import register_lifecycle_tools
 from memtrove.mcp.memory_server import register_memory_tools
 from memtrove.mcp.mine_server import register_mine_tools
 from memtrove.mcp.profile_server import register_profile_tools
+from memtrove.mcp.vaults_server import register_vault_tools
 from memtrove.memory.queue import ExtractionQueue
 from memtrove.paths import queue_location
 from memtrove.results.marking import frame, mark
@@ -422,6 +423,7 @@ def build_server(
     register_profile_tools(server, call, WRITES)
     register_diary_tools(server, call)
     register_beads_tools(server, call, WRITES)
+    register_vault_tools(server, call, READ_ONLY, WRITES)
     return server
 
 
