@@ -109,6 +109,29 @@ def test_the_command(home: Path) -> None:
     assert missing.returncode == 1 and "does not exist" in missing.stderr
 
 
+MINE = CLAWMEM.parent / "mine"
+
+
+@pytest.mark.skipif(not (MINE / "codex").is_dir(), reason="no recorded exports here")
+def test_clawmems_format_names_read_as_ours(home: Path) -> None:
+    """``--format codex-cli`` and ``plain-text`` (ClawMem's names) read what ``codex`` and
+    ``text`` read, on the recorded real exports."""
+    env = base_env(home)
+    for folder, theirs, ours in (
+        ("codex", "codex-cli", "codex"),
+        ("plain-text", "plain-text", "text"),
+    ):
+        counted = []
+        for name in (theirs, ours):
+            done = memtrove(
+                env, "mine", str(MINE / folder), "--format", name, "--dry-run", "--json"
+            )
+            assert done.returncode == 0, done.stderr
+            counted.append(json.loads(done.stdout))
+        assert counted[0]["exchanges"] == counted[1]["exchanges"] > 0
+        assert counted[0]["formats"] == counted[1]["formats"] and ours in counted[0]["formats"]
+
+
 @pytest.mark.skipif(not (CLAWMEM / "index.sqlite").is_file(), reason="no ClawMem vault here")
 def test_import_clawmem_refuses_a_name_taken_by_another_folder(tmp_path: Path) -> None:
     env = base_env(tmp_path)

@@ -22,6 +22,7 @@ from memtrove.cli.common import (
 __all__ = ["register"]
 
 _FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
+_ALIASES = ("codex-cli", "plain-text")  # ClawMem's names for codex and text
 
 
 def register(app: typer.Typer) -> None:
@@ -62,7 +63,7 @@ def mine(
     """Import conversations: one `conversation` document per exchange (a user message and
     the replies up to the next one), with its time, speakers and source; reruns change
     only what changed."""
-    if format not in _FORMATS:
+    if format not in _FORMATS + _ALIASES:
         raise fail(f"--format must be one of {', '.join(_FORMATS)}", code=2)
     if apply and not backfill_dates:
         raise fail("--apply goes with --backfill-dates", code=2)

@@ -80,7 +80,10 @@ def register_mine_tools(
         ] = "conversations",
         format: Annotated[
             str,
-            Field(description="auto, claude-code, codex, chatgpt, claude-ai, slack or text."),
+            Field(
+                description="auto, claude-code, codex, chatgpt, claude-ai, slack or text "
+                "(codex-cli and plain-text: ClawMem's names for codex and text)."
+            ),
         ] = "auto",
         dry_run: Annotated[
             StrictBool, Field(description="true (the default) only counts; false writes.")

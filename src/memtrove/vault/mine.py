@@ -31,10 +31,12 @@ if TYPE_CHECKING:  # the readers load on first use: a search needs none of them
     from memtrove.results import Collection
     from memtrove.security.redaction import Redactor
 
-__all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "MiningArea"]
+__all__ = ["DEFAULT_MINE_COLLECTION", "FORMATS", "FORMAT_ALIASES", "MiningArea"]
 
 DEFAULT_MINE_COLLECTION = "conversations"
 FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
+# ClawMem's names for two of them, taken as they are
+FORMAT_ALIASES = {"codex-cli": "codex", "plain-text": "text"}
 MAX_RUNS = 100
 
 
@@ -166,6 +168,7 @@ class MiningArea:
         from memtrove.mine.formats import ORDER
         from memtrove.text import shown_path
 
+        format = FORMAT_ALIASES.get(format, format)
         if format not in FORMATS:
             raise InvalidQueryError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
         name = validate_collection_name(collection)

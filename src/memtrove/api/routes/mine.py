@@ -22,7 +22,9 @@ class MineRequest(StrictModel):
     path: str = Field(min_length=1, description="Folder or file the server can read.")
     collection: str = Field(default="conversations", description="Mined collection.")
     format: str = Field(
-        default="auto", description="auto, claude-code, codex, chatgpt, claude-ai, slack, text."
+        default="auto",
+        description="auto, claude-code, codex, chatgpt, claude-ai, slack, text (codex-cli and "
+        "plain-text: ClawMem's names for codex and text).",
     )
     dry_run: bool = Field(default=False, description="Only count what would be written.")
     since: str | None = Field(default=None, description="Only exchanges from this ISO date.")
