@@ -23,9 +23,7 @@ __all__ = ["list_vaults", "register_vault_tools", "vault_sync"]
 
 def list_vaults(vault: Vault) -> tuple[str, dict[str, Any]]:
     """No named vault (single-vault mode), and the vault served."""
-    from memtrove.locations import shown_location
-
-    served = shown_location(vault.database.location)
+    served = vault.location  # the file or URL, shown without a password
     return (
         f"no named vaults: this server serves one vault ({served})",
         {"vaults": [], "served": served},
