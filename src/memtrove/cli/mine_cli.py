@@ -21,9 +21,6 @@ from memtrove.cli.common import (
 
 __all__ = ["register"]
 
-_FORMATS = ("auto", "claude-code", "codex", "chatgpt", "claude-ai", "slack", "text")
-_ALIASES = ("codex-cli", "plain-text")  # ClawMem's names for codex and text
-
 
 def register(app: typer.Typer) -> None:
     app.command("mine")(mine)
@@ -63,8 +60,10 @@ def mine(
     """Import conversations: one `conversation` document per exchange (a user message and
     the replies up to the next one), with its time, speakers and source; reruns change
     only what changed."""
-    if format not in _FORMATS + _ALIASES:
-        raise fail(f"--format must be one of {', '.join(_FORMATS)}", code=2)
+    from memtrove.vault.mine import FORMAT_ALIASES, FORMATS
+
+    if format not in FORMATS and format not in FORMAT_ALIASES:
+        raise fail(f"--format must be one of {', '.join(FORMATS)}", code=2)
     if apply and not backfill_dates:
         raise fail("--apply goes with --backfill-dates", code=2)
     if backfill_dates and (dry_run or embed or since):

@@ -68,12 +68,6 @@ class Connection(Protocol):
         (``COPY`` on a server)."""
         ...
 
-    def insert_many(
-        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
-    ) -> list[int | None]:
-        """:meth:`insert` of each of ``rows``, in order (a server sends them together)."""
-        ...
-
     @property
     def in_transaction(self) -> bool: ...
 

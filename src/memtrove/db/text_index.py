@@ -22,10 +22,12 @@ The SQLite index is :class:`memtrove.db.sqlite.text_index.SqliteTextIndex` (FTS5
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memtrove.db.text_query import ParsedQuery
-from memtrove.db.text_tokens import Tokenized
+
+if TYPE_CHECKING:  # the tokenizer's tables take a while to build: never on a hook's path
+    from memtrove.db.text_tokens import Tokenized
 
 __all__ = ["MAX_PASSAGES", "DocumentIndex", "SearchIndex", "TextIndex"]
 

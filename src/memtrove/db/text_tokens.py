@@ -444,7 +444,7 @@ class _Numbered(dict[str, int]):
     """A token's number in a :class:`TermNumbers` (two tokens ``spell`` writes alike
     share one)."""
 
-    def __init__(self, owner: TermNumbers, spell: Callable[[str], str] = str) -> None:
+    def __init__(self, owner: TermNumbers, spell: Callable[[str], str]) -> None:
         super().__init__()
         self._owner = owner
         self._spell = spell

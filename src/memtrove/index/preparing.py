@@ -19,9 +19,8 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memtrove.db.text_tokens import Tokenized, tokenized
 from memtrove.files import LEAVES, NOT_REGULAR, SYMLINK, Refused, open_beneath, read_capped
 from memtrove.index.classify import classify_content_type, quality_score
 from memtrove.index.markdown import (
@@ -33,6 +32,9 @@ from memtrove.index.markdown import (
 from memtrove.index.scanner import MAX_FILE_BYTES, FileEntry
 from memtrove.results import Collection, FileIssue, SkipReason
 from memtrove.text import parse_iso_datetime, scrub, segment_cjk
+
+if TYPE_CHECKING:
+    from memtrove.db.text_tokens import Tokenized
 
 __all__ = [
     "LABEL_LIMIT",
@@ -205,6 +207,8 @@ def prepare_file(
         workstream=workstream,
     )
     if tokenize:
+        from memtrove.db.text_tokens import tokenized  # its tables: only when asked
+
         item.tokens = tokenized(
             (f"{collection.name}/{file.path}", segment_cjk(title), segment_cjk(body))
         )

@@ -297,30 +297,6 @@ class PostgresConnection:
         row = self.execute(f'{sql} RETURNING "{key}"', parameters).fetchone()
         return None if row is None else int(row[0])
 
-    def insert_many(
-        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
-    ) -> list[int | None]:
-        """The inserts pipelined: one round trip for all of them, their results in order."""
-        if not rows:
-            return []
-        cursor = self.raw.cursor()
-        found: list[int | None] = []
-        try:
-            cursor.executemany(
-                translate(f'{sql} RETURNING "{key}"'), [tuple(row) for row in rows], returning=True
-            )
-            while True:
-                row = cursor.fetchone()
-                found.append(None if row is None else int(row[0]))
-                if not cursor.nextset():
-                    break
-        except Exception as error:
-            if is_driver_error(error):
-                raise mapped_error(error) from None
-            raise
-        self._written += len(rows)
-        return found
-
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus

@@ -40,9 +40,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from memtrove.db.postgres.text_batch import Batch, copies
-
 if TYPE_CHECKING:
+    from memtrove.db.postgres.text_batch import Batch
     from memtrove.db.postgres.text_sql import ServerConnection
     from memtrove.db.text_tokens import Tokenized
 
@@ -109,6 +108,8 @@ class TextStore:
         whose ``tokens`` (in the order of ``rows``) are given is not tokenized again."""
         batch = self._pending.get(idx)
         if batch is None:
+            from memtrove.db.postgres.text_batch import Batch  # numpy: writers only
+
             batch = self._pending[idx] = Batch(COLUMNS[idx])
         for number, (doc_id, texts) in enumerate(rows):
             given = tokens[number] if number < len(tokens) else None
@@ -123,6 +124,8 @@ class TextStore:
         transaction, if any), then merge segments that piled up."""
         if not self._pending:
             return
+        from memtrove.db.postgres.text_batch import copies
+
         pending, self._pending = self._pending, {}
         for idx, batch in sorted(pending.items()):
             seg = int(self._connection.execute("SELECT nextval('text_segment_ids')").fetchone()[0])

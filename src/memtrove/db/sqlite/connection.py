@@ -79,11 +79,6 @@ class Connection(_Driver):
         marks = ", ".join("?" * len(columns))
         self.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
 
-    def insert_many(
-        self, sql: str, rows: Sequence[Sequence[Any]], /, *, key: str = "id"
-    ) -> list[int | None]:
-        return [self.insert(sql, row, key=key) for row in rows]
-
     def transaction(
         self, *, retry_seconds: float | None = None
     ) -> contextlib.AbstractContextManager[Connection]:
