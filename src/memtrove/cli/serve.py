@@ -16,14 +16,18 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
 
 from memtrove.cli.common import fail, open_vault, start_lanes, state
 from memtrove.config import cache_dir
 from memtrove.warm import publish, withdraw
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind_listener", "is_loopback", "register"]
 
@@ -120,20 +124,38 @@ def _serve(
         config = uvicorn.Config(
             app, log_level="warning", server_header=False, timeout_graceful_shutdown=10
         )
-        published: str | None = None
+        published: list[str | None] = []
         lanes = None
+
+        def announce() -> None:
+            published.append(_publish(listener, vault.location, token is not None))
+
         try:
-            # The stop handlers go in before the server file is published: a SIGTERM sent
-            # as soon as the file appears must still withdraw it.
+            # The stop handlers go in first, and the server file is published once uvicorn
+            # has started (its own handlers in place): a SIGTERM or SIGINT sent as soon as
+            # the file appears stops the server cleanly and withdraws the file.
             with _stop_quietly():
-                published = _publish(listener, vault.location, token is not None)
                 lanes = start_lanes(state(ctx).settings, _say)
-                uvicorn.Server(config).run(sockets=[listener])
+                _announced_server(config, announce).run(sockets=[listener])
         finally:
-            if published is not None:
-                withdraw(published)
+            for path in published:
+                if path is not None:
+                    withdraw(path)
             if lanes is not None:
                 lanes.stop()
+
+
+def _announced_server(config: uvicorn.Config, announce: Callable[[], None]) -> uvicorn.Server:
+    """A ``uvicorn.Server`` for ``config`` that calls ``announce`` once it has started."""
+    import uvicorn
+
+    class Announced(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                announce()
+
+    return Announced(config)
 
 
 def _say(line: str) -> None:
