@@ -39,9 +39,9 @@ VIRTUAL_TABLES = {
     "documents_vocab",
 }
 # The PostgreSQL text index's own tables, standing for the virtual ones.
-TEXT_TABLES = {
+TEXT_TABLES = set(text_store.TABLES) | {
     match.group(1)
-    for statement in (*text_store.SCHEMA, *text_entities.SCHEMA)
+    for statement in text_entities.SCHEMA
     if (match := re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", statement))
 }
 RUNNER_TABLES = {"schema_migrations"}  # the migration runner creates it, on either engine

@@ -1,13 +1,13 @@
 """The rows a flush of the PostgreSQL text index writes in ``COPY``'s binary format, read
 back from the server and compared with what each row must hold, computed plainly from the
 tokenizer: the postings of each term (rows in id order, hits per column, lengths), each
-row's sizes, and its places (terms in order of first appearance, hits per column, where
-each term's positions start, the positions). Edge cases included: empty columns, a row
+row's sizes, and the positions of each term in each row, column by column. Edge cases included: empty columns, a row
 with no token, rows added out of id order, a term PostgreSQL text cannot hold as it is,
 non-ASCII text, and one index of a single column."""
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
@@ -39,10 +39,9 @@ def pg(url: str) -> Iterator[PostgresConnection]:
     connection.close()
 
 
-def _expected(rows: Sequence[tuple[int, Sequence[str]]], columns: int) -> tuple[Any, Any, Any]:
-    postings: dict[str, list[tuple[int, ...]]] = defaultdict(list)
+def _expected(rows: Sequence[tuple[int, Sequence[str]]], columns: int) -> tuple[Any, Any]:
+    postings: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     sizes: dict[int, list[int]] = {}
-    places: dict[int, tuple[list[str], list[int], list[int], list[int]]] = {}
     for doc_id, texts in sorted(rows):
         by_column = []
         for text in texts:
@@ -52,39 +51,33 @@ def _expected(rows: Sequence[tuple[int, Sequence[str]]], columns: int) -> tuple[
                 found[token].append(position)
             by_column.append((found, len(tokens)))
         sizes[doc_id] = [size for _, size in by_column]
-        order = list(dict.fromkeys(term for found, _ in by_column for term in found))
-        counts, starts, positions = [], [0], []
-        for term in order:
+        for term in dict.fromkeys(term for found, _ in by_column for term in found):
             hits = [found.get(term, []) for found, _ in by_column]
-            counts += [len(hit) for hit in hits]
-            for hit in hits:
-                positions += hit
-            starts.append(len(positions))
             numbers = [len(hit) for hit in hits] + [0] * (3 - columns)
-            postings[term].append((doc_id, *numbers, sum(sizes[doc_id])))
-        places[doc_id] = (order, counts, starts, positions)
-    return dict(postings), sizes, places
+            places = tuple(position for hit in hits for position in hit)
+            postings[term].append((doc_id, *numbers, sum(sizes[doc_id]), places))
+    return dict(postings), sizes
 
 
-def _stored(pg: PostgresConnection, idx: int) -> tuple[Any, Any, Any]:
-    postings = {
-        str(term): list(zip(docs, c0, c1, c2, lengths, strict=True))
-        for term, docs, c0, c1, c2, lengths in pg.execute(
-            "SELECT term, docs, c0, c1, c2, lengths FROM text_postings WHERE idx = ?", (idx,)
-        )
-    }
+def _stored(pg: PostgresConnection, idx: int) -> tuple[Any, Any]:
+    postings = {}
+    for term, docs, c0, c1, c2, lengths, blob in pg.execute(
+        "SELECT term, docs, c0, c1, c2, lengths, positions FROM text_postings WHERE idx = ?",
+        (idx,),
+    ):
+        positions = list(struct.unpack(f">{len(blob) // 4}i", blob))
+        entries = []
+        for entry in zip(docs, c0, c1, c2, lengths, strict=True):
+            count = sum(entry[1:4])
+            entries.append((*entry, tuple(positions[:count])))
+            del positions[:count]
+        assert not positions  # every position belongs to an entry
+        postings[str(term)] = entries
     sizes = {
         int(doc): list(values)
         for doc, values in pg.execute("SELECT doc_id, sizes FROM text_rows WHERE idx = ?", (idx,))
     }
-    places = {
-        int(doc): (list(terms), list(counts), list(starts), list(positions))
-        for doc, terms, counts, starts, positions in pg.execute(
-            "SELECT doc_id, terms, counts, starts, positions FROM text_places WHERE idx = ?",
-            (idx,),
-        )
-    }
-    return postings, sizes, places
+    return postings, sizes
 
 
 @pytest.mark.parametrize("idx", [0, 2])
@@ -96,10 +89,9 @@ def test_a_flush_writes_what_each_row_holds(pg: PostgresConnection, idx: int) ->
         store.add(idx, rows[:4])
         store.add(idx, rows[4:])
         store.flush()
-    postings, sizes, places = _stored(pg, idx)
-    want_postings, want_sizes, want_places = _expected(rows, columns)
+    postings, sizes = _stored(pg, idx)
+    want_postings, want_sizes = _expected(rows, columns)
     assert sizes == want_sizes
-    assert places == want_places
     assert postings == want_postings
     assert store.totals(idx) == (
         len(rows),

@@ -191,3 +191,11 @@ def test_generated_text_tokens_as_fts5(fts5: Fts5, text: str) -> None:
 def test_edge_texts_tokenize_as_fts5(fts5: Fts5, text: str) -> None:
     for tokenize in OURS:
         compare(fts5, tokenize, [text])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(min_codepoint=1, max_codepoint=127), max_size=80))
+def test_ascii_text_tokens_as_fts5(fts5: Fts5, text: str) -> None:
+    """ASCII text takes a path of its own (bytes translated, then split)."""
+    for tokenize in OURS:
+        compare(fts5, tokenize, [text, text + " running caresses"])

@@ -167,11 +167,9 @@ def _text_index_rows(vault: Vault) -> list[list[tuple[Any, ...]]]:
     return [
         [tuple(row) for row in connection.execute(sql).fetchall()]
         for sql in (
-            "SELECT idx, term, docs, c0, c1, c2, lengths FROM text_postings "
+            "SELECT idx, term, docs, c0, c1, c2, lengths, positions FROM text_postings "
             "ORDER BY idx, term, seg",
             "SELECT idx, doc_id, sizes FROM text_rows ORDER BY idx, doc_id",
-            "SELECT idx, doc_id, terms, counts, starts, positions FROM text_places "
-            "ORDER BY idx, doc_id",
             "SELECT idx, rows, tokens FROM text_totals ORDER BY idx",
         )
     ]

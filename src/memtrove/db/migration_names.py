@@ -34,4 +34,5 @@ NAMES: tuple[str, ...] = (
     "m026_beads",
     "m027_review_fields",
     "m028_save_parity",
+    "m029_text_positions",
 )

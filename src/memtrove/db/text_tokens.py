@@ -308,13 +308,33 @@ _STEP4: tuple[_Rule, ...] = tuple(
 )  # fmt: skip
 
 
-def _apply(stem: str, rules: tuple[_Rule, ...]) -> str:
-    """The first rule whose suffix ends ``stem`` (leaving at least one byte) decides."""
+# A step's rules by the last letter of their suffix, in the step's order: (suffix, its
+# length, condition, output).
+_Step = dict[str, tuple[tuple[str, int, Callable[[str, int], bool], str], ...]]
+
+
+def _step(rules: tuple[_Rule, ...]) -> _Step:
+    by_last: dict[str, list[tuple[str, int, Callable[[str, int], bool], str]]] = {}
     for suffix, condition, output in rules:
-        if len(stem) > len(suffix) and stem.endswith(suffix):
-            end = len(stem) - len(suffix)
+        by_last.setdefault(suffix[-1], []).append((suffix, len(suffix), condition, output))
+    return {last: tuple(listed) for last, listed in by_last.items()}
+
+
+def _apply(stem: str, step: _Step) -> str:
+    """The first rule whose suffix ends ``stem`` (leaving at least one byte) decides (two
+    suffixes ending in different letters never both end it)."""
+    listed = step.get(stem[-1])
+    if listed is None:
+        return stem
+    n = len(stem)
+    for suffix, length, condition, output in listed:
+        if n > length and stem.endswith(suffix):
+            end = n - length
             return stem[:end] + output if condition(stem, end) else stem
     return stem
+
+
+_STEPS = (_step(_STEP2), _step(_STEP3), _step(_STEP4))
 
 
 def _porter(word: str) -> str:
@@ -356,7 +376,7 @@ def _porter(word: str) -> str:
     if word[-1] == "y" and _has_vowel(word, len(word) - 1):
         word = word[:-1] + "i"
     # Steps 2 to 4.
-    word = _apply(_apply(_apply(word, _STEP2), _STEP3), _STEP4)
+    word = _apply(_apply(_apply(word, _STEPS[0]), _STEPS[1]), _STEPS[2])
     # Step 5a.
     n = len(word)
     if word[-1] == "e" and (
@@ -406,8 +426,17 @@ class _Tokens(dict[str, str]):
         return list(map(self.__getitem__, _words(text)))
 
 
+# ASCII text: its token characters (letters and digits) kept, every other byte a space, then
+# split, all in C (faster than the pattern, which gives the same words).
+_ASCII_SPACES = bytes(
+    code if code < 128 and _BMP_TOKEN.fullmatch(chr(code)) else 32 for code in range(256)
+)
+
+
 def _words(text: str) -> list[str]:
-    pattern = _BMP_TOKEN if text.isascii() or max(text) <= "\uffff" else _TOKEN
+    if text.isascii():
+        return text.encode().translate(_ASCII_SPACES).decode().split()
+    pattern = _BMP_TOKEN if max(text) <= "\uffff" else _TOKEN
     return pattern.findall(text)
 
 
@@ -439,6 +468,20 @@ class TermNumbers(dict[str, int]):
         """The numbers of ``text``'s tokens, in order."""
         return list(map(self.__getitem__, _words(text)))
 
+    def numbers(self, tokens: list[str]) -> list[int]:
+        """The number of each of ``tokens`` (distinct tokens of :func:`document_tokens`),
+        numbering those not seen yet; while none is, at C speed."""
+        if self.terms or len(set(tokens)) != len(tokens):
+            return list(map(self.tokens.__getitem__, tokens))
+        spelled = list(map(self.tokens.spell, tokens))
+        by_term = dict(zip(spelled, range(len(spelled)), strict=True))
+        if len(by_term) != len(spelled):  # two tokens spelled alike: one number
+            return list(map(self.tokens.__getitem__, tokens))
+        self.terms.extend(spelled)
+        self.tokens.update(zip(tokens, range(len(tokens)), strict=True))
+        self.tokens.adopt(by_term)
+        return list(range(len(tokens)))
+
 
 class _Numbered(dict[str, int]):
     """A token's number in a :class:`TermNumbers` (two tokens ``spell`` writes alike
@@ -447,11 +490,15 @@ class _Numbered(dict[str, int]):
     def __init__(self, owner: TermNumbers, spell: Callable[[str], str]) -> None:
         super().__init__()
         self._owner = owner
-        self._spell = spell
+        self.spell = spell
         self._by_term: dict[str, int] = {}
 
+    def adopt(self, by_term: dict[str, int]) -> None:
+        """Numbers given to spelled terms all at once (:meth:`TermNumbers.numbers`)."""
+        self._by_term.update(by_term)
+
     def __missing__(self, token: str) -> int:
-        term = self._spell(token)
+        term = self.spell(token)
         number = self._by_term.get(term)
         if number is None:
             number = self._by_term[term] = len(self._owner.terms)
@@ -461,9 +508,10 @@ class _Numbered(dict[str, int]):
 
 
 class Tokenized(NamedTuple):
-    """The tokens of a row's columns (:func:`tokenized`): its distinct tokens, first seen
-    first, and each token as its index there (``array("i")`` bytes, column after column,
-    ``sizes`` of them in each column)."""
+    """The tokens of a row's columns (:func:`tokenized`): the tokens its numbers stand for
+    (its own, first seen first, or those of every row of a batch: one list, pickled once),
+    and each token as its index there (``array("i")`` bytes, column after column, ``sizes``
+    of them in each column)."""
 
     terms: list[str]
     numbers: bytes
@@ -473,13 +521,30 @@ class Tokenized(NamedTuple):
 def tokenized(texts: Sequence[str]) -> Tokenized:
     """The tokens of :func:`document_tokens` of each of ``texts``, in a form that crosses a
     process boundary cheaply: a row tokenized by a helper process while another writes."""
-    columns = [_DOCUMENT.of(text) for text in texts]
-    terms = list(dict.fromkeys(token for tokens in columns for token in tokens))
-    index = {token: number for number, token in enumerate(terms)}
-    stream = array("i")
-    for tokens in columns:
-        stream.extend(map(index.__getitem__, tokens))
-    return Tokenized(terms, stream.tobytes(), tuple(len(tokens) for tokens in columns))
+    return tokenized_rows((texts,))[0]
+
+
+def tokenized_rows(rows: Sequence[Sequence[str]]) -> list[Tokenized]:
+    """:func:`tokenized` of each row, every row numbered in one list of tokens (pickled
+    once with them). Each distinct word of the rows is looked up once, and the rest runs
+    in plain dictionaries' C loops."""
+    cells = [_words(text) for texts in rows for text in texts]
+    distinct = dict.fromkeys(word for words in cells for word in words)
+    tokens = list(map(_DOCUMENT.__getitem__, distinct))
+    terms = list(dict.fromkeys(tokens))
+    number_of = dict(zip(terms, range(len(terms)), strict=True))
+    numbered = dict(zip(distinct, map(number_of.__getitem__, tokens), strict=True))
+    found: list[Tokenized] = []
+    at = 0
+    for texts in rows:
+        stream = array("i")
+        sizes = []
+        for words in cells[at : at + len(texts)]:
+            stream.extend(map(numbered.__getitem__, words))
+            sizes.append(len(words))
+        at += len(texts)
+        found.append(Tokenized(terms, stream.tobytes(), tuple(sizes)))
+    return found
 
 
 def name_tokens(text: str) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -160,7 +160,8 @@ def prepare_file(
     tokenize: bool = False,
 ) -> Outcome:
     """Read, redact (``redact`` None: verbatim), parse and classify ``file``; with
-    ``tokenize``, its text-index row is tokenized too (:attr:`Prepared.tokens`)."""
+    ``tokenize``, its text-index row is tokenized too (:attr:`Prepared.tokens`; for many
+    files, :func:`tokenize_outcomes` numbers them all at once)."""
 
     def skip(reason: SkipReason, detail: str = "") -> Outcome:
         return Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
@@ -207,13 +208,27 @@ def prepare_file(
         workstream=workstream,
     )
     if tokenize:
-        from memtrove.db.text_tokens import tokenized  # its tables: only when asked
-
-        item.tokens = tokenized(
-            (f"{collection.name}/{file.path}", segment_cjk(title), segment_cjk(body))
-        )
+        tokenize_outcomes(collection, [Outcome(item)])
     issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
     return Outcome(item, notices=issues)
+
+
+def tokenize_outcomes(collection: Collection, outcomes: Sequence[Outcome]) -> None:
+    """Give each prepared file its text-index row tokenized (:attr:`Prepared.tokens`): its
+    path in ``collection``, title and body, as the text index gets them."""
+    from memtrove.db.text_tokens import tokenized_rows  # its tables: only when asked
+
+    items = [outcome.item for outcome in outcomes if outcome.item is not None]
+    rows = [
+        (
+            f"{collection.name}/{item.file.path}",
+            segment_cjk(item.title),
+            segment_cjk(item.parsed.body),
+        )
+        for item in items
+    ]
+    for item, tokens in zip(items, tokenized_rows(rows), strict=True):
+        item.tokens = tokens
 
 
 def _authored_at(frontmatter: dict[str, Any]) -> str | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from memtrove.index.preparing import Outcome, prepare_file
+from memtrove.index.preparing import Outcome, prepare_file, tokenize_outcomes
 from memtrove.index.scanner import FileEntry
 from memtrove.results import Collection
 from memtrove.security.redaction import DEFAULT, Redactor
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["PARALLEL_FILES", "Helper", "helper_wanted", "prepared_batches", "serve"]
 
 PARALLEL_FILES = 1000  # below this, starting a process costs more than it saves
+FIRST_FILES = 400  # at most this many read here while the helper starts (and reads the next)
 _STOP_SECONDS = 5.0
 _OFF = ("0", "off", "false", "no")
 
@@ -50,7 +51,6 @@ def prepared_batches(
     stores the files verbatim. The helper reads one batch ahead when it is worth it, and
     with ``tokenize`` tokenizes what it read for the text index too (an index that
     tokenizes in Python: that work then leaves the writing process)."""
-    batches = [files[start : start + batch_size] for start in range(0, len(files), batch_size)]
     redact = redactor.redact if redactor is not None else None
 
     def here(batch: list[FileEntry]) -> list[Outcome]:
@@ -58,9 +58,15 @@ def prepared_batches(
 
     helper = Helper.start(__name__) if len(files) >= PARALLEL_FILES and helper_wanted() else None
     if helper is None:
-        for batch in batches:
+        for start in range(0, len(files), batch_size):
+            batch = files[start : start + batch_size]
             yield batch, here(batch)
         return
+    # Nothing is written while this process reads the first batch: a short one, so that
+    # writing starts soon (the helper reads the next meanwhile).
+    first = min(batch_size, FIRST_FILES)
+    batches = [files[:first]]
+    batches += [files[start : start + batch_size] for start in range(first, len(files), batch_size)]
     extra = redactor.extra if redactor is not None else None
     try:
         # This process reads the first batch while the helper starts, then writes it while
@@ -184,6 +190,8 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
             if engine is None:
                 engine = engines[extra] = Redactor(extra)
             redact = engine.redact
-        outcomes = [prepare_file(collection, file, redact, bool(tokenize)) for file in files]
+        outcomes = [prepare_file(collection, file, redact) for file in files]
+        if tokenize:  # the batch at once: its tokens cross the pipe once
+            tokenize_outcomes(collection, outcomes)
         pickle.dump(outcomes, sink, protocol=pickle.HIGHEST_PROTOCOL)
         sink.flush()

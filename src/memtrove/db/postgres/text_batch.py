@@ -5,11 +5,9 @@ A buffered row keeps its tokens as numbers (:class:`~memtrove.db.text_tokens.Ter
 each distinct word is tokenized once per flush), or comes tokenized from the indexer's
 helper process (:func:`~memtrove.db.text_tokens.tokenized`) and is renumbered here. At the
 flush numpy sorts every token of the batch into the segment's postings (one row per term:
-its rows in id order, their hits in each column, their lengths) and each row's places (its
-terms in order of first appearance, their hits per column, where each term's positions
-start, the positions), and lays the arrays' elements out in the binary format, so neither
-this process formats a number as text nor the server parses one. The rows hold what the
-text format held, value for value.
+its rows in id order, their hits in each column, their lengths, their positions) and lays
+the arrays' elements out in the binary format, so neither this process formats a number
+as text nor the server parses one.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ __all__ = ["Batch", "copies"]
 
 _SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _TRAILER = struct.pack(">h", -1)
-_INT4, _INT8, _TEXT = 23, 20, 25  # the arrays' element types (pg_type oids)
+_INT4, _INT8 = 23, 20  # the arrays' element types (pg_type oids)
 _EL4 = np.dtype([("size", ">i4"), ("value", ">i4")])
 _EL8 = np.dtype([("size", ">i4"), ("value", ">i8")])
 _CHUNK = 1 << 20  # bytes handed to the driver at a time (the server reads while we build)
@@ -36,7 +34,7 @@ _CHUNK = 1 << 20  # bytes handed to the driver at a time (the server reads while
 class Batch:
     """The rows of one index buffered for its next segment."""
 
-    __slots__ = ("columns", "doc_ids", "numbers", "sizes", "stream", "totals")
+    __slots__ = ("_remap", "columns", "doc_ids", "numbers", "sizes", "stream", "totals")
 
     def __init__(self, columns: int) -> None:
         self.columns = columns
@@ -45,6 +43,7 @@ class Batch:
         self.stream = array("i")  # each token's term number, row after row, column by column
         self.numbers = TermNumbers(storable)
         self.totals = [0] * (columns + 1)  # rows, then tokens per column
+        self._remap: tuple[list[str], int, np.ndarray] | None = None  # the last terms' numbers
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -71,7 +70,7 @@ class Batch:
             or (len(local) and not 0 <= int(local.min()) <= int(local.max()) < len(row.terms))
         ):
             return False
-        remap = np.fromiter(map(self.numbers.tokens.__getitem__, row.terms), dtype=np.intc)
+        remap = self._numbers_of(row.terms)
         self.stream.frombytes(remap[local].tobytes())
         self.sizes.extend(row.sizes)
         for col, size in enumerate(row.sizes):
@@ -79,6 +78,15 @@ class Batch:
         self.totals[0] += 1
         self.doc_ids.append(int(doc_id))
         return True
+
+    def _numbers_of(self, terms: list[str]) -> np.ndarray:
+        """This batch's number of each of ``terms`` (a list many rows may share)."""
+        last = self._remap
+        if last is not None and last[0] is terms and last[1] == len(terms):
+            return last[2]
+        remap = np.array(self.numbers.numbers(terms), dtype=np.intc)
+        self._remap = (terms, len(terms), remap)
+        return remap
 
 
 class _Tokens:
@@ -136,35 +144,35 @@ def _chunks(rows: Iterator[bytes]) -> Iterator[bytes]:
 
 def copies(batch: Batch, idx: int, seg: int) -> list[tuple[str, int, Iterator[bytes]]]:
     """What a flush of ``batch`` as segment ``seg`` of index ``idx`` sends: (table and
-    columns, rows, the binary ``COPY`` stream) for ``text_postings`` (one row per term),
-    ``text_rows`` and ``text_places`` (one row per row)."""
+    columns, rows, the binary ``COPY`` stream) for ``text_postings`` (one row per term)
+    and ``text_rows`` (one row per row)."""
     tokens = _Tokens(batch)
     return [
         (
-            "text_postings (idx, term, seg, docs, c0, c1, c2, lengths)",
+            "text_postings (idx, term, seg, docs, c0, c1, c2, lengths, positions)",
             len(tokens.words),
             _chunks(_postings(tokens, batch.columns, idx, seg)),
         ),
         ("text_rows (idx, doc_id, seg, sizes)", len(batch), _chunks(_sizes(batch, idx, seg))),
-        (
-            "text_places (idx, doc_id, terms, counts, starts, positions)",
-            len(batch),
-            _chunks(_places(tokens, batch, idx)),
-        ),
     ]
 
 
 def _postings(tokens: _Tokens, cols: int, idx: int, seg: int) -> Iterator[bytes]:
-    """One row per term: its rows in id order, their hits in each column, their lengths."""
+    """One row per term: its rows in id order, their hits in each column, their lengths,
+    and their positions (row after row, column by column, in order: 4 bytes each)."""
     if not len(tokens.term):
         return
     rows = tokens.rows
     by_id = np.argsort(tokens.doc_ids, kind="stable")  # a term's rows go in id order
     rank = np.empty(rows, dtype=np.int64)
     rank[by_id] = np.arange(rows, dtype=np.int64)
-    cells, hits = np.unique(
-        (tokens.term * rows + rank[tokens.row]) * cols + tokens.col, return_counts=True
-    )
+    key = (tokens.term * rows + rank[tokens.row]) * cols + tokens.col
+    order = np.argsort(key, kind="stable")  # a cell's positions stay in order
+    key = key[order]
+    positions = tokens.pos[order].astype(">i4").tobytes()
+    first = np.r_[True, key[1:] != key[:-1]]
+    cells = key[first]
+    hits = np.diff(np.r_[np.flatnonzero(first), len(key)])
     pairs = cells // cols  # (term, row) of each (term, row, column)
     new = np.ones(len(pairs), dtype=bool)
     new[1:] = pairs[1:] != pairs[:-1]
@@ -178,19 +186,32 @@ def _postings(tokens: _Tokens, cols: int, idx: int, seg: int) -> Iterator[bytes]
     c0, c1, c2 = (_elements(counts[:, col], _EL4) for col in range(3))
     firsts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
     ends = np.r_[firsts[1:], len(terms)].tolist()
-    head = struct.pack(">hih", 8, 2, idx)
+    # where each term's positions start and end, in bytes
+    bounds = np.r_[terms[firsts], len(tokens.words)]
+    spans = np.asarray(np.searchsorted(key // (rows * cols), bounds))
+    span_list = [4 * int(at) for at in spans.tolist()]
+    head = struct.pack(">hih", 9, 2, idx)
     seg_field = struct.pack(">iq", 8, seg)
+    heads: dict[int, tuple[bytes, bytes]] = {}  # by entries: the arrays' headers
     words = tokens.words
-    for term, start, end in zip(terms[firsts].tolist(), firsts.tolist(), ends, strict=True):
+    rows_of = zip(terms[firsts].tolist(), firsts.tolist(), ends, strict=True)
+    for number, (term, start, end) in enumerate(rows_of):
         count = end - start
-        four = _array_head(_INT4, count, 8 * count)
+        known = heads.get(count)
+        if known is None:
+            known = heads[count] = (
+                _array_head(_INT8, count, 12 * count),
+                _array_head(_INT4, count, 8 * count),
+            )
+        eight, four = known
         a, b = 8 * start, 8 * end
+        p0, p1 = span_list[number], span_list[number + 1]
         yield b"".join(
             (
                 head,
                 words[term],
                 seg_field,
-                _array_head(_INT8, count, 12 * count),
+                eight,
                 docs[12 * start : 12 * end],
                 four,
                 c0[a:b],
@@ -200,6 +221,8 @@ def _postings(tokens: _Tokens, cols: int, idx: int, seg: int) -> Iterator[bytes]
                 c2[a:b],
                 four,
                 lengths[a:b],
+                struct.pack(">i", p1 - p0),
+                positions[p0:p1],
             )
         )
 
@@ -217,56 +240,3 @@ def _sizes(batch: Batch, idx: int, seg: int) -> Iterator[bytes]:
             + head
             + sizes[8 * cols * number : 8 * cols * (number + 1)]
         )
-
-
-def _places(tokens: _Tokens, batch: Batch, idx: int) -> Iterator[bytes]:
-    """Each row's terms in order of first appearance (column by column), their hits in
-    each column, where each one's positions start, and the positions (each term's, column
-    by column, in order)."""
-    cols = batch.columns
-    rows = tokens.rows
-    vocabulary = max(len(tokens.words), 1)
-    groups, first_at, inverse = np.unique(
-        tokens.row * vocabulary + tokens.term, return_index=True, return_inverse=True
-    )
-    by_first = np.argsort(first_at, kind="stable")  # (row, term) groups as first seen
-    rank = np.empty(len(groups), dtype=np.int64)
-    rank[by_first] = np.arange(len(groups), dtype=np.int64)
-    group = rank[inverse.reshape(-1)]
-    positions = _elements(tokens.pos[np.argsort(group, kind="stable")], _EL4)
-    per_cell = np.bincount(group * cols + tokens.col, minlength=len(groups) * cols)
-    counts = _elements(per_cell, _EL4)
-    group_terms = (groups % vocabulary)[by_first]
-    group_rows = (groups // vocabulary)[by_first]
-    ends = np.r_[0, np.cumsum(per_cell.reshape(-1, cols).sum(axis=1))]  # tokens before a group
-    bounds = np.searchsorted(group_rows, np.arange(rows + 1)).tolist()  # each row's groups
-    # each row's starts: its groups' first tokens, then its end, from 0
-    spans = np.diff(bounds) + 1
-    base = np.repeat(np.asarray(bounds[:-1], dtype=np.int64), spans)
-    within = np.arange(int(spans.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(spans) - spans, spans
-    )
-    starts = _elements(ends[base + within] - ends[base], _EL4)
-    words = tokens.words
-    term_list = group_terms.tolist()
-    ends_list = ends.tolist()
-    at = 0  # where the row's starts begin
-    for number, doc_id in enumerate(batch.doc_ids):
-        first, last = bounds[number], bounds[number + 1]
-        count = last - first
-        names = b"".join([words[term] for term in term_list[first:last]])
-        p0, p1 = ends_list[first], ends_list[last]
-        yield b"".join(
-            (
-                struct.pack(">hihiq", 6, 2, idx, 8, doc_id),
-                _array_head(_TEXT, count, len(names)),
-                names,
-                _array_head(_INT4, count * cols, 8 * count * cols),
-                counts[8 * cols * first : 8 * cols * last],
-                _array_head(_INT4, count + 1, 8 * (count + 1)),
-                starts[8 * at : 8 * (at + count + 1)],
-                _array_head(_INT4, p1 - p0, 8 * (p1 - p0)),
-                positions[8 * p0 : 8 * p1],
-            )
-        )
-        at += count + 1

@@ -12,12 +12,13 @@ Tables (``idx`` tells the indexes apart: ``documents`` 0, ``archived`` 1, ``pass
 
 - ``text_rows (idx, doc_id, seg, sizes)``: each live row, the segment holding it, and the
   tokens of each of its columns (FTS5's ``docsize``).
-- ``text_postings (idx, term, seg, docs, c0, c1, c2, lengths)``: for each term of each
-  segment, the rows holding it, their hits in each column and their lengths in tokens
-  (so that BM25 needs nothing else). ``term`` sorts bytewise (``COLLATE "C"``), as FTS5's
-  terms do, so a prefix is a range of the primary key.
-- ``text_places (idx, doc_id, terms, counts, starts, positions)``: each live row's token
-  positions by term and column, read only for phrases of several tokens.
+- ``text_postings (idx, term, seg, docs, c0, c1, c2, lengths, positions)``: for each term
+  of each segment, the rows holding it, their hits in each column, their lengths in tokens
+  (so that BM25 needs nothing else) and their positions (``positions``: row after row,
+  column after column, ascending, 4 bytes each, big-endian; a row's share follows from its
+  counts), read only for phrases of several tokens. ``term`` sorts bytewise (``COLLATE
+  "C"``), as FTS5's terms do, so a prefix is a range of the primary key. The arrays are
+  stored uncompressed (m029).
 - ``text_segments (idx, seg, level)`` and ``text_dead (idx, doc_id, seg)``: the segments,
   and the rows taken out of them since their last merge.
 - ``text_totals (idx, rows, tokens)``: the BM25 totals. As in a ``contentless_delete`` FTS5
@@ -37,6 +38,7 @@ of operations (IEEE doubles, the phrases summed in order), so the scores are FTS
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -45,31 +47,13 @@ if TYPE_CHECKING:
     from memtrove.db.postgres.text_sql import ServerConnection
     from memtrove.db.text_tokens import Tokenized
 
-from memtrove.db.postgres.text_sql import Slot, live_entries, term_slot
+from memtrove.db.postgres.text_sql import ENTRIES, Slot, live_entries, term_slot
 
-__all__ = ["COLUMNS", "INDEXES", "SCHEMA", "TextStore"]
+__all__ = ["COLUMNS", "INDEXES", "TABLES", "TextStore"]
 
+TABLES = ("text_segments", "text_rows", "text_postings", "text_dead", "text_totals")
 INDEXES = {"documents": 0, "archived": 1, "passages": 2}
 COLUMNS = {0: 3, 1: 3, 2: 1}  # columns of each index
-SCHEMA = (
-    "CREATE SEQUENCE IF NOT EXISTS text_segment_ids",
-    "CREATE TABLE IF NOT EXISTS text_segments (idx SMALLINT NOT NULL, seg BIGINT NOT NULL, "
-    "level SMALLINT NOT NULL, PRIMARY KEY (idx, seg))",
-    "CREATE TABLE IF NOT EXISTS text_rows (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
-    "seg BIGINT NOT NULL, sizes INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
-    'CREATE TABLE IF NOT EXISTS text_postings (idx SMALLINT NOT NULL, term TEXT COLLATE "C" '
-    "NOT NULL, seg BIGINT NOT NULL, docs BIGINT[] NOT NULL, c0 INT[] NOT NULL, "
-    "c1 INT[] NOT NULL, c2 INT[] NOT NULL, lengths INT[] NOT NULL, "
-    "PRIMARY KEY (idx, term, seg))",
-    "CREATE INDEX IF NOT EXISTS text_postings_seg ON text_postings (idx, seg)",
-    "CREATE TABLE IF NOT EXISTS text_places (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
-    'terms TEXT[] COLLATE "C" NOT NULL, counts INT[] NOT NULL, starts INT[] NOT NULL, '
-    "positions INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
-    "CREATE TABLE IF NOT EXISTS text_dead (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
-    "seg BIGINT NOT NULL, PRIMARY KEY (idx, doc_id, seg))",
-    "CREATE TABLE IF NOT EXISTS text_totals (idx SMALLINT PRIMARY KEY, rows BIGINT NOT NULL, "
-    "tokens BIGINT[] NOT NULL)",
-)
 _FLUSH_ROWS = 5_000  # rows buffered before a flush even inside a transaction
 _FANOUT = 8  # segments of one level merged into one of the next
 # A segment's level: 0 under 8 rows, 1 under 64, 2 from 64 (merged only by optimize: a first
@@ -83,7 +67,7 @@ def _level(rows: int) -> int:
 
 
 class TextStore:
-    """The tables of :data:`SCHEMA` (made by the vault's baseline migration)."""
+    """The tables of the module doc (made by the vault's migrations)."""
 
     __slots__ = ("_connection", "_pending")
 
@@ -166,13 +150,12 @@ class TextStore:
         """Rewrite segments ``segs`` of ``idx`` as one new segment."""
         seg = int(self._connection.execute("SELECT nextval('text_segment_ids')").fetchone()[0])
         self._connection.execute(
-            "INSERT INTO text_postings (idx, term, seg, docs, c0, c1, c2, lengths) "
+            "INSERT INTO text_postings (idx, term, seg, docs, c0, c1, c2, lengths, positions) "
             "SELECT p.idx, p.term, ?, array_agg(u.doc ORDER BY u.doc), "
             "array_agg(u.c0 ORDER BY u.doc), array_agg(u.c1 ORDER BY u.doc), "
-            "array_agg(u.c2 ORDER BY u.doc), array_agg(u.len ORDER BY u.doc) "
-            "FROM text_postings p "
-            "CROSS JOIN LATERAL unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) "
-            "AS u (doc, c0, c1, c2, len) "
+            "array_agg(u.c2 ORDER BY u.doc), array_agg(u.len ORDER BY u.doc), "
+            "string_agg(substring(b.blob FROM u.at + 1 FOR u.size), ''::bytea ORDER BY u.doc) "
+            f"FROM text_postings p {ENTRIES} "
             "WHERE p.idx = ? AND p.seg = ANY(?::bigint[]) AND NOT EXISTS (SELECT 1 FROM "
             "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
             "GROUP BY p.idx, p.term",
@@ -222,16 +205,12 @@ class TextStore:
             "ON CONFLICT DO NOTHING",
             (idx, *params),
         )
-        self._connection.execute(
-            f"DELETE FROM text_places WHERE idx = ? AND {condition}", (idx, *params)
-        )
 
     def clear(self, idx: int) -> None:
         self.ready()
         for table in (
             "text_postings",
             "text_rows",
-            "text_places",
             "text_dead",
             "text_segments",
             "text_totals",
@@ -329,23 +308,24 @@ class TextStore:
             arguments += params
         candidates = " INTERSECT ".join(parts)
         columns = COLUMNS[idx]
-        ranges = " OR ".join("(t.term >= ? AND t.term < ?)" for _ in slots)
-        # Only the phrase's terms of each candidate row, with their slices of the counts and
-        # positions: a row's arrays stay on the server.
+        ranges = " OR ".join("(p.term >= ? AND p.term < ?)" for _ in slots)
+        # Only the phrase's terms of each candidate row, with their positions: the rest of a
+        # term's positions stay on the server.
         rows = self._connection.execute(
-            "SELECT f.doc_id, t.term, "
-            f"f.counts[(t.n - 1) * {columns} + 1 : t.n * {columns}], "
-            "f.positions[f.starts[t.n] + 1 : f.starts[t.n + 1]] FROM text_places f "
-            "CROSS JOIN LATERAL unnest(f.terms) WITH ORDINALITY AS t (term, n) "
-            f"WHERE f.idx = ? AND f.doc_id IN ({candidates}) AND ({ranges}) "
-            "ORDER BY f.doc_id, t.n",
-            [idx, *arguments, *(bound for slot in slots for bound in (slot.lo, slot.hi))],
+            "SELECT u.doc, p.term, u.c0, u.c1, u.c2, substring(b.blob FROM u.at + 1 FOR u.size) "
+            f"FROM text_postings p {ENTRIES} "
+            f"WHERE p.idx = ? AND ({ranges}) AND u.doc IN ({candidates}) "
+            "AND NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc "
+            "AND t.seg = p.seg)",
+            [idx, *(bound for slot in slots for bound in (slot.lo, slot.hi)), *arguments],
         )
         found: dict[int, list[list[list[int]]]] = {}
-        for doc_id, term, counts, positions in rows:
+        for doc_id, term, c0, c1, c2, blob in rows:
             per_token = found.get(int(doc_id))
             if per_token is None:
                 per_token = found[int(doc_id)] = [[[] for _ in range(columns)] for _ in slots]
+            positions = struct.unpack(f">{len(blob) // 4}i", blob)
+            counts = (c0, c1, c2)
             for i, slot in enumerate(slots):
                 if not (slot.lo <= term < slot.hi):
                     continue
@@ -354,9 +334,9 @@ class TextStore:
                     count = counts[col]
                     per_token[i][col].extend(positions[start : start + count])
                     start += count
-        if prefix:
-            for per_token in found.values():
-                for col_positions in per_token[-1]:
+        for per_token in found.values():  # a prefix's terms, and a term's segments, in turn
+            for token_positions in per_token:
+                for col_positions in token_positions:
                     col_positions.sort()
         return found
 

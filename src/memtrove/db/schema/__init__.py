@@ -44,6 +44,7 @@ from memtrove.db.schema import (
     m026_beads,
     m027_review_fields,
     m028_save_parity,
+    m029_text_positions,
 )
 
 __all__ = ["MIGRATIONS", "Step", "migrations_for"]
@@ -81,6 +82,7 @@ MIGRATIONS: tuple[tuple[str, tuple[Step, ...]], ...] = (
     (m026_beads.NAME, m026_beads.STATEMENTS),
     (m027_review_fields.NAME, m027_review_fields.STATEMENTS),
     (m028_save_parity.NAME, m028_save_parity.STATEMENTS),
+    (m029_text_positions.NAME, m029_text_positions.STATEMENTS),
 )
 
 

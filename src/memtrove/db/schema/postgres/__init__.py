@@ -13,6 +13,7 @@ from memtrove.db.schema.postgres import (
     m026_beads,
     m027_review_fields,
     m028_save_parity,
+    m029_text_positions,
     p001_baseline,
 )
 
@@ -24,4 +25,5 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (m026_beads.NAME, m026_beads.STATEMENTS),
     (m027_review_fields.NAME, m027_review_fields.STATEMENTS),
     (m028_save_parity.NAME, m028_save_parity.STATEMENTS),
+    (m029_text_positions.NAME, m029_text_positions.STATEMENTS),
 )

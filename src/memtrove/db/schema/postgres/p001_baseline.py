@@ -16,14 +16,14 @@ build (``REPLACES``), for PostgreSQL 15.
   PRECISION, TEXT is TEXT, BLOB is BYTEA. Every column of m001-m024 declares its type.
 - Instead of SQLite's virtual tables (``documents_fts``, ``passages_fts``, ``archived_fts``,
   ``entities_fts``, ``documents_vocab``) and their shadow tables, the PostgreSQL text
-  index's own (:mod:`memtrove.db.postgres.text_store`,
+  index's own (:mod:`memtrove.db.postgres.text_store`, as m029 leaves them,
   :mod:`memtrove.db.postgres.text_entities`); the vector index makes its tables when the
   first embedding gives their size, as ``vectors_vec`` is made on SQLite. ``schema_migrations`` is the
   migration runner's own, as for SQLite.
 """
 
 from memtrove.db.migration_names import NAMES
-from memtrove.db.postgres import text_entities, text_store
+from memtrove.db.postgres import text_entities
 from memtrove.db.schema.postgres import (
     p001_baseline_core,
     p001_baseline_graph,
@@ -56,6 +56,27 @@ NEXT_ID_TABLES = (
 # catalogue leaves out of their columns) orders their rows as SQLite's rowid does.
 INSERTION_ORDER_TABLES = ("session_log", "prediction_provenance", "behavior_provenance")
 
+# The text index's tables as the baseline made them (m029 keeps positions in the postings).
+_TEXT_INDEX = (
+    "CREATE SEQUENCE IF NOT EXISTS text_segment_ids",
+    "CREATE TABLE IF NOT EXISTS text_segments (idx SMALLINT NOT NULL, seg BIGINT NOT NULL, "
+    "level SMALLINT NOT NULL, PRIMARY KEY (idx, seg))",
+    "CREATE TABLE IF NOT EXISTS text_rows (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
+    "seg BIGINT NOT NULL, sizes INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
+    'CREATE TABLE IF NOT EXISTS text_postings (idx SMALLINT NOT NULL, term TEXT COLLATE "C" '
+    "NOT NULL, seg BIGINT NOT NULL, docs BIGINT[] NOT NULL, c0 INT[] NOT NULL, "
+    "c1 INT[] NOT NULL, c2 INT[] NOT NULL, lengths INT[] NOT NULL, "
+    "PRIMARY KEY (idx, term, seg))",
+    "CREATE INDEX IF NOT EXISTS text_postings_seg ON text_postings (idx, seg)",
+    "CREATE TABLE IF NOT EXISTS text_places (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
+    'terms TEXT[] COLLATE "C" NOT NULL, counts INT[] NOT NULL, starts INT[] NOT NULL, '
+    "positions INT[] NOT NULL, PRIMARY KEY (idx, doc_id))",
+    "CREATE TABLE IF NOT EXISTS text_dead (idx SMALLINT NOT NULL, doc_id BIGINT NOT NULL, "
+    "seg BIGINT NOT NULL, PRIMARY KEY (idx, doc_id, seg))",
+    "CREATE TABLE IF NOT EXISTS text_totals (idx SMALLINT PRIMARY KEY, rows BIGINT NOT NULL, "
+    "tokens BIGINT[] NOT NULL)",
+)
+
 _NEXT_ID = """
 CREATE FUNCTION memtrove_next_id() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -82,6 +103,6 @@ STATEMENTS: tuple[str, ...] = (
         f"ALTER TABLE {table} ADD COLUMN row_seq BIGINT GENERATED ALWAYS AS IDENTITY"
         for table in INSERTION_ORDER_TABLES
     ),
-    *text_store.SCHEMA,
+    *_TEXT_INDEX,
     *text_entities.SCHEMA,
 )
