@@ -158,11 +158,17 @@ def test_parallel_stop_hooks_with_a_slow_model_stay_within_their_time(
             )
             for name in names
         ]
-        outputs = [process.communicate(stop, timeout=30) for process in processes]
+        for process in processes:  # each gets its payload at once, as Claude Code sends it
+            assert process.stdin is not None
+            process.stdin.write(stop)
+            process.stdin.flush()
+        outputs = [process.communicate(timeout=30) for process in processes]
         elapsed = time.monotonic() - started
     assert all(process.returncode == 0 for process in processes)
     assert [json.loads(out) for out, _ in outputs] == [PLAIN] * 3
-    assert elapsed < 8 + 3, elapsed  # the hook's own limit, plus process start-up
+    # the hook's own limit, plus process start-up on a busy machine: well short of the
+    # model's 20 s
+    assert elapsed < 8 + 7, elapsed
     log = (Path(hook_env["XDG_CACHE_HOME"]) / "memtrove" / "hooks.log").read_text()
     assert "observer failed, heuristic used" in log and "summary failed" in log
     with open_test_vault(hook_env) as vault:
