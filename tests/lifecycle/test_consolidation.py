@@ -20,6 +20,7 @@ from memtrove.lifecycle.consolidation import (
     surprising_observations,
 )
 from memtrove.lifecycle.maintenance import LaneSettings
+from tests.conftest import where
 from tests.fakes.model_server import ModelServer
 from tests.lifecycle.consolidation_helpers import observe, rows, smart_vault
 
@@ -326,3 +327,26 @@ def test_a_pattern_another_writer_stored_meanwhile_is_not_stored_twice(
     [row] = rows(vault)
     assert row["proof_count"] == 2
     assert run(vault).selected == 0  # nothing left for the next pass
+
+
+def test_a_row_another_lane_commits_between_the_reads_is_not_written_twice(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows a pass compares with and their ids are read in one snapshot: another lane
+    committing its row between the two reads leaves this pass's write to the next pass."""
+    observe(vault, "a1", [ALICE])
+    observe(vault, "a2", [ALICE + "."])
+    existing = consolidation._existing
+    interleaved: list[bool] = []
+
+    def then_the_other_lane(connection: Any, collection: str) -> Any:
+        found = existing(connection, collection)
+        if not interleaved:
+            interleaved.append(True)
+            with Vault.open(where(vault), config_dir=tmp_path / "other") as other:
+                assert run(other).created == 1  # the other lane's pass, committed
+        return found
+
+    monkeypatch.setattr(consolidation, "_existing", then_the_other_lane)
+    run(vault)
+    assert interleaved and len(rows(vault)) == 1

@@ -432,6 +432,15 @@ def _existing(connection: Connection, collection: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _compared(connection: Connection, collection: str) -> tuple[list[dict[str, Any]], list[int]]:
+    """The collection's rows a pass compares its patterns with, and their ids, read in one
+    snapshot: read apart, another lane's row committed in between would be among the ids
+    (so the write's check would pass) but not among the rows (so it would be written
+    again)."""
+    with connection.read_snapshot():
+        return _existing(connection, collection), _active_ids(connection, collection)
+
+
 def _active_ids(connection: Connection, collection: str) -> list[int]:
     return [
         row[0]
@@ -548,7 +557,7 @@ def consolidate_observations(
         if patterns is None:
             patterns = heuristic_patterns(group)
         counts["patterns"] += len(patterns)
-        rows, seen = _existing(connection, collection), _active_ids(connection, collection)
+        rows, seen = _compared(connection, collection)
         for pattern in patterns:
             existing, refused, dry_merge = _candidate(connection, pattern, rows, options)
             counts["guard_rejections"] += refused
@@ -571,7 +580,7 @@ def consolidate_observations(
                         seen = _active_ids(connection, collection)
             if raced:
                 log.info("phase 2: %s changed during this pass; left to the next", collection)
-                rows, seen = _existing(connection, collection), _active_ids(connection, collection)
+                rows, seen = _compared(connection, collection)
                 continue
             if existing is None:
                 counts["created"] += 1
