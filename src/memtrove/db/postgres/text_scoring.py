@@ -21,7 +21,7 @@ import numpy as np
 
 from memtrove.db.postgres.text_sql import K1, B, Slot
 
-__all__ = ["Matched", "fetch_postings", "rank"]
+__all__ = ["Matched", "fetch_postings", "rank", "removed_entries"]
 
 _COLUMNS = ("doc", "c0", "c1", "c2", "len")
 
@@ -59,7 +59,7 @@ def fetch_postings(
             params,
         ).fetchall()
         if dead:
-            removed = _removed(connection, idx, {int(row[1]) for row in rows})
+            removed = removed_entries(connection, idx, {int(row[1]) for row in rows})
         for term, seg, *arrays in rows:
             for number, slot in enumerate(slots):
                 if slot is not None and slot.lo <= term < slot.hi:
@@ -94,7 +94,8 @@ def _joined(arrays: Sequence[Sequence[int]]) -> np.ndarray:
     return np.concatenate([np.asarray(values, dtype=np.int64) for values in arrays])
 
 
-def _removed(connection: Any, idx: int, segs: set[int]) -> set[tuple[int, int]]:
+def removed_entries(connection: Any, idx: int, segs: set[int]) -> set[tuple[int, int]]:
+    """(row, segment) of the entries taken out of ``segs`` of ``idx`` since their merge."""
     if not segs:
         return set()
     rows = connection.execute(

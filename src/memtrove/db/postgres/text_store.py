@@ -38,7 +38,6 @@ of operations (IEEE doubles, the phrases summed in order), so the scores are FTS
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -300,40 +299,63 @@ class TextStore:
         slots = [
             term_slot(token, prefix and i == len(tokens) - 1) for i, token in enumerate(tokens)
         ]
-        parts = []
-        arguments: list[object] = []
-        for slot in slots:
-            sql, params = live_entries([(0, slot)], idx)
-            parts.append(f"SELECT doc FROM ({sql}) AS live")
-            arguments += params
-        candidates = " INTERSECT ".join(parts)
+        import numpy as np  # searching only
+
         columns = COLUMNS[idx]
-        ranges = " OR ".join("(p.term >= ? AND p.term < ?)" for _ in slots)
-        # Only the phrase's terms of each candidate row, with their positions: the rest of a
-        # term's positions stay on the server.
+        ranges = " OR ".join("(term >= ? AND term < ?)" for _ in slots)
+        # The phrase's terms' postings, positions included, in one round trip; the rows
+        # holding every token are found here (a semi-join on the server can go quadratic
+        # when one of the tokens is in most rows).
         rows = self._connection.execute(
-            "SELECT u.doc, p.term, u.c0, u.c1, u.c2, substring(b.blob FROM u.at + 1 FOR u.size) "
-            f"FROM text_postings p {ENTRIES} "
-            f"WHERE p.idx = ? AND ({ranges}) AND u.doc IN ({candidates}) "
-            "AND NOT EXISTS (SELECT 1 FROM text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc "
-            "AND t.seg = p.seg)",
-            [idx, *(bound for slot in slots for bound in (slot.lo, slot.hi)), *arguments],
-        )
+            "SELECT term, seg, docs, c0, c1, c2, positions FROM text_postings "
+            f"WHERE idx = ? AND ({ranges})",
+            [idx, *(bound for slot in slots for bound in (slot.lo, slot.hi))],
+        ).fetchall()
+        removed: set[tuple[int, int]] = set()
+        if not self._no_dead(idx):
+            from memtrove.db.postgres.text_scoring import removed_entries
+
+            removed = removed_entries(self._connection, idx, {int(row[1]) for row in rows})
+        entries = []  # (slots the term fills, docs, counts per column, where each starts, blob)
+        holding: list[set[int]] = [set() for _ in slots]
+        for term, seg, docs, c0, c1, c2, blob in rows:
+            filled = [i for i, slot in enumerate(slots) if slot.lo <= term < slot.hi]
+            docs_array = np.asarray(docs, dtype=np.int64)
+            if removed:
+                live = np.fromiter(
+                    ((int(doc), int(seg)) not in removed for doc in docs), dtype=bool
+                )
+            else:
+                live = np.ones(len(docs_array), dtype=bool)
+            counts = np.asarray([c0, c1, c2], dtype=np.int64)[:columns]
+            starts = np.concatenate(([0], np.cumsum(counts.sum(axis=0))))
+            entries.append((filled, docs_array, live, counts, starts, bytes(blob)))
+            for i in filled:
+                holding[i].update(docs_array[live].tolist())
+        candidates = set.intersection(*holding) if holding else set()
         found: dict[int, list[list[list[int]]]] = {}
-        for doc_id, term, c0, c1, c2, blob in rows:
-            per_token = found.get(int(doc_id))
-            if per_token is None:
-                per_token = found[int(doc_id)] = [[[] for _ in range(columns)] for _ in slots]
-            positions = struct.unpack(f">{len(blob) // 4}i", blob)
-            counts = (c0, c1, c2)
-            for i, slot in enumerate(slots):
-                if not (slot.lo <= term < slot.hi):
-                    continue
-                start = 0
+        if not candidates:
+            return found
+        wanted = np.fromiter(sorted(candidates), dtype=np.int64)
+        for filled, docs_array, live, counts, starts, blob in entries:
+            chosen = np.flatnonzero(live & np.isin(docs_array, wanted))
+            if not len(chosen):
+                continue
+            positions = np.frombuffer(blob, dtype=">i4").astype(np.int64)
+            for at in chosen.tolist():
+                doc_id = int(docs_array[at])
+                per_token = found.get(doc_id)
+                if per_token is None:
+                    per_token = found[doc_id] = [[[] for _ in range(columns)] for _ in slots]
+                start = int(starts[at])
+                spans = []
                 for col in range(columns):
-                    count = counts[col]
-                    per_token[i][col].extend(positions[start : start + count])
+                    count = int(counts[col, at])
+                    spans.append(positions[start : start + count].tolist())
                     start += count
+                for i in filled:
+                    for col in range(columns):
+                        per_token[i][col].extend(spans[col])
         for per_token in found.values():  # a prefix's terms, and a term's segments, in turn
             for token_positions in per_token:
                 for col_positions in token_positions:
