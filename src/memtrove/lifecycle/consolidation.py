@@ -433,10 +433,8 @@ def _existing(connection: Connection, collection: str) -> list[dict[str, Any]]:
 
 
 def _compared(connection: Connection, collection: str) -> tuple[list[dict[str, Any]], list[int]]:
-    """The collection's rows a pass compares its patterns with, and their ids, read in one
-    snapshot: read apart, another lane's row committed in between would be among the ids
-    (so the write's check would pass) but not among the rows (so it would be written
-    again)."""
+    """The rows a pass compares its patterns with, and their ids, in one snapshot (read
+    apart, another lane's row could be among the ids but not the rows: written twice)."""
     with connection.read_snapshot():
         return _existing(connection, collection), _active_ids(connection, collection)
 
@@ -512,6 +510,12 @@ def _candidate(
     return best, refused, False
 
 
+_PHASE2_COUNTS = (
+    "patterns created merged contradictions superseded guard_rejections guard_dry_run_merges "
+    "llm_failures"
+)
+
+
 def consolidate_observations(
     connection: Connection,
     *,
@@ -526,19 +530,7 @@ def consolidate_observations(
     observations = select_observations(
         connection, limit=options.limit, stale=options.stale, candidate_ids=options.candidate_ids
     )
-    counts = dict.fromkeys(
-        (
-            "patterns",
-            "created",
-            "merged",
-            "contradictions",
-            "superseded",
-            "guard_rejections",
-            "guard_dry_run_merges",
-            "llm_failures",
-        ),
-        0,
-    )
+    counts = dict.fromkeys(_PHASE2_COUNTS.split(), 0)
     source = "heuristic"
     by_collection: dict[str, list[Observation]] = {}
     for observation in observations:
