@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-__all__ = ["TermNumbers", "Tokenized", "document_tokens", "name_tokens", "tokenized"]
+__all__ = ["TermNumbers", "Tokenized", "document_tokens", "name_tokens", "tokenized_rows"]
 
 # Hexadecimal code points and ranges of them. _SEPARATORS: characters that end a token.
 # _DIACRITICS: characters that continue a token but never start one (folded to nothing).
@@ -508,7 +508,7 @@ class _Numbered(dict[str, int]):
 
 
 class Tokenized(NamedTuple):
-    """The tokens of a row's columns (:func:`tokenized`): the tokens its numbers stand for
+    """The tokens of a row's columns (:func:`tokenized_rows`): the tokens its numbers stand for
     (its own, first seen first, or those of every row of a batch: one list, pickled once),
     and each token as its index there (``array("i")`` bytes, column after column, ``sizes``
     of them in each column)."""
@@ -518,15 +518,10 @@ class Tokenized(NamedTuple):
     sizes: tuple[int, ...]
 
 
-def tokenized(texts: Sequence[str]) -> Tokenized:
-    """The tokens of :func:`document_tokens` of each of ``texts``, in a form that crosses a
-    process boundary cheaply: a row tokenized by a helper process while another writes."""
-    return tokenized_rows((texts,))[0]
-
-
 def tokenized_rows(rows: Sequence[Sequence[str]]) -> list[Tokenized]:
-    """:func:`tokenized` of each row, every row numbered in one list of tokens (pickled
-    once with them). Each distinct word of the rows is looked up once, and the rest runs
+    """The tokens of :func:`document_tokens` of each row's texts, in a form that crosses a
+    process boundary cheaply (rows tokenized by a helper process while another writes),
+    every row numbered in one list of tokens (pickled once with them). Each distinct word of the rows is looked up once, and the rest runs
     in plain dictionaries' C loops."""
     cells = [_words(text) for texts in rows for text in texts]
     distinct = dict.fromkeys(word for words in cells for word in words)

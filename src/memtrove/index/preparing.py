@@ -157,11 +157,9 @@ def prepare_file(
     collection: Collection,
     file: FileEntry,
     redact: Callable[[str], str] | None,
-    tokenize: bool = False,
 ) -> Outcome:
-    """Read, redact (``redact`` None: verbatim), parse and classify ``file``; with
-    ``tokenize``, its text-index row is tokenized too (:attr:`Prepared.tokens`; for many
-    files, :func:`tokenize_outcomes` numbers them all at once)."""
+    """Read, redact (``redact`` None: verbatim), parse and classify ``file``
+    (:func:`tokenize_outcomes` then tokenizes a batch's text-index rows, where wanted)."""
 
     def skip(reason: SkipReason, detail: str = "") -> Outcome:
         return Outcome(None, (FileIssue(collection.name, file.path, reason, detail),))
@@ -207,8 +205,6 @@ def prepare_file(
         domain=domain,
         workstream=workstream,
     )
-    if tokenize:
-        tokenize_outcomes(collection, [Outcome(item)])
     issues = tuple(FileIssue(collection.name, file.path, notice) for notice in notices)
     return Outcome(item, notices=issues)
 

@@ -3,7 +3,7 @@ at once and sent in ``COPY``'s binary format.
 
 A buffered row keeps its tokens as numbers (:class:`~memtrove.db.text_tokens.TermNumbers`:
 each distinct word is tokenized once per flush), or comes tokenized from the indexer's
-helper process (:func:`~memtrove.db.text_tokens.tokenized`) and is renumbered here. At the
+helper process (:func:`~memtrove.db.text_tokens.tokenized_rows`) and is renumbered here. At the
 flush numpy sorts every token of the batch into the segment's postings (one row per term:
 its rows in id order, their hits in each column, their lengths, their positions) and lays
 the arrays' elements out in the binary format, so neither this process formats a number
@@ -61,7 +61,7 @@ class Batch:
         self.doc_ids.append(int(doc_id))
 
     def add_tokenized(self, doc_id: int, row: Tokenized) -> bool:
-        """Add a row another process tokenized (:func:`tokenized` of the texts :meth:`add`
+        """Add a row another process tokenized (:func:`tokenized_rows` of the texts :meth:`add`
         would get); False, and nothing added, when ``row`` does not fit this index."""
         local = np.frombuffer(row.numbers, dtype=np.intc)
         if (

@@ -10,7 +10,6 @@ from typing import NamedTuple, Protocol
 from memtrove.db.engine import Connection
 
 __all__ = [
-    "ENTRIES",
     "K1",
     "B",
     "ServerConnection",
@@ -29,17 +28,6 @@ class ServerConnection(Connection, Protocol):
 
     def copy_binary(self, target: str, chunks: Iterable[bytes], rows: int) -> None: ...
 
-
-# A postings row's entries (``u``: doc, c0, c1, c2, len) with where each one's positions lie
-# in its ``positions`` (``b.blob``, read once per row): ``size`` bytes from byte ``at``.
-ENTRIES = (
-    "CROSS JOIN LATERAL (SELECT p.positions || ''::bytea AS blob) b "
-    "CROSS JOIN LATERAL (SELECT e.doc, e.c0, e.c1, e.c2, e.len, "
-    "4 * (e.c0 + e.c1 + e.c2) AS size, "
-    "(4 * (SUM(e.c0 + e.c1 + e.c2) OVER (ORDER BY e.k) - (e.c0 + e.c1 + e.c2)))::int AS at "
-    "FROM unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) WITH ORDINALITY "
-    "AS e (doc, c0, c1, c2, len, k)) u"
-)
 
 K1 = 1.2  # FTS5 bm25()'s constants
 B = 0.75

@@ -46,13 +46,24 @@ if TYPE_CHECKING:
     from memtrove.db.postgres.text_sql import ServerConnection
     from memtrove.db.text_tokens import Tokenized
 
-from memtrove.db.postgres.text_sql import ENTRIES, Slot, live_entries, term_slot
+from memtrove.db.postgres.text_sql import Slot, live_entries, term_slot
 
 __all__ = ["COLUMNS", "INDEXES", "TABLES", "TextStore"]
 
 TABLES = ("text_segments", "text_rows", "text_postings", "text_dead", "text_totals")
 INDEXES = {"documents": 0, "archived": 1, "passages": 2}
 COLUMNS = {0: 3, 1: 3, 2: 1}  # columns of each index
+# For a merge: a postings row's entries (``u``: doc, c0, c1, c2, len), with where each one's
+# positions lie in its ``positions`` (``b.blob``, read once per row): ``size`` bytes from
+# byte ``at``.
+_ENTRIES = (
+    "CROSS JOIN LATERAL (SELECT p.positions || ''::bytea AS blob) b "
+    "CROSS JOIN LATERAL (SELECT e.doc, e.c0, e.c1, e.c2, e.len, "
+    "4 * (e.c0 + e.c1 + e.c2) AS size, "
+    "(4 * (SUM(e.c0 + e.c1 + e.c2) OVER (ORDER BY e.k) - (e.c0 + e.c1 + e.c2)))::int AS at "
+    "FROM unnest(p.docs, p.c0, p.c1, p.c2, p.lengths) WITH ORDINALITY "
+    "AS e (doc, c0, c1, c2, len, k)) u"
+)
 _FLUSH_ROWS = 5_000  # rows buffered before a flush even inside a transaction
 _FANOUT = 8  # segments of one level merged into one of the next
 # A segment's level: 0 under 8 rows, 1 under 64, 2 from 64 (merged only by optimize: a first
@@ -154,7 +165,7 @@ class TextStore:
             "array_agg(u.c0 ORDER BY u.doc), array_agg(u.c1 ORDER BY u.doc), "
             "array_agg(u.c2 ORDER BY u.doc), array_agg(u.len ORDER BY u.doc), "
             "string_agg(substring(b.blob FROM u.at + 1 FOR u.size), ''::bytea ORDER BY u.doc) "
-            f"FROM text_postings p {ENTRIES} "
+            f"FROM text_postings p {_ENTRIES} "
             "WHERE p.idx = ? AND p.seg = ANY(?::bigint[]) AND NOT EXISTS (SELECT 1 FROM "
             "text_dead t WHERE t.idx = p.idx AND t.doc_id = u.doc AND t.seg = p.seg) "
             "GROUP BY p.idx, p.term",
@@ -356,9 +367,9 @@ class TextStore:
                 for i in filled:
                     for col in range(columns):
                         per_token[i][col].extend(spans[col])
-        for per_token in found.values():  # a prefix's terms, and a term's segments, in turn
-            for token_positions in per_token:
-                for col_positions in token_positions:
+        if prefix:  # the prefix's terms, one after the other
+            for per_token in found.values():
+                for col_positions in per_token[-1]:
                     col_positions.sort()
         return found
 
